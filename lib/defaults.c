@@ -1,0 +1,174 @@
+/*
+ * TFJob defaults (SetDefaults_TFJob), applied to the JSON tree so that unknown fields survive.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <string.h>
+
+#include "internal/fielderr.h"
+#include "internal/job.h"
+
+int tfjob_default_options_init(tfjob_default_options *opts, unsigned int version)
+{
+	if (!opts)
+		return TFJOB_EINVAL;
+	if (version == 0 || version > TFJOB_DEFAULT_OPTIONS_VERSION)
+		return TFJOB_EVERSION;
+	tfjob_default_options init = TFJOB_DEFAULT_OPTIONS_INIT;
+	*opts = init;
+	opts->version = version;
+	return 0;
+}
+
+/* Get an object member, creating it (or replacing a null) when absent. NULL when out of memory. */
+static json_t *ensure_object(json_t *parent, const char *key)
+{
+	json_t *v = json_object_get(parent, key);
+	if (json_is_object(v))
+		return v;
+	v = json_object();
+	if (!v || json_object_set_new(parent, key, v))
+		return NULL;
+	return v;
+}
+
+static bool is_absent(json_t *parent, const char *key)
+{
+	json_t *v = json_object_get(parent, key);
+	return !v || json_is_null(v);
+}
+
+/*
+ * Rename replica type keys to their canonical case, keeping their position. When a key and
+ * its canonical spelling are both present, v1.9 lets the variant replace the canonical entry;
+ * the documented mode leaves both for validation to reject.
+ */
+static json_t *canonical_keys(json_t *specs, bool compat)
+{
+	json_t *out = json_object();
+	if (!out)
+		return NULL;
+	const char *key;
+	json_t *value;
+	json_object_foreach(specs, key, value) {
+		const char *canon = tfjob__canonical_type(key);
+		const char *target = key;
+		if (canon && strcmp(canon, key)) {
+			bool clash = json_object_get(specs, canon) != NULL;
+			if (!clash || compat)
+				target = canon;
+		}
+		if (compat && canon && !strcmp(canon, key) && json_object_get(out, key))
+			continue; /* already replaced by a case variant seen earlier */
+		if (json_object_set(out, target, value)) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+static int default_port(json_t *rspec)
+{
+	json_t *containers = tfjob__arr(tfjob__pod_spec(rspec), "containers");
+	if (json_array_size(containers) == 0)
+		return 0; /* nothing to default (v1.9 would panic here); validation reports it */
+	int idx = tfjob__tensorflow_container_index(containers);
+	json_t *container = json_array_get(containers, idx < 0 ? 0 : (size_t)idx);
+	if (!json_is_object(container))
+		return 0;
+	json_t *ports = json_object_get(container, "ports");
+	size_t i;
+	json_t *port;
+	json_array_foreach(ports, i, port) {
+		const char *name = tfjob__str(port, "name");
+		if (name && !strcmp(name, TFJOB__PORT_NAME))
+			return 0;
+	}
+	if (!json_is_array(ports)) {
+		ports = json_array();
+		if (!ports || json_object_set_new(container, "ports", ports))
+			return TFJOB_ENOMEM;
+	}
+	json_t *entry = json_pack("{s:s,s:i}", "name", TFJOB__PORT_NAME, "containerPort", TFJOB__DEFAULT_PORT);
+	return !entry || json_array_append_new(ports, entry) ? TFJOB_ENOMEM : 0;
+}
+
+static int default_replica_spec(json_t *rspec)
+{
+	if (!json_is_object(rspec))
+		return 0;
+	if (is_absent(rspec, "replicas") && json_object_set_new(rspec, "replicas", json_integer(1)))
+		return TFJOB_ENOMEM;
+	const char *policy = tfjob__str(rspec, "restartPolicy");
+	if ((!policy || !policy[0]) && json_object_set_new(rspec, "restartPolicy", json_string("Never")))
+		return TFJOB_ENOMEM;
+	return default_port(rspec);
+}
+
+static int apply(json_t *root, bool compat)
+{
+	json_t *spec = ensure_object(root, "spec");
+	json_t *run_policy = spec ? ensure_object(spec, "runPolicy") : NULL;
+	if (!run_policy)
+		return TFJOB_ENOMEM;
+	if (is_absent(run_policy, "cleanPodPolicy") &&
+	    json_object_set_new(run_policy, "cleanPodPolicy", json_string(compat ? "None" : "Running")))
+		return TFJOB_ENOMEM;
+	if (is_absent(spec, "successPolicy") && json_object_set_new(spec, "successPolicy", json_string("")))
+		return TFJOB_ENOMEM;
+	json_t *specs = tfjob__obj(spec, "tfReplicaSpecs");
+	if (!specs)
+		return 0;
+	json_t *renamed = canonical_keys(specs, compat);
+	if (!renamed || json_object_set_new(spec, "tfReplicaSpecs", renamed))
+		return TFJOB_ENOMEM;
+	const char *type;
+	json_t *rspec;
+	json_object_foreach(renamed, type, rspec) {
+		int rc = default_replica_spec(rspec);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
+{
+	tfjob_default_options defaults = TFJOB_DEFAULT_OPTIONS_INIT;
+	if (!job)
+		return tfjob__fail(err, TFJOB_EINVAL, "job is NULL");
+	if (!opts)
+		opts = &defaults;
+	int rc = tfjob__check_version(err, opts->version, TFJOB_DEFAULT_OPTIONS_VERSION, "tfjob_default_options");
+	if (rc)
+		return rc;
+	if (opts->compat != TFJOB_COMPAT_DOCUMENTED && opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9)
+		return tfjob__fail(err, TFJOB_EINVAL, "unknown compat mode %d", (int)opts->compat);
+
+	/* Like the Go operator, which cannot decode a mistyped object, refuse to default one. */
+	tfjob_field_errors *errs = tfjob__field_errors_new();
+	if (!errs)
+		return tfjob__oom(err);
+	tfjob__schema_check(errs, job->root);
+	if (errs->oom || errs->count > 0) {
+		rc = errs->oom ? tfjob__oom(err)
+		               : tfjob__fail_field(err, TFJOB_ESCHEMA, errs->items[0].field, "%s",
+		                                   strchr(errs->items[0].message, ':') + 2);
+		tfjob_field_errors_free(errs);
+		return rc;
+	}
+	tfjob_field_errors_free(errs);
+
+	/* Work on a copy so that the job is unchanged if memory runs out half-way. */
+	json_t *copy = json_deep_copy(job->root);
+	if (!copy)
+		return tfjob__oom(err);
+	rc = apply(copy, opts->compat == TFJOB_COMPAT_TRAINING_OPERATOR_1_9);
+	if (rc) {
+		json_decref(copy);
+		return tfjob__oom(err);
+	}
+	json_decref(job->root);
+	job->root = copy;
+	return 0;
+}

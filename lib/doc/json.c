@@ -1,0 +1,93 @@
+/*
+ * JSON text (one or several concatenated values) to jansson values, with a nesting limit
+ * checked before jansson sees the text.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <string.h>
+
+#include "internal/doc.h"
+
+static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+static void position_of(const char *data, size_t offset, int *line, int *col)
+{
+	int l = 1, c = 1;
+	for (size_t i = 0; i < offset; i++) {
+		if (data[i] == '\n') {
+			l++;
+			c = 1;
+		} else if (((unsigned char)data[i] & 0xC0) != 0x80) {
+			c++;
+		}
+	}
+	*line = l;
+	*col = c;
+}
+
+/* Reject nesting deeper than the limit without recursion, so jansson never recurses that far. */
+static int check_depth(const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
+{
+	unsigned int depth = 0;
+	bool in_string = false, escaped = false;
+	for (size_t i = 0; i < len; i++) {
+		char c = data[i];
+		if (in_string) {
+			if (escaped)
+				escaped = false;
+			else if (c == '\\')
+				escaped = true;
+			else if (c == '"')
+				in_string = false;
+			continue;
+		}
+		if (c == '"') {
+			in_string = true;
+		} else if (c == '{' || c == '[') {
+			if (++depth > limits->max_depth) {
+				int line, col;
+				position_of(data, i, &line, &col);
+				return tfjob__fail_at(err, TFJOB_ELIMIT, limits->filename, line, col, "nesting deeper than %u levels",
+				                      limits->max_depth);
+			}
+		} else if ((c == '}' || c == ']') && depth > 0) {
+			depth--;
+		}
+	}
+	return 0;
+}
+
+int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
+{
+	int rc = check_depth(data, len, limits, err);
+	if (rc)
+		return rc;
+	size_t pos = 0;
+	for (;;) {
+		while (pos < len && is_blank(data[pos]))
+			pos++;
+		if (pos >= len)
+			return 0;
+		json_error_t jerr;
+		json_t *value = json_loadb(data + pos, len - pos, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
+		if (!value) {
+			int line, col;
+			size_t at = pos + (size_t)(jerr.position > 0 ? jerr.position : 0);
+			if (at > len)
+				at = len;
+			/* jansson's position is just past the offending token; report where that token starts. */
+			if (at > pos && jerr.position > 0)
+				at--;
+			position_of(data, at, &line, &col);
+			return tfjob__fail_at(err, TFJOB_EPARSE, limits->filename, line, col, "JSON syntax error: %s", jerr.text);
+		}
+		if (out->count >= limits->max_documents) {
+			json_decref(value);
+			return tfjob__fail(err, TFJOB_ELIMIT, "%s: more than %u JSON values in one stream",
+			                   limits->filename ? limits->filename : "<input>", limits->max_documents);
+		}
+		rc = tfjob__docs_push(out, value, err);
+		if (rc)
+			return rc;
+		pos += (size_t)jerr.position;
+	}
+}

@@ -1,0 +1,605 @@
+/*
+ * YAML (libyaml events) to jansson values.
+ *
+ * Scalars resolve as Kubernetes' YAML decoder resolves them (YAML 1.1 rules of go-yaml v2:
+ * null, booleans including yes/no/on/off, integers in decimal/hex/octal/binary with '_', floats),
+ * merge keys (<<) are honoured, duplicate keys are an error, and aliases are expanded into
+ * copies under a cap on aliases and on the total number of values (alias bombs).
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "internal/doc.h"
+
+struct frame {
+	json_t *node;       /* object or array being filled (borrowed from its parent, or root) */
+	bool is_map;
+	json_t *key;        /* pending key (string) while a mapping waits for its value */
+	int key_line, key_col;
+	bool key_is_merge;  /* the pending key is a plain '<<' */
+	json_t *merges;     /* array of mappings to merge at the end (<< keys), or NULL */
+	char *anchor;       /* anchor to register when the node completes */
+};
+
+struct loader {
+	yaml_parser_t parser;
+	const tfjob__limits *limits;
+	const char *data;
+	size_t len;
+	struct frame *stack;
+	size_t depth;
+	json_t *root;
+	json_t *anchors;      /* name -> [value, node count] for the current document */
+	unsigned long nodes;  /* values in the current document, aliases expanded */
+	unsigned int aliases;
+	tfjob_error **err;
+};
+
+static int fail_mark(struct loader *ld, int code, yaml_mark_t mark, const char *fmt, ...) TFJOB_PRINTF(4, 5);
+
+static int fail_mark(struct loader *ld, int code, yaml_mark_t mark, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = tfjob__strdup_vprintf(fmt, ap);
+	va_end(ap);
+	tfjob__fail_at(ld->err, code, ld->limits->filename, (int)mark.line + 1, (int)mark.column + 1, "%s",
+	               msg ? msg : "out of memory");
+	free(msg);
+	return code;
+}
+
+/* Line and column (1-based) of a byte offset, for reader errors that only give an offset. */
+static void offset_position(const char *data, size_t len, size_t offset, int *line, int *col)
+{
+	int l = 1, c = 1;
+	for (size_t i = 0; i < offset && i < len; i++) {
+		if (data[i] == '\n') {
+			l++;
+			c = 1;
+		} else if (((unsigned char)data[i] & 0xC0) != 0x80) {
+			c++;
+		}
+	}
+	*line = l;
+	*col = c;
+}
+
+static int parser_error(struct loader *ld)
+{
+	yaml_parser_t *p = &ld->parser;
+	const char *problem = p->problem ? p->problem : "unknown YAML error";
+	if (p->error == YAML_MEMORY_ERROR)
+		return tfjob__oom(ld->err);
+	if (p->error == YAML_READER_ERROR) {
+		int line, col;
+		offset_position(ld->data, ld->len, p->problem_offset, &line, &col);
+		if (p->problem_value != -1)
+			return tfjob__fail_at(ld->err, TFJOB_EPARSE, ld->limits->filename, line, col,
+			                      "invalid input: %s (byte 0x%02X)", problem, (unsigned)p->problem_value & 0xFFu);
+		return tfjob__fail_at(ld->err, TFJOB_EPARSE, ld->limits->filename, line, col, "invalid input: %s", problem);
+	}
+	if (p->context)
+		return tfjob__fail_at(ld->err, TFJOB_EPARSE, ld->limits->filename, (int)p->problem_mark.line + 1,
+		                      (int)p->problem_mark.column + 1, "YAML syntax error: %s %s (line %d column %d)",
+		                      problem, p->context, (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
+	return tfjob__fail_at(ld->err, TFJOB_EPARSE, ld->limits->filename, (int)p->problem_mark.line + 1,
+	                      (int)p->problem_mark.column + 1, "YAML syntax error: %s", problem);
+}
+
+/* ---- scalar resolution ---- */
+
+static bool in_list(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(s, *list))
+			return true;
+	return false;
+}
+
+static const char *const null_words[] = { "", "~", "null", "Null", "NULL", NULL };
+static const char *const true_words[] = { "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", NULL };
+static const char *const false_words[] = { "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", NULL };
+
+/* Copy s without '_' into buf (cap bytes); false when it does not fit. */
+static bool strip_underscores(const char *s, char *buf, size_t cap)
+{
+	size_t n = 0;
+	for (; *s; s++) {
+		if (*s == '_')
+			continue;
+		if (n + 1 >= cap)
+			return false;
+		buf[n++] = *s;
+	}
+	buf[n] = '\0';
+	return true;
+}
+
+static bool all_digits_of_base(const char *s, int base)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		int c = (unsigned char)*s, v;
+		if (c >= '0' && c <= '9')
+			v = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v = c - 'A' + 10;
+		else
+			return false;
+		if (v >= base)
+			return false;
+	}
+	return true;
+}
+
+/* Integer in Go's ParseInt(s, 0, 64) forms; 1 = fits int64, 2 = overflow (use float), 0 = not an int. */
+static int parse_yaml_int(const char *plain, long long *out)
+{
+	const char *s = plain;
+	bool neg = false;
+	if (*s == '+' || *s == '-')
+		neg = *s++ == '-';
+	int base = 10;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16, s += 2;
+	else if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B'))
+		base = 2, s += 2;
+	else if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O'))
+		base = 8, s += 2;
+	else if (s[0] == '0' && s[1])
+		base = 8, s += 1;
+	if (!all_digits_of_base(s, base))
+		return 0;
+	errno = 0;
+	unsigned long long v = strtoull(s, NULL, base);
+	if (errno == ERANGE)
+		return 2;
+	if (neg) {
+		if (v > (unsigned long long)LLONG_MAX + 1ull)
+			return 2;
+		*out = v == (unsigned long long)LLONG_MAX + 1ull ? LLONG_MIN : -(long long)v;
+	} else {
+		if (v > (unsigned long long)LLONG_MAX)
+			return 2;
+		*out = (long long)v;
+	}
+	return 1;
+}
+
+/* ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
+static bool is_yaml_float(const char *s)
+{
+	if (*s == '+' || *s == '-')
+		s++;
+	size_t int_digits = 0, frac_digits = 0;
+	while (*s >= '0' && *s <= '9')
+		s++, int_digits++;
+	if (*s == '.') {
+		s++;
+		while (*s >= '0' && *s <= '9')
+			s++, frac_digits++;
+		if (int_digits == 0 && frac_digits == 0)
+			return false;
+	} else if (int_digits == 0) {
+		return false;
+	}
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		if (!(*s >= '0' && *s <= '9'))
+			return false;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	return *s == '\0';
+}
+
+static bool is_special_float(const char *s)
+{
+	static const char *const words[] = { ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf",
+		                                 "-.INF", ".nan", ".NaN", ".NAN", NULL };
+	return in_list(s, words);
+}
+
+enum scalar_kind { SCALAR_AUTO, SCALAR_STR, SCALAR_INT, SCALAR_FLOAT, SCALAR_BOOL, SCALAR_NULL };
+
+static enum scalar_kind tag_kind(const char *tag)
+{
+	static const struct {
+		const char *tag;
+		enum scalar_kind kind;
+	} tags[] = {
+		{ "tag:yaml.org,2002:str", SCALAR_STR },     { "tag:yaml.org,2002:binary", SCALAR_STR },
+		{ "tag:yaml.org,2002:int", SCALAR_INT },     { "tag:yaml.org,2002:float", SCALAR_FLOAT },
+		{ "tag:yaml.org,2002:bool", SCALAR_BOOL },   { "tag:yaml.org,2002:null", SCALAR_NULL },
+		{ "tag:yaml.org,2002:timestamp", SCALAR_STR }, { "!", SCALAR_STR },
+	};
+	if (!tag)
+		return SCALAR_AUTO;
+	for (size_t i = 0; i < TFJOB_ARRAY_LEN(tags); i++)
+		if (!strcmp(tag, tags[i].tag))
+			return tags[i].kind;
+	return SCALAR_AUTO;
+}
+
+/* Resolve a scalar to a value; NULL with *err set on failure. */
+static json_t *resolve_scalar(struct loader *ld, const yaml_event_t *ev)
+{
+	const char *text = (const char *)ev->data.scalar.value;
+	size_t len = ev->data.scalar.length;
+	enum scalar_kind kind = tag_kind((const char *)ev->data.scalar.tag);
+	bool quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.style != YAML_ANY_SCALAR_STYLE;
+
+	if (strlen(text) != len) {
+		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "a string contains a NUL character");
+		return NULL;
+	}
+	if (kind == SCALAR_STR || (kind == SCALAR_AUTO && quoted)) {
+		json_t *s = json_stringn(text, len);
+		if (!s)
+			fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "invalid UTF-8 in string");
+		return s;
+	}
+	if ((kind == SCALAR_AUTO || kind == SCALAR_NULL) && in_list(text, null_words))
+		return json_null();
+	if (kind == SCALAR_AUTO || kind == SCALAR_BOOL) {
+		if (in_list(text, true_words))
+			return json_true();
+		if (in_list(text, false_words))
+			return json_false();
+	}
+	if (kind == SCALAR_AUTO || kind == SCALAR_INT || kind == SCALAR_FLOAT) {
+		char buf[128];
+		if (strip_underscores(text, buf, sizeof(buf)) && buf[0]) {
+			long long iv;
+			int r = kind == SCALAR_FLOAT ? 2 : parse_yaml_int(buf, &iv);
+			if (r == 1)
+				return json_integer(iv);
+			if ((r == 2 || kind != SCALAR_INT) && is_yaml_float(buf)) {
+				double d = strtod(buf, NULL);
+				if (isfinite(d))
+					return json_real(d);
+			}
+		}
+		if (is_special_float(text)) {
+			fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "'%s' (infinity or NaN) cannot be represented in JSON", text);
+			return NULL;
+		}
+	}
+	if (kind != SCALAR_AUTO) {
+		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "'%s' does not match its explicit tag", text);
+		return NULL;
+	}
+	json_t *s = json_stringn(text, len);
+	if (!s)
+		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "invalid UTF-8 in string");
+	return s;
+}
+
+/* ---- nodes and frames ---- */
+
+static size_t count_nodes(const json_t *v)
+{
+	size_t n = 1;
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *child;
+		json_object_foreach((json_t *)v, k, child) n += count_nodes(child);
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *child;
+		json_array_foreach(v, i, child) n += count_nodes(child);
+	}
+	return n;
+}
+
+static int count_node(struct loader *ld, yaml_mark_t mark, unsigned long n)
+{
+	ld->nodes += n;
+	if (ld->nodes > ld->limits->max_nodes)
+		return tfjob__fail_at(ld->err, TFJOB_ELIMIT, ld->limits->filename, (int)mark.line + 1, (int)mark.column + 1,
+		                      "document has more than %u values (after alias expansion)", ld->limits->max_nodes);
+	return 0;
+}
+
+static int register_anchor(struct loader *ld, const char *anchor, json_t *value)
+{
+	if (!anchor)
+		return 0;
+	json_t *entry = json_pack("[Oi]", value, (json_int_t)count_nodes(value));
+	if (!entry || json_object_set_new(ld->anchors, anchor, entry))
+		return tfjob__oom(ld->err);
+	return 0;
+}
+
+/* Place a completed value into the current container (or as the root). Takes the reference. */
+static int attach(struct loader *ld, json_t *value, yaml_mark_t mark)
+{
+	if (ld->depth == 0) {
+		ld->root = value;
+		return 0;
+	}
+	struct frame *f = &ld->stack[ld->depth - 1];
+	if (!f->is_map) {
+		if (json_array_append_new(f->node, value))
+			return tfjob__oom(ld->err);
+		return 0;
+	}
+	if (!f->key) {
+		/* This value is a key. */
+		if (json_is_object(value) || json_is_array(value)) {
+			json_decref(value);
+			return fail_mark(ld, TFJOB_EPARSE, mark, "%s", "mapping keys must be scalars");
+		}
+		f->key = value;
+		f->key_is_merge = false;
+		f->key_line = (int)mark.line + 1;
+		f->key_col = (int)mark.column + 1;
+		return 0;
+	}
+	json_t *key = f->key;
+	f->key = NULL;
+	const char *name = json_string_value(key);
+	if (f->key_is_merge) {
+		json_decref(key);
+		if (!f->merges && !(f->merges = json_array()))
+			return json_decref(value), tfjob__oom(ld->err);
+		if (json_is_object(value))
+			return json_array_append_new(f->merges, value) ? tfjob__oom(ld->err) : 0;
+		if (json_is_array(value)) {
+			size_t i;
+			json_t *item;
+			json_array_foreach(value, i, item) {
+				if (!json_is_object(item)) {
+					json_decref(value);
+					return fail_mark(ld, TFJOB_EPARSE, mark, "%s", "merge key '<<' needs mappings");
+				}
+				json_array_append(f->merges, item);
+			}
+			json_decref(value);
+			return 0;
+		}
+		json_decref(value);
+		return fail_mark(ld, TFJOB_EPARSE, mark, "%s", "merge key '<<' needs a mapping or a sequence of mappings");
+	}
+	int rc = 0;
+	if (!name) {
+		json_decref(key);
+		json_decref(value);
+		return fail_mark(ld, TFJOB_ERROR, mark, "%s", "internal error: key is not a string");
+	}
+	if (json_object_get(f->node, name)) {
+		rc = tfjob__fail_at(ld->err, TFJOB_EPARSE, ld->limits->filename, f->key_line, f->key_col,
+		                    "duplicate key '%s'", name);
+		json_decref(value);
+	} else if (json_object_set_new(f->node, name, value)) {
+		rc = tfjob__oom(ld->err);
+	}
+	json_decref(key);
+	return rc;
+}
+
+/* Keys are strings: a non-string scalar key keeps its source text. */
+static json_t *key_from_scalar(struct loader *ld, const yaml_event_t *ev)
+{
+	json_t *s = json_stringn((const char *)ev->data.scalar.value, ev->data.scalar.length);
+	if (!s)
+		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "invalid UTF-8 or NUL in mapping key");
+	return s;
+}
+
+static bool expecting_key(const struct loader *ld)
+{
+	if (ld->depth == 0)
+		return false;
+	const struct frame *f = &ld->stack[ld->depth - 1];
+	return f->is_map && !f->key;
+}
+
+static int push_frame(struct loader *ld, const yaml_event_t *ev, bool is_map)
+{
+	if (expecting_key(ld))
+		return fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "mapping keys must be scalars");
+	if (ld->depth >= ld->limits->max_depth)
+		return tfjob__fail_at(ld->err, TFJOB_ELIMIT, ld->limits->filename, (int)ev->start_mark.line + 1,
+		                      (int)ev->start_mark.column + 1, "nesting deeper than %u levels", ld->limits->max_depth);
+	if (count_node(ld, ev->start_mark, 1))
+		return TFJOB_ELIMIT;
+	json_t *node = is_map ? json_object() : json_array();
+	if (!node)
+		return tfjob__oom(ld->err);
+	const yaml_char_t *anchor = is_map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
+	struct frame *f = &ld->stack[ld->depth];
+	memset(f, 0, sizeof(*f));
+	f->node = node;
+	f->is_map = is_map;
+	if (anchor) {
+		f->anchor = tfjob__strdup((const char *)anchor);
+		/* Mark the anchor as in progress so that a recursive alias is detected. */
+		if (!f->anchor || json_object_set_new(ld->anchors, f->anchor, json_null())) {
+			json_decref(node);
+			free(f->anchor);
+			return tfjob__oom(ld->err);
+		}
+	}
+	ld->depth++;
+	return 0;
+}
+
+static void apply_merges(json_t *map, json_t *merges)
+{
+	size_t i;
+	json_t *src;
+	json_array_foreach(merges, i, src) {
+		const char *k;
+		json_t *v;
+		json_object_foreach(src, k, v) {
+			if (!json_object_get(map, k))
+				json_object_set(map, k, v);
+		}
+	}
+}
+
+static int pop_frame(struct loader *ld, const yaml_event_t *ev)
+{
+	struct frame *f = &ld->stack[--ld->depth];
+	json_t *node = f->node;
+	if (f->merges) {
+		apply_merges(node, f->merges);
+		json_decref(f->merges);
+	}
+	int rc = register_anchor(ld, f->anchor, node);
+	free(f->anchor);
+	if (rc) {
+		json_decref(node);
+		return rc;
+	}
+	return attach(ld, node, ev->start_mark);
+}
+
+static int handle_alias(struct loader *ld, const yaml_event_t *ev)
+{
+	const char *name = (const char *)ev->data.alias.anchor;
+	if (++ld->aliases > ld->limits->max_aliases)
+		return fail_mark(ld, TFJOB_ELIMIT, ev->start_mark, "more than %u aliases in one document (alias bomb?)",
+		                 ld->limits->max_aliases);
+	json_t *entry = json_object_get(ld->anchors, name);
+	if (!entry)
+		return fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "unknown anchor '%s'", name);
+	if (json_is_null(entry))
+		return fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "alias '%s' refers to a node that contains it", name);
+	json_t *value = json_array_get(entry, 0);
+	if (count_node(ld, ev->start_mark, (unsigned long)json_integer_value(json_array_get(entry, 1))))
+		return TFJOB_ELIMIT;
+	if (expecting_key(ld)) {
+		if (!json_is_string(value))
+			return fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "mapping keys must be strings");
+		return attach(ld, json_incref(value), ev->start_mark);
+	}
+	json_t *copy = json_deep_copy(value);
+	if (!copy)
+		return tfjob__oom(ld->err);
+	return attach(ld, copy, ev->start_mark);
+}
+
+static int handle_scalar(struct loader *ld, const yaml_event_t *ev)
+{
+	if (count_node(ld, ev->start_mark, 1))
+		return TFJOB_ELIMIT;
+	bool is_key = expecting_key(ld);
+	json_t *value = is_key ? key_from_scalar(ld, ev) : resolve_scalar(ld, ev);
+	if (!value)
+		return TFJOB_EPARSE;
+	if (ev->data.scalar.anchor) {
+		int rc = register_anchor(ld, (const char *)ev->data.scalar.anchor, value);
+		if (rc) {
+			json_decref(value);
+			return rc;
+		}
+	}
+	int rc = attach(ld, value, ev->start_mark);
+	if (rc == 0 && is_key && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	    !strcmp((const char *)ev->data.scalar.value, "<<"))
+		ld->stack[ld->depth - 1].key_is_merge = true;
+	return rc;
+}
+
+static void reset_document(struct loader *ld)
+{
+	while (ld->depth > 0) {
+		struct frame *f = &ld->stack[--ld->depth];
+		json_decref(f->node);
+		json_decref(f->key);
+		json_decref(f->merges);
+		free(f->anchor);
+	}
+	json_decref(ld->root);
+	ld->root = NULL;
+	json_object_clear(ld->anchors);
+	ld->nodes = 0;
+	ld->aliases = 0;
+}
+
+static int handle_event(struct loader *ld, tfjob__docs *out, const yaml_event_t *ev, bool *done)
+{
+	switch (ev->type) {
+	case YAML_STREAM_END_EVENT:
+		*done = true;
+		return 0;
+	case YAML_DOCUMENT_START_EVENT:
+		reset_document(ld);
+		return 0;
+	case YAML_DOCUMENT_END_EVENT: {
+		json_t *root = ld->root;
+		ld->root = NULL;
+		reset_document(ld);
+		if (!root || json_is_null(root)) {
+			json_decref(root);
+			return 0;
+		}
+		if (out->count >= ld->limits->max_documents) {
+			json_decref(root);
+			return fail_mark(ld, TFJOB_ELIMIT, ev->start_mark, "more than %u documents in one stream", ld->limits->max_documents);
+		}
+		return tfjob__docs_push(out, root, ld->err);
+	}
+	case YAML_MAPPING_START_EVENT:
+		return push_frame(ld, ev, true);
+	case YAML_SEQUENCE_START_EVENT:
+		return push_frame(ld, ev, false);
+	case YAML_MAPPING_END_EVENT:
+	case YAML_SEQUENCE_END_EVENT:
+		return pop_frame(ld, ev);
+	case YAML_SCALAR_EVENT:
+		return handle_scalar(ld, ev);
+	case YAML_ALIAS_EVENT:
+		return handle_alias(ld, ev);
+	default:
+		return 0;
+	}
+}
+
+int tfjob__yaml_load(tfjob__docs *out, const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
+{
+	struct loader ld;
+	memset(&ld, 0, sizeof(ld));
+	ld.limits = limits;
+	ld.data = data;
+	ld.len = len;
+	ld.err = err;
+	ld.stack = calloc(limits->max_depth + 1u, sizeof(*ld.stack));
+	ld.anchors = json_object();
+	if (!ld.stack || !ld.anchors || !yaml_parser_initialize(&ld.parser)) {
+		free(ld.stack);
+		json_decref(ld.anchors);
+		return tfjob__oom(err);
+	}
+	yaml_parser_set_input_string(&ld.parser, (const unsigned char *)data, len);
+	int rc = 0;
+	bool done = false;
+	while (!done && rc == 0) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&ld.parser, &ev)) {
+			rc = parser_error(&ld);
+			break;
+		}
+		rc = handle_event(&ld, out, &ev, &done);
+		yaml_event_delete(&ev);
+	}
+	reset_document(&ld);
+	yaml_parser_delete(&ld.parser);
+	json_decref(ld.anchors);
+	free(ld.stack);
+	return rc;
+}

@@ -1,0 +1,58 @@
+/*
+ * Internal helpers shared by every source file of the library. Not installed.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef TFJOB_INTERNAL_COMMON_H
+#define TFJOB_INTERNAL_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfjob/tfjob.h"
+
+#if defined(__GNUC__)
+#define TFJOB_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TFJOB_PRINTF(f, a)
+#endif
+
+#define TFJOB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+struct tfjob_error {
+	int code;
+	char *message;
+	char *field;
+	char *file;
+	int line;
+	int column;
+	int http_status;
+};
+
+/* Fill *err (when err is non-NULL) and return code. The message is formatted with printf rules. */
+int tfjob__fail(tfjob_error **err, int code, const char *fmt, ...) TFJOB_PRINTF(3, 4);
+int tfjob__failv(tfjob_error **err, int code, const char *fmt, va_list ap) TFJOB_PRINTF(3, 0);
+
+/* Like tfjob__fail, with a position in a file (file may be NULL; line/column 1-based, 0 = unknown). */
+int tfjob__fail_at(tfjob_error **err, int code, const char *file, int line, int column,
+                   const char *fmt, ...) TFJOB_PRINTF(6, 7);
+
+/* Like tfjob__fail, about a field path. */
+int tfjob__fail_field(tfjob_error **err, int code, const char *field, const char *fmt, ...) TFJOB_PRINTF(4, 5);
+
+/* Out of memory: never allocates. */
+int tfjob__oom(tfjob_error **err);
+
+/* A new error object, or NULL when out of memory. Used by the transport layer too. */
+tfjob_error *tfjob__error_new(int code, const char *message);
+
+/* printf into a new heap string; NULL when out of memory. */
+char *tfjob__strdup_printf(const char *fmt, ...) TFJOB_PRINTF(1, 2);
+char *tfjob__strdup_vprintf(const char *fmt, va_list ap) TFJOB_PRINTF(1, 0);
+char *tfjob__strdup(const char *s);
+
+/* Check an options struct's version: NULL is fine (defaults), unknown versions are refused. */
+int tfjob__check_version(tfjob_error **err, unsigned int version, unsigned int max_known, const char *what);
+
+#endif

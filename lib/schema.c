@@ -1,0 +1,265 @@
+/*
+ * The TFJob CRD's structural schema, for the fields the library reads: JSON types and the
+ * schema's required fields, reported as the API server reports them (FieldValueTypeInvalid,
+ * FieldValueRequired). Null counts as absent, as the API server prunes nulls of non-nullable fields.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <string.h>
+
+#include "internal/fielderr.h"
+
+enum value_type { T_ANY, T_STRING, T_BOOL, T_INT32, T_INT64, T_OBJECT, T_ARRAY, T_INT_OR_STRING };
+
+struct node_schema;
+
+struct prop {
+	const char *name;
+	const struct node_schema *schema;
+	bool required;
+};
+
+struct node_schema {
+	enum value_type type;
+	const struct prop *props; /* named fields of an object, terminated by a NULL name */
+	const struct node_schema *values; /* map values (objects) or items (arrays) */
+};
+
+static const struct node_schema s_string = { T_STRING, NULL, NULL };
+static const struct node_schema s_bool = { T_BOOL, NULL, NULL };
+static const struct node_schema s_int32 = { T_INT32, NULL, NULL };
+static const struct node_schema s_int64 = { T_INT64, NULL, NULL };
+static const struct node_schema s_object = { T_OBJECT, NULL, NULL };
+static const struct node_schema s_string_map = { T_OBJECT, NULL, &s_string };
+static const struct node_schema s_string_list = { T_ARRAY, NULL, &s_string };
+static const struct node_schema s_quantity_map = { T_OBJECT, NULL, &(const struct node_schema){ T_INT_OR_STRING, NULL, NULL } };
+
+static const struct prop port_props[] = {
+	{ "containerPort", &s_int32, true }, { "hostPort", &s_int32, false }, { "name", &s_string, false },
+	{ "protocol", &s_string, false },    { "hostIP", &s_string, false },  { NULL, NULL, false },
+};
+static const struct node_schema s_port = { T_OBJECT, port_props, NULL };
+
+static const struct prop env_props[] = {
+	{ "name", &s_string, true }, { "value", &s_string, false }, { "valueFrom", &s_object, false }, { NULL, NULL, false },
+};
+static const struct node_schema s_env = { T_OBJECT, env_props, NULL };
+
+static const struct prop resources_props[] = {
+	{ "limits", &s_quantity_map, false }, { "requests", &s_quantity_map, false }, { NULL, NULL, false },
+};
+static const struct node_schema s_resources = { T_OBJECT, resources_props, NULL };
+
+static const struct prop container_props[] = {
+	{ "name", &s_string, true },
+	{ "image", &s_string, false },
+	{ "command", &s_string_list, false },
+	{ "args", &s_string_list, false },
+	{ "workingDir", &s_string, false },
+	{ "ports", &(const struct node_schema){ T_ARRAY, NULL, &s_port }, false },
+	{ "env", &(const struct node_schema){ T_ARRAY, NULL, &s_env }, false },
+	{ "resources", &s_resources, false },
+	{ NULL, NULL, false },
+};
+static const struct node_schema s_container = { T_OBJECT, container_props, NULL };
+static const struct node_schema s_containers = { T_ARRAY, NULL, &s_container };
+
+static const struct prop pod_spec_props[] = {
+	{ "containers", &s_containers, true },
+	{ "initContainers", &s_containers, false },
+	{ "restartPolicy", &s_string, false },
+	{ "schedulerName", &s_string, false },
+	{ "priorityClassName", &s_string, false },
+	{ NULL, NULL, false },
+};
+
+static const struct prop object_meta_props[] = {
+	{ "name", &s_string, false },         { "generateName", &s_string, false }, { "namespace", &s_string, false },
+	{ "uid", &s_string, false },          { "labels", &s_string_map, false },   { "annotations", &s_string_map, false },
+	{ "resourceVersion", &s_string, false }, { NULL, NULL, false },
+};
+static const struct node_schema s_object_meta = { T_OBJECT, object_meta_props, NULL };
+
+static const struct prop template_props[] = {
+	{ "metadata", &s_object_meta, false },
+	{ "spec", &(const struct node_schema){ T_OBJECT, pod_spec_props, NULL }, false },
+	{ NULL, NULL, false },
+};
+
+static const struct prop replica_spec_props[] = {
+	{ "replicas", &s_int32, false },
+	{ "restartPolicy", &s_string, false },
+	{ "template", &(const struct node_schema){ T_OBJECT, template_props, NULL }, false },
+	{ NULL, NULL, false },
+};
+static const struct node_schema s_replica_spec = { T_OBJECT, replica_spec_props, NULL };
+
+static const struct prop scheduling_props[] = {
+	{ "minAvailable", &s_int32, false },  { "queue", &s_string, false },
+	{ "minResources", &s_quantity_map, false }, { "priorityClass", &s_string, false },
+	{ "scheduleTimeoutSeconds", &s_int32, false }, { NULL, NULL, false },
+};
+
+static const struct prop run_policy_props[] = {
+	{ "cleanPodPolicy", &s_string, false },
+	{ "ttlSecondsAfterFinished", &s_int32, false },
+	{ "activeDeadlineSeconds", &s_int64, false },
+	{ "backoffLimit", &s_int32, false },
+	{ "schedulingPolicy", &(const struct node_schema){ T_OBJECT, scheduling_props, NULL }, false },
+	{ "suspend", &s_bool, false },
+	{ "managedBy", &s_string, false },
+	{ NULL, NULL, false },
+};
+
+static const struct prop spec_props[] = {
+	{ "runPolicy", &(const struct node_schema){ T_OBJECT, run_policy_props, NULL }, false },
+	{ "successPolicy", &s_string, false },
+	{ "tfReplicaSpecs", &(const struct node_schema){ T_OBJECT, NULL, &s_replica_spec }, true },
+	{ "enableDynamicWorker", &s_bool, false },
+	{ NULL, NULL, false },
+};
+
+static const struct prop root_props[] = {
+	{ "apiVersion", &s_string, false },
+	{ "kind", &s_string, false },
+	{ "metadata", &s_object_meta, false },
+	{ "spec", &(const struct node_schema){ T_OBJECT, spec_props, NULL }, false },
+	{ NULL, NULL, false },
+};
+static const struct node_schema s_tfjob = { T_OBJECT, root_props, NULL };
+
+static const char *type_word(enum value_type t)
+{
+	switch (t) {
+	case T_STRING:
+		return "string";
+	case T_BOOL:
+		return "boolean";
+	case T_INT32:
+	case T_INT64:
+		return "integer";
+	case T_OBJECT:
+		return "object";
+	case T_ARRAY:
+		return "array";
+	case T_INT_OR_STRING:
+		return "integer or string";
+	default:
+		return "any";
+	}
+}
+
+static const char *json_type_word(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+		return "integer";
+	case JSON_REAL:
+		return "number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "boolean";
+	default:
+		return "null";
+	}
+}
+
+static bool type_matches(enum value_type t, const json_t *v)
+{
+	switch (t) {
+	case T_STRING:
+		return json_is_string(v);
+	case T_BOOL:
+		return json_is_boolean(v);
+	case T_INT32:
+	case T_INT64:
+		return json_is_integer(v);
+	case T_OBJECT:
+		return json_is_object(v);
+	case T_ARRAY:
+		return json_is_array(v);
+	case T_INT_OR_STRING:
+		return json_is_integer(v) || json_is_string(v);
+	default:
+		return true;
+	}
+}
+
+static void check_node(tfjob_field_errors *errs, json_t *v, const struct node_schema *schema, const char *path)
+{
+	if (json_is_null(v) || schema->type == T_ANY)
+		return;
+	if (!type_matches(schema->type, v)) {
+		char *detail = tfjob__strdup_printf("%s in body must be of type %s: \"%s\"", path, type_word(schema->type),
+		                                    json_type_word(v));
+		tfjob__field_errors_add(errs, TFJOB_FIELD_VALUE_TYPE_INVALID, path, v, detail ? detail : "");
+		free(detail);
+		return;
+	}
+	if (schema->type == T_INT32) {
+		json_int_t n = json_integer_value(v);
+		if (n < INT32_MIN || n > INT32_MAX)
+			tfjob__field_errors_add(errs, TFJOB_FIELD_VALUE_INVALID, path, v,
+			                        "must be a 32-bit integer (-2147483648 to 2147483647)");
+		return;
+	}
+	if (schema->type == T_OBJECT) {
+		for (const struct prop *p = schema->props; p && p->name; p++) {
+			json_t *child = json_object_get(v, p->name);
+			char *child_path = tfjob__path_child(path, p->name);
+			if (!child || json_is_null(child)) {
+				if (p->required)
+					tfjob__field_errors_add(errs, TFJOB_FIELD_VALUE_REQUIRED, child_path, NULL, "");
+			} else {
+				if (child_path)
+					check_node(errs, child, p->schema, child_path);
+				else
+					errs->oom = true;
+			}
+			free(child_path);
+		}
+		if (schema->values) {
+			const char *key;
+			json_t *child;
+			json_object_foreach(v, key, child) {
+				char *child_path = tfjob__path_key(path, key);
+				if (child_path)
+					check_node(errs, child, schema->values, child_path);
+				else
+					errs->oom = true;
+				free(child_path);
+			}
+		}
+	} else if (schema->type == T_ARRAY && schema->values) {
+		size_t i;
+		json_t *child;
+		json_array_foreach(v, i, child) {
+			char *child_path = tfjob__path_index(path, i);
+			if (child_path)
+				check_node(errs, child, schema->values, child_path);
+			else
+				errs->oom = true;
+			free(child_path);
+		}
+	}
+}
+
+void tfjob__schema_check(tfjob_field_errors *errs, json_t *root)
+{
+	if (!json_is_object(root)) {
+		tfjob__field_errors_add(errs, TFJOB_FIELD_VALUE_TYPE_INVALID, "<root>", root, "must be of type object");
+		return;
+	}
+	const struct prop *p;
+	/* The root path is empty, so children are "spec", "metadata", ... */
+	for (p = s_tfjob.props; p->name; p++) {
+		json_t *child = json_object_get(root, p->name);
+		if (child && !json_is_null(child))
+			check_node(errs, child, p->schema, p->name);
+	}
+}

@@ -1,0 +1,62 @@
+/*
+ * tfjobctl: the command-line face of libtfjob. Exit codes: 0 ok, 1 negative answer, 2 usage or
+ * input error.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tfjobctl.h"
+
+static const struct command commands[] = {
+	{ "validate", "validate a TFJob as the API server and the training-operator webhook would", cmd_validate, usage_validate },
+	{ "default", "print the TFJob with defaults applied, as JSON", cmd_default, usage_default },
+	{ "exit-code", "classify a container exit code as retryable or permanent", cmd_exit_code, usage_exit_code },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: tfjobctl COMMAND [OPTIONS] ...\n\n"
+	             "Reference implementation of Kubeflow TFJob (kubeflow.org/v1) semantics.\n\n"
+	             "Commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nEvery command accepts --compat C: 'documented' (default: the documented semantics with\n"
+	             "training-operator v1.9's defects fixed) or 'training-operator-1.9' (v1.9 exactly).\n"
+	             "FILE may be '-' for standard input; YAML or JSON is detected.\n"
+	             "Exit codes: 0 ok, 1 negative answer (e.g. invalid), 2 usage or input error.\n"
+	             "Run 'tfjobctl COMMAND --help' for a command's options. 'tfjobctl --version' prints the version.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
+		printf("tfjobctl %s (libtfjob %s)\n", TFJOB_VERSION, tfjob_version());
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(name, commands[i].name)) {
+			for (int a = 2; a < argc; a++) {
+				if (!strcmp(argv[a], "--"))
+					break;
+				if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+					commands[i].usage(stdout);
+					return EXIT_OK;
+				}
+			}
+			return commands[i].run(argc - 1, argv + 1);
+		}
+	}
+	fprintf(stderr, "tfjobctl: unknown command '%s'\n\n", name);
+	usage(stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,47 @@
+/*
+ * tfjobctl: shared helpers of the command-line tool.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef TFJOBCTL_H
+#define TFJOBCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <tfjob/tfjob.h>
+
+/* Exit codes of the tfjobctl contract. */
+enum { EXIT_OK = 0, EXIT_NEGATIVE = 1, EXIT_USAGE = 2 };
+
+struct command {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+	void (*usage)(FILE *out);
+};
+
+/* Read a whole file ("-" = standard input) into a NUL-terminated buffer, at most max bytes + 1. */
+int ctl_read_file(char **out, size_t *out_len, const char *path, size_t max);
+
+/* Read and parse one TFJob (or every TFJob of the file with all = true). Prints errors; EXIT_* on failure. */
+int ctl_load_job(tfjob_job **out, const char *path);
+int ctl_load_jobs(tfjob_job ***out, size_t *count, const char *path);
+
+/* Print "tfjobctl: <message>" to stderr (message of err, or text) and return EXIT_USAGE. */
+int ctl_fail_err(tfjob_error *err);
+int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parse --compat's value; prints an error and returns false when unknown. */
+bool ctl_parse_compat(tfjob_compat *out, const char *value);
+
+/* Print a string the library allocated, then free it. */
+void ctl_print_owned(char *text);
+
+int cmd_validate(int argc, char **argv);
+void usage_validate(FILE *out);
+int cmd_default(int argc, char **argv);
+void usage_default(FILE *out);
+int cmd_exit_code(int argc, char **argv);
+void usage_exit_code(FILE *out);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * tfjobctl: file reading, error printing and other shared helpers.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfjobctl.h"
+
+int ctl_read_file(char **out, size_t *out_len, const char *path, size_t max)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!f)
+		return ctl_fail("%s: %s", path, strerror(errno));
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf) {
+		if (f != stdin)
+			fclose(f);
+		return ctl_fail("out of memory");
+	}
+	for (;;) {
+		if (len == cap) {
+			if (cap > max) /* the parser reports the limit with the file name */
+				break;
+			cap *= 2;
+			char *grown = realloc(buf, cap + 1);
+			if (!grown) {
+				free(buf);
+				if (f != stdin)
+					fclose(f);
+				return ctl_fail("out of memory");
+			}
+			buf = grown;
+		}
+		size_t n = fread(buf + len, 1, cap - len, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	int failed = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (failed) {
+		free(buf);
+		return ctl_fail("%s: read error", path);
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+static int parse_file(tfjob_job ***jobs, size_t *count, tfjob_job **one, const char *path)
+{
+	char *data;
+	size_t len;
+	int rc = ctl_read_file(&data, &len, path, TFJOB_DEFAULT_MAX_INPUT_BYTES);
+	if (rc)
+		return rc;
+	tfjob_parse_options opts = TFJOB_PARSE_OPTIONS_INIT;
+	opts.filename = strcmp(path, "-") ? path : "<stdin>";
+	tfjob_error *err = NULL;
+	rc = one ? tfjob_job_parse(one, data, len, &opts, &err) : tfjob_job_parse_all(jobs, count, data, len, &opts, &err);
+	free(data);
+	return rc ? ctl_fail_err(err) : 0;
+}
+
+int ctl_load_job(tfjob_job **out, const char *path) { return parse_file(NULL, NULL, out, path); }
+
+int ctl_load_jobs(tfjob_job ***out, size_t *count, const char *path)
+{
+	int rc = parse_file(out, count, NULL, path);
+	if (rc == 0 && *count == 0) {
+		tfjob_job_array_free(*out, 0);
+		return ctl_fail("%s: empty input: no TFJob document", path);
+	}
+	return rc;
+}
+
+int ctl_fail_err(tfjob_error *err)
+{
+	fprintf(stderr, "tfjobctl: %s\n", err ? tfjob_error_message(err) : "error");
+	tfjob_error_free(err);
+	return EXIT_USAGE;
+}
+
+int ctl_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("tfjobctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+bool ctl_parse_compat(tfjob_compat *out, const char *value)
+{
+	if (tfjob_compat_from_string(out, value) == 0)
+		return true;
+	ctl_fail("unknown --compat value '%s' (expected 'documented' or 'training-operator-1.9')", value);
+	return false;
+}
+
+void ctl_print_owned(char *text)
+{
+	if (text)
+		puts(text);
+	tfjob_free(text);
+}
