@@ -1,0 +1,84 @@
+/*
+ * Helpers shared by the Check tests.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *read_path(const char *dir_env, const char *name, size_t *len)
+{
+	const char *dir = getenv(dir_env);
+	ck_assert_msg(dir != NULL, "%s is not set", dir_env);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
+char *tu_read_data(const char *name, size_t *len) { return read_path("TFJOB_TEST_DATA", name, len); }
+char *tu_read_example(const char *name, size_t *len) { return read_path("TFJOB_EXAMPLES", name, len); }
+
+tfjob_job *tu_parse(const char *text)
+{
+	tfjob_job *job = NULL;
+	tfjob_error *err = NULL;
+	int rc = tfjob_job_parse(&job, text, strlen(text), NULL, &err);
+	ck_assert_msg(rc == 0, "parse failed: %s", tfjob_error_message(err));
+	return job;
+}
+
+tfjob_error *tu_parse_fail(const char *text, size_t len, int code)
+{
+	tfjob_job *job = NULL;
+	tfjob_error *err = NULL;
+	int rc = tfjob_job_parse(&job, text, len, NULL, &err);
+	ck_assert_msg(rc == code, "expected %s, got %s (%s)", tfjob_error_code_name(code), tfjob_error_code_name(rc),
+	              tfjob_error_message(err));
+	ck_assert_ptr_null(job);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_int_eq(tfjob_error_code_of(err), code);
+	return err;
+}
+
+tfjob_field_errors *tu_validate(const tfjob_job *job, tfjob_compat compat, const tfjob_job *old)
+{
+	tfjob_validate_options opts = TFJOB_VALIDATE_OPTIONS_INIT;
+	opts.compat = compat;
+	opts.old = old;
+	tfjob_field_errors *errs = NULL;
+	tfjob_error *err = NULL;
+	int rc = tfjob_job_validate(&errs, job, &opts, &err);
+	ck_assert_msg(rc == 0, "validate failed: %s", tfjob_error_message(err));
+	return errs;
+}
+
+int tu_find_error(const tfjob_field_errors *errs, const char *field, tfjob_field_error_type type)
+{
+	for (size_t i = 0; i < tfjob_field_errors_count(errs); i++)
+		if (!strcmp(tfjob_field_errors_field(errs, i), field) && tfjob_field_errors_type(errs, i) == type)
+			return (int)i;
+	return -1;
+}
+
+int tu_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
