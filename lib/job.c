@@ -96,9 +96,9 @@ int tfjob__job_wrap(tfjob_job **out, json_t *root, const char *filename, tfjob_e
 {
 	const char *where = filename ? filename : "<input>";
 	if (!json_is_object(root)) {
+		const char *found = json_is_array(root) ? "a sequence" : "a scalar";
 		json_decref(root);
-		return tfjob__fail(err, TFJOB_ESCHEMA, "%s: a TFJob must be a mapping (object), found %s", where,
-		                   json_is_array(root) ? "a sequence" : "a scalar");
+		return tfjob__fail(err, TFJOB_ESCHEMA, "%s: a TFJob must be a mapping (object), found %s", where, found);
 	}
 	json_t *api = json_object_get(root, "apiVersion"), *kind = json_object_get(root, "kind");
 	const char *api_s = json_string_value(api), *kind_s = json_string_value(kind);
