@@ -7,6 +7,18 @@
 
 #include "internal/doc.h"
 
+int tfjob_parse_options_init(tfjob_parse_options *opts, unsigned int version)
+{
+	if (!opts)
+		return TFJOB_EINVAL;
+	if (version == 0 || version > TFJOB_PARSE_OPTIONS_VERSION)
+		return TFJOB_EVERSION;
+	tfjob_parse_options init = TFJOB_PARSE_OPTIONS_INIT;
+	*opts = init;
+	opts->version = version;
+	return 0;
+}
+
 int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *opts, tfjob_error **err)
 {
 	tfjob_parse_options defaults = TFJOB_PARSE_OPTIONS_INIT;

@@ -1,0 +1,36 @@
+"""Python bindings for libtfjob, the reference implementation of Kubeflow TFJob semantics.
+
+Bound with ctypes: nothing to compile at install time, the shared library is loaded at import
+(TFJOB_LIBRARY, pkg-config or the system path) and its major version is checked.
+"""
+from __future__ import annotations
+
+import ctypes
+
+from . import _lib
+from .errors import (ConflictError, Error, NotFoundError, ParseError, SchemaError, TransportError,
+                     ValidationError)
+from .job import (COMPAT_DOCUMENTED, COMPAT_TRAINING_OPERATOR_1_9, FieldError, Job, exit_code_retryable)
+
+__version__ = "0.1.0"
+
+
+def library_version() -> str:
+    """The version of the libtfjob actually loaded."""
+    return _lib.decode(_lib.tfjob_version()) or ""
+
+
+def _check_library() -> None:
+    major = ctypes.c_int()
+    _lib.tfjob_version_numbers(ctypes.byref(major), None, None)
+    if major.value != _lib.REQUIRED_MAJOR:
+        raise ImportError(f"tfjob {__version__} needs libtfjob {_lib.REQUIRED_MAJOR}.x, found {library_version()}")
+
+
+_check_library()
+
+__all__ = [
+    "COMPAT_DOCUMENTED", "COMPAT_TRAINING_OPERATOR_1_9", "ConflictError", "Error", "FieldError", "Job",
+    "NotFoundError", "ParseError", "SchemaError", "TransportError", "ValidationError", "exit_code_retryable",
+    "library_version", "__version__",
+]

@@ -1,0 +1,169 @@
+"""The TFJob object: loading, defaults, validation, serialisation."""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Union
+
+from . import _lib
+from .errors import Error, check
+
+COMPAT_DOCUMENTED = "documented"
+COMPAT_TRAINING_OPERATOR_1_9 = "training-operator-1.9"
+
+
+def compat_value(compat: Optional[str]) -> int:
+    """The C enum value of a compat name (None = documented)."""
+    out = ctypes.c_int(0)
+    if compat is not None and _lib.tfjob_compat_from_string(ctypes.byref(out), compat.encode()) != 0:
+        raise ValueError(f"unknown compat {compat!r} (expected 'documented' or 'training-operator-1.9')")
+    return out.value
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """A Kubernetes field error: path, type (e.g. 'FieldValueRequired') and detail."""
+
+    field: str
+    type: str
+    detail: str
+    message: str = ""
+
+    def __str__(self) -> str:
+        return self.message or f"{self.field}: {self.type}: {self.detail}"
+
+
+class Job:
+    """A kubeflow.org/v1 TFJob. Release deterministically with ``close()`` or ``with``;
+    the garbage collector releases it otherwise."""
+
+    __slots__ = ("_handle", "__weakref__")
+
+    def __init__(self, handle: ctypes.c_void_p):
+        self._handle = handle
+
+    # ---- construction ----
+    @classmethod
+    def from_text(cls, text: Union[str, bytes], filename: Optional[str] = None, format: int = 0) -> "Job":
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        opts = _lib.ParseOptions()
+        _lib.tfjob_parse_options_init(ctypes.byref(opts), 1)
+        opts.format = format
+        name = filename.encode() if filename else None
+        opts.filename = name
+        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
+        rc = _lib.tfjob_job_parse(ctypes.byref(handle), data, len(data), ctypes.byref(opts), ctypes.byref(err))
+        check(rc, err)
+        return cls(handle)
+
+    @classmethod
+    def from_yaml(cls, text: Union[str, bytes], filename: Optional[str] = None) -> "Job":
+        return cls.from_text(text, filename, format=1)
+
+    @classmethod
+    def from_json(cls, text: Union[str, bytes], filename: Optional[str] = None) -> "Job":
+        return cls.from_text(text, filename, format=2)
+
+    @classmethod
+    def from_dict(cls, obj: Dict[str, Any]) -> "Job":
+        return cls.from_json(json.dumps(obj))
+
+    @classmethod
+    def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Job":
+        with open(path, "rb") as f:
+            return cls.from_text(f.read(), filename=os.fspath(path))
+
+    # ---- lifetime ----
+    def close(self) -> None:
+        if self._handle:
+            _lib.tfjob_job_free(self._handle)
+            self._handle = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def __enter__(self) -> "Job":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        if not self._handle:
+            raise Error("the job is closed", -3)
+        return self._handle
+
+    # ---- operations ----
+    def copy(self) -> "Job":
+        out, err = ctypes.c_void_p(), ctypes.c_void_p()
+        check(_lib.tfjob_job_clone(ctypes.byref(out), self.handle, ctypes.byref(err)), err)
+        return Job(out)
+
+    def with_defaults(self, compat: Optional[str] = None) -> "Job":
+        """A new Job with the TFJob defaults applied; this one is unchanged."""
+        job = self.copy()
+        opts = _lib.DefaultOptions()
+        _lib.tfjob_default_options_init(ctypes.byref(opts), 1)
+        opts.compat = compat_value(compat)
+        err = ctypes.c_void_p()
+        try:
+            check(_lib.tfjob_job_apply_defaults(job.handle, ctypes.byref(opts), ctypes.byref(err)), err)
+        except Exception:
+            job.close()
+            raise
+        return job
+
+    def validate(self, old: Optional["Job"] = None, compat: Optional[str] = None) -> List[FieldError]:
+        """Every field error, as the API server and the webhook would report them ([] = valid)."""
+        opts = _lib.ValidateOptions()
+        _lib.tfjob_validate_options_init(ctypes.byref(opts), 1)
+        opts.compat = compat_value(compat)
+        opts.old = old.handle if old is not None else None
+        errs, err = ctypes.c_void_p(), ctypes.c_void_p()
+        check(_lib.tfjob_job_validate(ctypes.byref(errs), self.handle, ctypes.byref(opts), ctypes.byref(err)), err)
+        try:
+            result = []
+            for i in range(_lib.tfjob_field_errors_count(errs)):
+                result.append(FieldError(
+                    field=_lib.decode(_lib.tfjob_field_errors_field(errs, i)) or "",
+                    type=_lib.decode(_lib.tfjob_field_error_type_name(_lib.tfjob_field_errors_type(errs, i))) or "",
+                    detail=_lib.decode(_lib.tfjob_field_errors_detail(errs, i)) or "",
+                    message=_lib.decode(_lib.tfjob_field_errors_message(errs, i)) or ""))
+            return result
+        finally:
+            _lib.tfjob_field_errors_free(errs)
+
+    def to_json(self, pretty: bool = False) -> str:
+        out, err = ctypes.c_void_p(), ctypes.c_void_p()
+        check(_lib.tfjob_job_to_json(ctypes.byref(out), self.handle, 1 if pretty else 0, ctypes.byref(err)), err)
+        return _lib.owned_string(out)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return json.loads(self.to_json())
+
+    # ---- accessors ----
+    @property
+    def name(self) -> Optional[str]:
+        return _lib.decode(_lib.lib.tfjob_job_name(self.handle))
+
+    @property
+    def namespace(self) -> Optional[str]:
+        return _lib.decode(_lib.lib.tfjob_job_namespace(self.handle))
+
+    @property
+    def uid(self) -> Optional[str]:
+        return _lib.decode(_lib.lib.tfjob_job_uid(self.handle))
+
+    def __repr__(self) -> str:
+        return f"<tfjob.Job {self.namespace or 'default'}/{self.name}>" if self._handle else "<tfjob.Job closed>"
+
+
+def exit_code_retryable(code: int, compat: Optional[str] = None) -> bool:
+    """Whether restartPolicy ExitCode restarts a replica that exited with ``code``."""
+    return _lib.tfjob_exit_code_classify(int(code), compat_value(compat)) == 1
