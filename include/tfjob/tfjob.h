@@ -11,5 +11,6 @@
 #include "job.h"
 #include "validate.h"
 #include "exitcode.h"
+#include "cluster.h"
 
 #endif
