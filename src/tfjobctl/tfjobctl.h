@@ -43,5 +43,9 @@ int cmd_default(int argc, char **argv);
 void usage_default(FILE *out);
 int cmd_exit_code(int argc, char **argv);
 void usage_exit_code(FILE *out);
+int cmd_tf_config(int argc, char **argv);
+void usage_tf_config(FILE *out);
+int cmd_render(int argc, char **argv);
+void usage_render(FILE *out);
 
 #endif
