@@ -1292,7 +1292,11 @@ int tfjob_plan_new(tfjob_plan **out, const tfjob_job *job, const char *pods_json
 	c.documented = opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
 	c.now = opts->now;
 	c.requeues = opts->requeues;
-	c.render = opts->render;
+	tfjob_render_options ropts = TFJOB_RENDER_OPTIONS_INIT;
+	if (opts->render)
+		ropts = *opts->render;
+	ropts.compat = c.compat; /* one behaviour per step */
+	c.render = &ropts;
 	c.err = err;
 
 	rc = tfjob_job_clone(&c.job, job, err);
@@ -1316,7 +1320,9 @@ int tfjob_plan_new(tfjob_plan **out, const tfjob_job *job, const char *pods_json
 		return rc;
 	}
 	c.name = tfjob_job_name(c.job);
-	c.ns = tfjob_job_namespace(c.job) ? tfjob_job_namespace(c.job) : "default";
+	c.ns = tfjob_job_namespace(c.job);
+	if (!c.ns)
+		c.ns = ropts.default_namespace && *ropts.default_namespace ? ropts.default_namespace : "default";
 
 	c.plan = calloc(1, sizeof *c.plan);
 	json_t *old = json_object_get(c.job->root, "status");

@@ -18,8 +18,7 @@
 #include "common.h"
 #include "error.h"
 #include "job.h"
-/* tfjob_render_options is defined in cluster.h (a repeated identical typedef is valid C11). */
-typedef struct tfjob_render_options tfjob_render_options;
+#include "cluster.h"
 
 TFJOB_BEGIN_DECLS
 
