@@ -654,10 +654,28 @@ static int create_child(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kin
 			if (rc)
 				return rc;
 		}
-		rc = tfjob__render_pod(&obj, c->job, rt->key, index, c->render, c->err);
-	} else {
-		rc = tfjob__render_service(&obj, c->job, rt->key, index, c->render, c->err);
 	}
+	const tfjob_job *job = c->job;
+	tfjob_job *widened = NULL;
+	if (index >= rt->replicas) {
+		/* v1.9 creates indices at and above replicas (defect 7, gaps below a stray pod); the
+		 * renderer only renders existing replicas, so render from a copy with the type widened
+		 * to index + 1 replicas (its TF_CONFIG then also lists the extra addresses). */
+		rc = tfjob_job_clone(&widened, c->job, c->err);
+		if (rc)
+			return rc;
+		json_t *spec = tfjob__replica_spec(widened, rt->key);
+		if (!spec || json_object_set_new(spec, "replicas", json_integer(index + 1))) {
+			tfjob_job_free(widened);
+			return tfjob__oom(c->err);
+		}
+		job = widened;
+	}
+	if (kind == TFJOB_OBJECT_POD)
+		rc = tfjob__render_pod(&obj, job, rt->key, index, c->render, c->err);
+	else
+		rc = tfjob__render_service(&obj, job, rt->key, index, c->render, c->err);
+	tfjob_job_free(widened);
 	if (rc)
 		return rc;
 	return add_object_action(c, TFJOB_ACTION_CREATE, kind, name_of(obj), obj);
@@ -946,7 +964,7 @@ static int update_status(ctx *c)
 		int64_t expected = rt->replicas - rt->succeeded;
 		if (chief) {
 			if (tfjob__is_chief_or_master(rt->key, false)) {
-				if (rt->active > 0)
+				if (rt->active > 0 && !c->restart_started)
 					rc = running(c);
 				if (expected == 0)
 					success = true;
@@ -954,7 +972,7 @@ static int update_status(ctx *c)
 		} else if (!strcmp(rt->key, TFJOB__TYPE_WORKER)) {
 			if (expected == 0 || (c->worker0_completed && !all_workers))
 				success = true;
-			else if (rt->active > 0)
+			else if (rt->active > 0 && !c->restart_started)
 				rc = running(c);
 		}
 	}
