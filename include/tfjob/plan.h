@@ -158,6 +158,37 @@ TFJOB_EXTERN int tfjob_time_parse(int64_t *out, const char *text);
  */
 TFJOB_EXTERN char *tfjob_time_format(char *buf, size_t size, int64_t seconds);
 
+/* ---- Simulation ---- */
+
+#define TFJOB_SIMULATE_OPTIONS_VERSION 1
+
+/** Options of tfjob_simulate(). Initialise with TFJOB_SIMULATE_OPTIONS_INIT or tfjob_simulate_options_init(). */
+typedef struct tfjob_simulate_options {
+	unsigned int version;                /* TFJOB_SIMULATE_OPTIONS_VERSION */
+	int override_compat;                 /* non-zero: use `compat` instead of the scenario's `compat:` */
+	tfjob_compat compat;
+	const tfjob_render_options *render;  /* rendering of created children; NULL = defaults */
+	unsigned int max_steps;              /* reconcile steps before the run stops; 0 = 1000 */
+} tfjob_simulate_options;
+
+#define TFJOB_SIMULATE_OPTIONS_INIT { TFJOB_SIMULATE_OPTIONS_VERSION, 0, TFJOB_COMPAT_DOCUMENTED, NULL, 0 }
+
+/** Initialise options of the given version to their defaults. TFJOB_EVERSION for unknown versions, TFJOB_EINVAL for NULL. */
+TFJOB_EXTERN int tfjob_simulate_options_init(tfjob_simulate_options *opts, unsigned int version);
+
+/**
+ * Run a scenario (YAML or JSON text of `len` bytes, format in docs/simulate.md: a job and a
+ * timeline of pod phase / exit code changes) through the planner step by step on an in-memory
+ * cluster: create/delete actions change its pod and service lists, status changes are written
+ * back to the job, requeues are followed. Reads no clock: time is the scenario's.
+ * *out receives the report (condition timeline, final status and events, like kubectl describe),
+ * owned by the caller (tfjob_free()). opts may be NULL.
+ * Errors: TFJOB_EINVAL, TFJOB_EVERSION, TFJOB_EPARSE, TFJOB_ESCHEMA (the scenario's shape; the
+ * message names what is wrong), TFJOB_ENOMEM and any error of tfjob_plan_new(). Re-entrant.
+ */
+TFJOB_EXTERN int tfjob_simulate(char **out, const char *scenario, size_t len, const tfjob_simulate_options *opts,
+                                tfjob_error **err);
+
 TFJOB_END_DECLS
 
 #endif

@@ -15,6 +15,7 @@ static const struct command commands[] = {
 	{ "tf-config", "print the TF_CONFIG of one replica of a TFJob", cmd_tf_config, usage_tf_config },
 	{ "render", "print the Pods and Services the operator creates for a new TFJob", cmd_render, usage_render },
 	{ "plan", "plan one reconcile step of a TFJob given its observed pods and services", cmd_plan, usage_plan },
+	{ "simulate", "run a scenario of pod phase changes through the planner, step by step", cmd_simulate, usage_simulate },
 };
 
 static void usage(FILE *out)
