@@ -186,10 +186,8 @@ static int step(sim *s, bool *quiet)
 static int settle(sim *s)
 {
 	for (int i = 0; i < STEPS_PER_INSTANT && !s->deleted; i++) {
-		if (s->steps >= s->max_steps) {
-			addf(&s->out, "           (stopped: %u reconcile steps)\n", s->steps);
+		if (s->steps >= s->max_steps)
 			return 0;
-		}
 		bool quiet;
 		int rc = step(s, &quiet);
 		if (rc)
@@ -476,6 +474,8 @@ int tfjob_simulate(char **out, const char *scenario, size_t len, const tfjob_sim
 		if (!rc)
 			rc = settle(&s);
 	}
+	if (!rc && !s.deleted && s.steps >= s.max_steps)
+		addf(&s.out, "           (stopped: %u reconcile steps)\n", s.steps);
 	if (!rc) {
 		report_final(&s);
 		if (s.out.oom || s.events.oom) {

@@ -1148,6 +1148,67 @@ START_TEST(time_parse_and_format)
 }
 END_TEST
 
+/* ---- the simulator ---- */
+
+START_TEST(simulate_api)
+{
+	const char *scenario =
+		"description: two workers\n"
+		"job:\n"
+		"  apiVersion: kubeflow.org/v1\n"
+		"  kind: TFJob\n"
+		"  metadata: {name: sim}\n"
+		"  spec:\n"
+		"    runPolicy: {ttlSecondsAfterFinished: 60}\n"
+		"    tfReplicaSpecs:\n"
+		"      Worker:\n"
+		"        replicas: 2\n"
+		"        restartPolicy: ExitCode\n"
+		"        template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"
+		"timeline:\n"
+		"  - at: 5\n"
+		"    pods: {worker-0: Running, worker-1: Running, worker-7: Running}\n"
+		"  - at: 10\n"
+		"    pods: {worker-1: {phase: Failed, exitCode: 143}}\n"
+		"  - at: 20\n"
+		"    pods: {worker-0: {phase: Succeeded, exitCode: 0}}\n";
+	char *out = NULL;
+	tfjob_error *err = NULL;
+	int rc = tfjob_simulate(&out, scenario, strlen(scenario), NULL, &err);
+	ck_assert_msg(rc == 0, "%s", tfjob_error_message(err));
+	ck_assert_ptr_nonnull(strstr(out, "TFJobRestarting"));
+	ck_assert_ptr_nonnull(strstr(out, "Succeeded   True"));
+	ck_assert_ptr_nonnull(strstr(out, "delete TFJob sim"));
+	ck_assert_ptr_nonnull(strstr(out, "+80"));
+	ck_assert_ptr_nonnull(strstr(out, "no pod sim-worker-7"));
+	tfjob_free(out);
+
+	static const char *const bad[] = {
+		"[]", "job: 3", "job: {apiVersion: kubeflow.org/v1, kind: TFJob}",
+		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\ntimeline: 3",
+		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\ntimeline: [{at: 5}, {at: 1}]",
+		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\ncompat: nope",
+		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\nstart: soon",
+		"job: {apiVersion: v1, kind: Pod, metadata: {name: a}}", "{",
+	};
+	for (size_t i = 0; i < TFJOB_ARRAY_LEN_T(bad); i++) {
+		err = NULL;
+		out = NULL;
+		ck_assert_msg(tfjob_simulate(&out, bad[i], strlen(bad[i]), NULL, &err) != 0, "%s", bad[i]);
+		ck_assert_ptr_null(out);
+		tfjob_error_free(err);
+	}
+	tfjob_simulate_options so;
+	ck_assert_int_eq(tfjob_simulate_options_init(&so, 2), TFJOB_EVERSION);
+	ck_assert_int_eq(tfjob_simulate_options_init(&so, 1), 0);
+	so.max_steps = 2;
+	ck_assert_int_eq(tfjob_simulate(&out, scenario, strlen(scenario), &so, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "stopped"));
+	tfjob_free(out);
+	ck_assert_int_eq(tfjob_simulate(NULL, scenario, 1, NULL, NULL), TFJOB_EINVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("plan");
@@ -1191,6 +1252,7 @@ int main(void)
 	tcase_add_test(tc, abnormal_pod_events);
 	tcase_add_test(tc, deterministic_and_json_shape);
 	tcase_add_test(tc, time_parse_and_format);
+	tcase_add_test(tc, simulate_api);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
