@@ -1071,6 +1071,17 @@ static int load_items(json_t **out, const char *text, const char *what, tfjob_er
 	return 0;
 }
 
+/* Objects labelled as another job's children (job-name label of another name) are not ours. */
+static int drop_foreign(ctx *c, json_t *items)
+{
+	for (size_t i = json_array_size(items); i-- > 0;) {
+		const char *owner = tfjob__str(labels_of(json_array_get(items, i)), "training.kubeflow.org/job-name");
+		if (owner && strcmp(owner, c->name) && json_array_remove(items, i))
+			return tfjob__oom(c->err);
+	}
+	return 0;
+}
+
 static int type_order(const char *key)
 {
 	for (size_t i = 0; i < TFJOB_ARRAY_LEN(all_types); i++)
@@ -1353,6 +1364,10 @@ int tfjob_plan_new(tfjob_plan **out, const tfjob_job *job, const char *pods_json
 	rc = load_items(&c.pods, pods_json, "pods", err);
 	if (!rc)
 		rc = load_items(&c.services, services_json, "services", err);
+	if (!rc)
+		rc = drop_foreign(&c, c.pods);
+	if (!rc)
+		rc = drop_foreign(&c, c.services);
 	if (!rc)
 		rc = plan_step(&c, defaults_error);
 	if (!rc) {

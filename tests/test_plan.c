@@ -691,6 +691,21 @@ START_TEST(scale_down_and_missing_index)
 }
 END_TEST
 
+START_TEST(other_jobs_children_are_ignored)
+{
+	pu_replica reps[] = { { "Worker", 1, NULL }, { NULL, 0, NULL } };
+	tfjob_job *job = pu_job(reps, NULL, NULL, NULL);
+	const char *pods = "[{\"metadata\":{\"name\":\"other-worker-0\",\"labels\":{\"training.kubeflow.org/job-name\":\"other\","
+	                   "\"training.kubeflow.org/replica-type\":\"worker\",\"training.kubeflow.org/replica-index\":\"0\"}},"
+	                   "\"status\":{\"phase\":\"Running\"}}]";
+	tfjob_plan *plan = pu_plan(job, pods, NULL, DOC, T0, 0);
+	ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, "job-worker-0"), 1);
+	ck_assert_int_eq(pu_count(plan, "Worker", "active"), 0);
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+}
+END_TEST
+
 START_TEST(too_many_pods_for_an_index)
 {
 	pu_replica reps[] = { { "Worker", 1, NULL }, { NULL, 0, NULL } };
@@ -1236,6 +1251,7 @@ int main(void)
 	tcase_add_test(tc, steady_state_is_quiet);
 	tcase_add_test(tc, scale_down_and_missing_index);
 	tcase_add_test(tc, too_many_pods_for_an_index);
+	tcase_add_test(tc, other_jobs_children_are_ignored);
 	tcase_add_test(tc, bad_labels_warn);
 	tcase_add_test(tc, bad_inputs);
 	tcase_add_test(tc, condition_rules);
