@@ -9,6 +9,7 @@
 #include "internal/cluster.h"
 #include "internal/job.h"
 #include "internal/render.h"
+#include "internal/sbuf.h"
 
 #define LABEL_OPERATOR "training.kubeflow.org/operator-name"
 #define LABEL_JOB_NAME "training.kubeflow.org/job-name"
@@ -360,8 +361,49 @@ int tfjob__render_service(json_t **out, const tfjob_job *job, const char *type, 
 
 static int dump_to(char **out, json_t *value, unsigned int flags, tfjob_error **err)
 {
-	*out = tfjob__dump(value, flags);
+	if (flags == TFJOB_JSON_COMPACT) {
+		tfjob__sbuf b = TFJOB__SBUF_INIT;
+		tfjob__sbuf_add_json(&b, value);
+		*out = tfjob__sbuf_take(&b);
+	} else {
+		*out = tfjob__dump(value, flags);
+	}
 	json_decref(value);
+	return *out ? 0 : tfjob__oom(err);
+}
+
+/* Compact output of every child, one object at a time: memory O(largest child) beyond the output. */
+static int render_all_stream(char **out, const tfjob_job *job, const tfjob_graph *g, const tfjob_render_options *ro,
+                             tfjob_error **err)
+{
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	int rc = 0;
+	tfjob__sbuf_adds(&b, "{\"pods\":[");
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		bool first = true;
+		if (pass)
+			tfjob__sbuf_adds(&b, "],\"services\":[");
+		for (size_t t = 0; t < g->ntypes && !rc; t++) {
+			for (int64_t i = 0; i < g->types[t].replicas && !rc; i++) {
+				json_t *v = NULL;
+				rc = pass ? tfjob__render_service_graph(&v, job, g, t, i, err)
+				          : tfjob__render_pod_graph(&v, job, g, ro, t, i, err);
+				if (rc)
+					break;
+				if (!first)
+					tfjob__sbuf_addc(&b, ',');
+				first = false;
+				tfjob__sbuf_add_json(&b, v);
+				json_decref(v);
+			}
+		}
+	}
+	tfjob__sbuf_adds(&b, "]}");
+	if (rc) {
+		tfjob__sbuf_free(&b);
+		return rc;
+	}
+	*out = tfjob__sbuf_take(&b);
 	return *out ? 0 : tfjob__oom(err);
 }
 
@@ -398,6 +440,11 @@ int tfjob_render_all(char **out, const tfjob_job *job, const tfjob_render_option
 		rc = tfjob__graph_build(&g, job, &ro, err);
 	if (rc)
 		return rc;
+	if (flags == TFJOB_JSON_COMPACT) {
+		rc = render_all_stream(out, job, g, &ro, err);
+		tfjob_graph_free(g);
+		return rc;
+	}
 	json_t *all = json_object(), *pods = json_array(), *svcs = json_array();
 	if (!all || !pods || !svcs || json_object_set(all, "pods", pods) || json_object_set(all, "services", svcs))
 		rc = tfjob__oom(err);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "internal/sbuf.h"
 
 bool tfjob__sbuf_reserve(tfjob__sbuf *b, size_t n)
@@ -119,4 +121,98 @@ void tfjob__sbuf_free(tfjob__sbuf *b)
 	b->p = NULL;
 	b->len = b->cap = 0;
 	b->oom = false;
+}
+
+/* jansson's escaping: '"', '\\', and control characters (\b \f \n \r \t, else \\u00XX upper case). */
+static void add_json_string(tfjob__sbuf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	if (!tfjob__sbuf_reserve(b, n + 2))
+		return;
+	b->p[b->len++] = '"';
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		tfjob__sbuf_add(b, s + start, i - start);
+		char esc[7] = { '\\', 0, 0, 0, 0, 0, 0 };
+		size_t el = 2;
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\b': esc[1] = 'b'; break;
+		case '\f': esc[1] = 'f'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			el = 6;
+		}
+		tfjob__sbuf_add(b, esc, el);
+		start = i + 1;
+	}
+	tfjob__sbuf_add(b, s + start, n - start);
+	tfjob__sbuf_addc(b, '"');
+}
+
+void tfjob__sbuf_add_json(tfjob__sbuf *b, const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		tfjob__sbuf_addc(b, '{');
+		const char *key;
+		json_t *val;
+		bool first = true;
+		json_object_foreach((json_t *)v, key, val) {
+			if (!first)
+				tfjob__sbuf_addc(b, ',');
+			first = false;
+			add_json_string(b, key, strlen(key));
+			tfjob__sbuf_addc(b, ':');
+			tfjob__sbuf_add_json(b, val);
+		}
+		tfjob__sbuf_addc(b, '}');
+		break;
+	}
+	case JSON_ARRAY: {
+		tfjob__sbuf_addc(b, '[');
+		size_t i;
+		json_t *val;
+		json_array_foreach(v, i, val) {
+			if (i)
+				tfjob__sbuf_addc(b, ',');
+			tfjob__sbuf_add_json(b, val);
+		}
+		tfjob__sbuf_addc(b, ']');
+		break;
+	}
+	case JSON_STRING:
+		add_json_string(b, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER:
+		tfjob__sbuf_add_i64(b, (int64_t)json_integer_value(v));
+		break;
+	case JSON_TRUE:
+		tfjob__sbuf_add(b, "true", 4);
+		break;
+	case JSON_FALSE:
+		tfjob__sbuf_add(b, "false", 5);
+		break;
+	case JSON_NULL:
+		tfjob__sbuf_add(b, "null", 4);
+		break;
+	default: { /* reals: jansson's own formatting */
+		char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
+		if (!text) {
+			b->oom = true;
+			return;
+		}
+		tfjob__sbuf_adds(b, text);
+		free(text);
+	}
+	}
 }

@@ -30,4 +30,9 @@ void tfjob__sbuf_add_quoted(tfjob__sbuf *b, const char *s);
 char *tfjob__sbuf_take(tfjob__sbuf *b);
 void tfjob__sbuf_free(tfjob__sbuf *b);
 
+/* Append v as compact JSON, byte for byte as jansson's json_dumps(JSON_COMPACT | JSON_ENCODE_ANY |
+ * JSON_REAL_PRECISION(17)) writes it (document key order), but without its per-character cost. */
+struct json_t;
+void tfjob__sbuf_add_json(tfjob__sbuf *b, const struct json_t *v);
+
 #endif
