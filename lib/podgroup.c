@@ -287,7 +287,7 @@ int tfjob_render_pod_group(char **out, const tfjob_job *job, const tfjob_render_
 	if (ro.gang_scheduler == TFJOB_GANG_NONE)
 		return tfjob__fail(err, TFJOB_EINVAL, "no gang scheduler selected: a PodGroup needs volcano or scheduler-plugins");
 	tfjob_graph *g = NULL;
-	rc = tfjob__graph_build(&g, job, &ro, err);
+	rc = tfjob__graph_build(&g, job, &ro, false, err);
 	json_t *pg = NULL;
 	if (!rc)
 		rc = build_pod_group(&pg, job, g, &ro, err);

@@ -50,7 +50,7 @@ static int add_child_labels(json_t *labels, const tfjob_graph *g, size_t t, int6
 static int child_meta(json_t **out, const tfjob_graph *g, size_t t, int64_t index)
 {
 	json_t *meta = json_object();
-	if (!meta || set_str(meta, "name", g->types[t].names[index]) || set_str(meta, "namespace", g->namespace)) {
+	if (!meta || set_str(meta, "name", TFJOB__RT_NAME(&g->types[t], index)) || set_str(meta, "namespace", g->namespace)) {
 		json_decref(meta);
 		return TFJOB_ENOMEM;
 	}
@@ -337,7 +337,7 @@ static int render_one(json_t **out, render_fn fn, const tfjob_job *job, const ch
 	int rc = tfjob__render_options_resolve(&ro, opts, err);
 	tfjob_graph *g = NULL;
 	if (!rc)
-		rc = tfjob__graph_build(&g, job, &ro, err);
+		rc = tfjob__graph_build(&g, job, &ro, false, err);
 	size_t t = 0;
 	if (!rc)
 		rc = tfjob__graph_lookup(&t, g, type, err);
@@ -437,7 +437,7 @@ int tfjob_render_all(char **out, const tfjob_job *job, const tfjob_render_option
 	int rc = tfjob__render_options_resolve(&ro, opts, err);
 	tfjob_graph *g = NULL;
 	if (!rc)
-		rc = tfjob__graph_build(&g, job, &ro, err);
+		rc = tfjob__graph_build(&g, job, &ro, false, err);
 	if (rc)
 		return rc;
 	if (flags == TFJOB_JSON_COMPACT) {

@@ -30,21 +30,11 @@ bool tfjob__sbuf_reserve(tfjob__sbuf *b, size_t n)
 	}
 	b->p = p;
 	b->cap = cap;
+	p[b->len] = '\0';
 	return true;
 }
 
-void tfjob__sbuf_add(tfjob__sbuf *b, const char *s, size_t n)
-{
-	if (!tfjob__sbuf_reserve(b, n))
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
 void tfjob__sbuf_adds(tfjob__sbuf *b, const char *s) { tfjob__sbuf_add(b, s, strlen(s)); }
-
-void tfjob__sbuf_addc(tfjob__sbuf *b, char c) { tfjob__sbuf_add(b, &c, 1); }
 
 void tfjob__sbuf_add_i64(tfjob__sbuf *b, int64_t v)
 {
@@ -127,36 +117,40 @@ void tfjob__sbuf_free(tfjob__sbuf *b)
 static void add_json_string(tfjob__sbuf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	if (!tfjob__sbuf_reserve(b, n + 2))
+	if (n > (SIZE_MAX - 16) / 6) {
+		b->oom = true;
 		return;
-	b->p[b->len++] = '"';
-	size_t start = 0;
+	}
+	if (!tfjob__sbuf_reserve(b, 6 * n + 2)) /* worst case: every byte as \\u00XX */
+		return;
+	char *d = b->p + b->len;
+	*d++ = '"';
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			*d++ = (char)c;
 			continue;
-		tfjob__sbuf_add(b, s + start, i - start);
-		char esc[7] = { '\\', 0, 0, 0, 0, 0, 0 };
-		size_t el = 2;
-		switch (c) {
-		case '"': esc[1] = '"'; break;
-		case '\\': esc[1] = '\\'; break;
-		case '\b': esc[1] = 'b'; break;
-		case '\f': esc[1] = 'f'; break;
-		case '\n': esc[1] = 'n'; break;
-		case '\r': esc[1] = 'r'; break;
-		case '\t': esc[1] = 't'; break;
-		default:
-			memcpy(esc + 1, "u00", 3);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			el = 6;
 		}
-		tfjob__sbuf_add(b, esc, el);
-		start = i + 1;
+		*d++ = '\\';
+		switch (c) {
+		case '"': *d++ = '"'; break;
+		case '\\': *d++ = '\\'; break;
+		case '\b': *d++ = 'b'; break;
+		case '\f': *d++ = 'f'; break;
+		case '\n': *d++ = 'n'; break;
+		case '\r': *d++ = 'r'; break;
+		case '\t': *d++ = 't'; break;
+		default:
+			*d++ = 'u';
+			*d++ = '0';
+			*d++ = '0';
+			*d++ = hex[c >> 4];
+			*d++ = hex[c & 15];
+		}
 	}
-	tfjob__sbuf_add(b, s + start, n - start);
-	tfjob__sbuf_addc(b, '"');
+	*d++ = '"';
+	*d = '\0';
+	b->len = (size_t)(d - b->p);
 }
 
 void tfjob__sbuf_add_json(tfjob__sbuf *b, const json_t *v)
