@@ -85,12 +85,10 @@ void tfjob_graph_free(tfjob_graph *g)
 		free(r->key);
 		free(r->lower);
 		free(r->restart_policy);
-		for (int64_t i = 0; r->names && i < r->replicas; i++)
-			free(r->names[i]);
-		for (int64_t i = 0; r->addrs && i < r->replicas; i++)
-			free(r->addrs[i]);
 		free(r->names);
+		free(r->name_off);
 		free(r->addrs);
+		free(r->addr_off);
 		free(r->quoted);
 		free(r->qoff);
 	}
@@ -173,61 +171,130 @@ static int cmp_rtype(const void *a, const void *b)
 	return c ? c : strcmp(x->key, y->key);
 }
 
-/* Children names and addresses of one type, and its quoted address list. */
+/* Decimal digits of a non-negative value into buf (at least 21 bytes); returns the length. */
+static size_t u64_digits(char *buf, uint64_t v)
+{
+	char tmp[21];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	return n;
+}
+
+/* The inner part of a Go-quoted string (without the quotes), as a new string. */
+static char *quoted_inner(const char *s)
+{
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	tfjob__sbuf_add_quoted(&b, s);
+	char *q = tfjob__sbuf_take(&b);
+	if (!q)
+		return NULL;
+	size_t n = strlen(q);
+	memmove(q, q + 1, n - 2);
+	q[n - 2] = '\0';
+	return q;
+}
+
+/*
+ * Children names and addresses of one type, and its quoted address list. Without a resolver,
+ * name i is prefix + i and address i is name i + suffix, written with memcpy: O(bytes), one
+ * allocation per array.
+ */
 static int fill_type(tfjob_graph *g, tfjob__rtype *r, const tfjob_render_options *opts, tfjob_error **err)
 {
 	size_t n = (size_t)r->replicas;
-	r->names = calloc(n ? n : 1, sizeof(char *));
-	r->addrs = calloc(n ? n : 1, sizeof(char *));
+	char *prefix = tfjob__strdup_printf("%s-%s-", g->name, r->lower);
+	char *suffix = opts->cluster_domain
+	                       ? tfjob__strdup_printf(".%s.svc.%s:%d", g->namespace, opts->cluster_domain, (int)r->port)
+	                       : tfjob__strdup_printf(".%s.svc:%d", g->namespace, (int)r->port);
+	for (char *p = prefix; p && *p; p++)
+		if (*p == '/')
+			*p = '-';
+	char *qprefix = prefix ? quoted_inner(prefix) : NULL, *qsuffix = suffix ? quoted_inner(suffix) : NULL;
+	r->name_off = calloc(n ? n : 1, sizeof(size_t));
+	r->addr_off = calloc(n ? n : 1, sizeof(size_t));
 	r->qoff = calloc(n + 1, sizeof(size_t));
-	if (!r->names || !r->addrs || !r->qoff)
-		return tfjob__oom(err);
-	tfjob__sbuf q = TFJOB__SBUF_INIT;
-	char buf[1024];
+	tfjob__sbuf names = TFJOB__SBUF_INIT, addrs = TFJOB__SBUF_INIT, q = TFJOB__SBUF_INIT;
+	int rc = 0;
+	if (!prefix || !suffix || !qprefix || !qsuffix || !r->name_off || !r->addr_off || !r->qoff) {
+		rc = tfjob__oom(err);
+		goto out;
+	}
+	size_t plen = strlen(prefix), slen = strlen(suffix), qplen = strlen(qprefix), qslen = strlen(qsuffix);
+	bool keep = !g->light;
+	if (keep)
+		tfjob__sbuf_reserve(&names, n * (plen + 8));
+	if (!opts->address_cb) {
+		if (keep)
+			tfjob__sbuf_reserve(&addrs, n * (plen + slen + 8));
+		tfjob__sbuf_reserve(&q, n * (qplen + qslen + 10));
+	}
+	char buf[1024], digits[24];
 	for (size_t i = 0; i < n; i++) {
-		char *name = tfjob__strdup_printf("%s-%s-%zu", g->name, r->lower, i);
-		if (!name) {
-			tfjob__sbuf_free(&q);
-			return tfjob__oom(err);
+		size_t dl = u64_digits(digits, i);
+		r->name_off[i] = names.len;
+		if (keep) {
+			tfjob__sbuf_add(&names, prefix, plen);
+			tfjob__sbuf_add(&names, digits, dl);
+			tfjob__sbuf_add(&names, "", 1);
 		}
-		for (char *p = name; *p; p++)
-			if (*p == '/')
-				*p = '-';
-		r->names[i] = name;
-		char *addr;
-		if (opts->address_cb) {
-			buf[0] = '\0';
-			int rc = opts->address_cb(buf, sizeof(buf), r->lower, (int64_t)i, r->port, opts->address_payload);
-			if (rc) {
-				tfjob__sbuf_free(&q);
-				return tfjob__fail(err, rc < 0 ? rc : TFJOB_ERROR, "address callback failed for %s %zu (%s)",
-				                   r->lower, i, tfjob_error_code_name(rc));
-			}
-			buf[sizeof(buf) - 1] = '\0';
-			if (!buf[0] || !plain_ascii(buf)) {
-				tfjob__sbuf_free(&q);
-				return tfjob__fail(err, TFJOB_EINVAL, "address callback gave an empty address or one with a "
-				                   "space or non-ASCII character for %s %zu", r->lower, i);
-			}
-			addr = tfjob__strdup(buf);
-		} else if (opts->cluster_domain) {
-			addr = tfjob__strdup_printf("%s.%s.svc.%s:%d", name, g->namespace, opts->cluster_domain, (int)r->port);
-		} else {
-			addr = tfjob__strdup_printf("%s.%s.svc:%d", name, g->namespace, (int)r->port);
-		}
-		if (!addr) {
-			tfjob__sbuf_free(&q);
-			return tfjob__oom(err);
-		}
-		r->addrs[i] = addr;
 		if (i)
 			tfjob__sbuf_addc(&q, ',');
 		r->qoff[i] = q.len;
-		tfjob__sbuf_add_quoted(&q, addr);
+		r->addr_off[i] = addrs.len;
+		if (opts->address_cb) {
+			buf[0] = '\0';
+			int cb = opts->address_cb(buf, sizeof(buf), r->lower, (int64_t)i, r->port, opts->address_payload);
+			if (cb) {
+				rc = tfjob__fail(err, cb < 0 ? cb : TFJOB_ERROR, "address callback failed for %s %zu (%s)",
+				                 r->lower, i, tfjob_error_code_name(cb));
+				goto out;
+			}
+			buf[sizeof(buf) - 1] = '\0';
+			if (!buf[0] || !plain_ascii(buf)) {
+				rc = tfjob__fail(err, TFJOB_EINVAL, "address callback gave an empty address or one with a "
+				                 "space or non-ASCII character for %s %zu", r->lower, i);
+				goto out;
+			}
+			if (keep)
+				tfjob__sbuf_add(&addrs, buf, strlen(buf) + 1);
+			tfjob__sbuf_add_quoted(&q, buf);
+		} else {
+			if (keep) {
+				tfjob__sbuf_add(&addrs, prefix, plen);
+				tfjob__sbuf_add(&addrs, digits, dl);
+				tfjob__sbuf_add(&addrs, suffix, slen + 1);
+			}
+			tfjob__sbuf_addc(&q, '"');
+			tfjob__sbuf_add(&q, qprefix, qplen);
+			tfjob__sbuf_add(&q, digits, dl);
+			tfjob__sbuf_add(&q, qsuffix, qslen);
+			tfjob__sbuf_addc(&q, '"');
+		}
 	}
 	r->qoff[n] = q.len + 1; /* as if followed by a comma */
+	if (names.oom || addrs.oom || q.oom) {
+		rc = tfjob__oom(err);
+		goto out;
+	}
+	r->names = tfjob__sbuf_take(&names);
+	r->addrs = tfjob__sbuf_take(&addrs);
 	r->quoted = tfjob__sbuf_take(&q);
-	return r->quoted ? 0 : tfjob__oom(err);
+	if (!r->names || !r->addrs || !r->quoted)
+		rc = tfjob__oom(err);
+out:
+	tfjob__sbuf_free(&names);
+	tfjob__sbuf_free(&addrs);
+	tfjob__sbuf_free(&q);
+	free(prefix);
+	free(suffix);
+	free(qprefix);
+	free(qsuffix);
+	return rc;
 }
 
 static int build_cluster(tfjob_graph *g, const tfjob_render_options *opts, tfjob_error **err)
@@ -345,11 +412,13 @@ static int read_types(tfjob_graph *g, const tfjob_job *job, tfjob_error **err)
 	return 0;
 }
 
-int tfjob__graph_build(tfjob_graph **out, const tfjob_job *job, const tfjob_render_options *opts, tfjob_error **err)
+int tfjob__graph_build(tfjob_graph **out, const tfjob_job *job, const tfjob_render_options *opts, bool light,
+                       tfjob_error **err)
 {
 	tfjob_graph *g = calloc(1, sizeof(*g));
 	if (!g)
 		return tfjob__oom(err);
+	g->light = light;
 	g->compat = opts->compat;
 	g->ps = -1;
 	bool compat = opts->compat == TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
@@ -398,7 +467,7 @@ int tfjob_graph_new(tfjob_graph **out, const tfjob_job *job, const tfjob_render_
 	*out = NULL;
 	tfjob_render_options ro;
 	int rc = tfjob__render_options_resolve(&ro, opts, err);
-	return rc ? rc : tfjob__graph_build(out, job, &ro, err);
+	return rc ? rc : tfjob__graph_build(out, job, &ro, false, err);
 }
 
 /* ---- accessors ---- */
@@ -478,12 +547,12 @@ int tfjob_graph_is_master(const tfjob_graph *g, size_t t, int64_t index)
 
 const char *tfjob_graph_child_name(const tfjob_graph *g, size_t t, int64_t index)
 {
-	return tfjob__graph_check(g, t, index, NULL) ? NULL : g->types[t].names[index];
+	return tfjob__graph_check(g, t, index, NULL) ? NULL : TFJOB__RT_NAME(&g->types[t], index);
 }
 
 const char *tfjob_graph_address(const tfjob_graph *g, size_t t, int64_t index)
 {
-	return tfjob__graph_check(g, t, index, NULL) ? NULL : g->types[t].addrs[index];
+	return tfjob__graph_check(g, t, index, NULL) ? NULL : TFJOB__RT_ADDR(&g->types[t], index);
 }
 
 /* ---- TF_CONFIG ---- */
@@ -567,7 +636,10 @@ int tfjob_tf_config(char **out, const tfjob_job *job, const char *type, int64_t 
 		return tfjob__fail(err, TFJOB_EINVAL, "out, job or type is NULL");
 	*out = NULL;
 	tfjob_graph *g = NULL;
-	int rc = tfjob_graph_new(&g, job, opts, err);
+	tfjob_render_options ro;
+	int rc = tfjob__render_options_resolve(&ro, opts, err);
+	if (!rc)
+		rc = tfjob__graph_build(&g, job, &ro, true, err);
 	if (rc)
 		return rc;
 	size_t t;

@@ -9,6 +9,7 @@
 #include "internal/cluster.h"
 #include "internal/job.h"
 #include "internal/render.h"
+#include "internal/sbuf.h"
 
 #define LABEL_OPERATOR "training.kubeflow.org/operator-name"
 #define LABEL_JOB_NAME "training.kubeflow.org/job-name"
@@ -49,7 +50,7 @@ static int add_child_labels(json_t *labels, const tfjob_graph *g, size_t t, int6
 static int child_meta(json_t **out, const tfjob_graph *g, size_t t, int64_t index)
 {
 	json_t *meta = json_object();
-	if (!meta || set_str(meta, "name", g->types[t].names[index]) || set_str(meta, "namespace", g->namespace)) {
+	if (!meta || set_str(meta, "name", TFJOB__RT_NAME(&g->types[t], index)) || set_str(meta, "namespace", g->namespace)) {
 		json_decref(meta);
 		return TFJOB_ENOMEM;
 	}
@@ -336,7 +337,7 @@ static int render_one(json_t **out, render_fn fn, const tfjob_job *job, const ch
 	int rc = tfjob__render_options_resolve(&ro, opts, err);
 	tfjob_graph *g = NULL;
 	if (!rc)
-		rc = tfjob__graph_build(&g, job, &ro, err);
+		rc = tfjob__graph_build(&g, job, &ro, false, err);
 	size_t t = 0;
 	if (!rc)
 		rc = tfjob__graph_lookup(&t, g, type, err);
@@ -360,8 +361,49 @@ int tfjob__render_service(json_t **out, const tfjob_job *job, const char *type, 
 
 static int dump_to(char **out, json_t *value, unsigned int flags, tfjob_error **err)
 {
-	*out = tfjob__dump(value, flags);
+	if (flags == TFJOB_JSON_COMPACT) {
+		tfjob__sbuf b = TFJOB__SBUF_INIT;
+		tfjob__sbuf_add_json(&b, value);
+		*out = tfjob__sbuf_take(&b);
+	} else {
+		*out = tfjob__dump(value, flags);
+	}
 	json_decref(value);
+	return *out ? 0 : tfjob__oom(err);
+}
+
+/* Compact output of every child, one object at a time: memory O(largest child) beyond the output. */
+static int render_all_stream(char **out, const tfjob_job *job, const tfjob_graph *g, const tfjob_render_options *ro,
+                             tfjob_error **err)
+{
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	int rc = 0;
+	tfjob__sbuf_adds(&b, "{\"pods\":[");
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		bool first = true;
+		if (pass)
+			tfjob__sbuf_adds(&b, "],\"services\":[");
+		for (size_t t = 0; t < g->ntypes && !rc; t++) {
+			for (int64_t i = 0; i < g->types[t].replicas && !rc; i++) {
+				json_t *v = NULL;
+				rc = pass ? tfjob__render_service_graph(&v, job, g, t, i, err)
+				          : tfjob__render_pod_graph(&v, job, g, ro, t, i, err);
+				if (rc)
+					break;
+				if (!first)
+					tfjob__sbuf_addc(&b, ',');
+				first = false;
+				tfjob__sbuf_add_json(&b, v);
+				json_decref(v);
+			}
+		}
+	}
+	tfjob__sbuf_adds(&b, "]}");
+	if (rc) {
+		tfjob__sbuf_free(&b);
+		return rc;
+	}
+	*out = tfjob__sbuf_take(&b);
 	return *out ? 0 : tfjob__oom(err);
 }
 
@@ -395,9 +437,14 @@ int tfjob_render_all(char **out, const tfjob_job *job, const tfjob_render_option
 	int rc = tfjob__render_options_resolve(&ro, opts, err);
 	tfjob_graph *g = NULL;
 	if (!rc)
-		rc = tfjob__graph_build(&g, job, &ro, err);
+		rc = tfjob__graph_build(&g, job, &ro, false, err);
 	if (rc)
 		return rc;
+	if (flags == TFJOB_JSON_COMPACT) {
+		rc = render_all_stream(out, job, g, &ro, err);
+		tfjob_graph_free(g);
+		return rc;
+	}
 	json_t *all = json_object(), *pods = json_array(), *svcs = json_array();
 	if (!all || !pods || !svcs || json_object_set(all, "pods", pods) || json_object_set(all, "services", svcs))
 		rc = tfjob__oom(err);

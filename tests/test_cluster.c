@@ -743,6 +743,117 @@ START_TEST(defaulted_example_both_modes)
 }
 END_TEST
 
+/* ---- PodGroup ---- */
+
+static json_t *pod_group(const tfjob_job *job, const tfjob_render_options *opts)
+{
+	char *out = NULL;
+	tfjob_error *err = NULL;
+	int rc = tfjob_render_pod_group(&out, job, opts, 0, &err);
+	ck_assert_msg(rc == 0, "pod group: %s", tfjob_error_message(err));
+	json_t *v = json_loads(out, 0, NULL);
+	ck_assert_ptr_nonnull(v);
+	tfjob_free(out);
+	return v;
+}
+
+static int worker_priority(int32_t *out, const char *name, void *payload)
+{
+	(void)payload;
+	if (!strcmp(name, "high")) {
+		*out = 100;
+		return 0;
+	}
+	return TFJOB_ENOTFOUND;
+}
+
+#define GANG_SPECS                                                                                                    \
+	"\"Worker\":{\"replicas\":2,\"template\":{\"spec\":{\"priorityClassName\":\"high\",\"containers\":[{\"name\":"   \
+	"\"tensorflow\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"},"               \
+	"\"limits\":{\"cpu\":\"8\"}}}]}}},"                                                                                   \
+	"\"PS\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\","          \
+	"\"resources\":{\"limits\":{\"cpu\":1,\"memory\":\"512Mi\",\"nvidia.com/gpu\":\"1\"}}},"                          \
+	"{\"name\":\"side\",\"image\":\"s\",\"resources\":{\"requests\":{},\"limits\":{\"cpu\":\"5\"}}}]}}}"
+
+START_TEST(pod_group_volcano)
+{
+	tfjob_job *job = job_json("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"g\","
+	                          "\"namespace\":\"ns\",\"uid\":\"u\",\"annotations\":{\"x\":\"y\"}},\"spec\":{"
+	                          "\"tfReplicaSpecs\":{" GANG_SPECS "}}}");
+	tfjob_render_options o = TFJOB_RENDER_OPTIONS_INIT;
+	char *out = NULL;
+	ck_assert_int_eq(tfjob_render_pod_group(&out, job, &o, 0, NULL), TFJOB_EINVAL); /* no gang scheduler */
+	o.gang_scheduler = TFJOB_GANG_VOLCANO;
+	json_t *pg = pod_group(job, &o);
+	ck_assert_str_eq(path_str(pg, "apiVersion", NULL, NULL), "scheduling.volcano.sh/v1beta1");
+	ck_assert_str_eq(path_str(pg, "kind", NULL, NULL), "PodGroup");
+	ck_assert_str_eq(path_str(pg, "metadata", "name", NULL), "g");
+	ck_assert_str_eq(path_str(pg, "metadata", "namespace", NULL), "ns");
+	ck_assert_str_eq(path_str(pg, "metadata", "annotations", "x"), "y");
+	ck_assert_str_eq(path_str(json_array_get(json_object_get(json_object_get(pg, "metadata"), "ownerReferences"), 0),
+	                          "uid", NULL, NULL), "u");
+	json_t *spec = json_object_get(pg, "spec");
+	ck_assert_int_eq(json_integer_value(json_object_get(spec, "minMember")), 3);
+	ck_assert_str_eq(path_str(spec, "queue", NULL, NULL), "default");
+	ck_assert_ptr_null(json_object_get(spec, "priorityClassName"));
+	/* all three replicas: PS limits (no requests) + side's empty requests (limits ignored) + 2 x worker requests */
+	char *text = json_dumps(json_object_get(spec, "minResources"), JSON_COMPACT);
+	ck_assert_str_eq(text, "{\"cpu\":\"2\",\"memory\":\"2560Mi\",\"nvidia.com/gpu\":\"1\"}");
+	free(text);
+	json_decref(pg);
+
+	/* minAvailable 1 and the worker's priority class first: one worker's requests */
+	o.priority_cb = worker_priority;
+	tfjob_job_free(job);
+	job = job_json("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"g\"},\"spec\":{"
+	               "\"runPolicy\":{\"schedulingPolicy\":{\"minAvailable\":1,\"queue\":\"q1\",\"priorityClass\":\"pc\"}},"
+	               "\"tfReplicaSpecs\":{" GANG_SPECS "}}}");
+	pg = pod_group(job, &o);
+	spec = json_object_get(pg, "spec");
+	ck_assert_int_eq(json_integer_value(json_object_get(spec, "minMember")), 1);
+	ck_assert_str_eq(path_str(spec, "queue", NULL, NULL), "q1");
+	ck_assert_str_eq(path_str(spec, "priorityClassName", NULL, NULL), "pc");
+	text = json_dumps(json_object_get(spec, "minResources"), JSON_COMPACT);
+	ck_assert_str_eq(text, "{\"cpu\":\"500m\",\"memory\":\"1Gi\"}");
+	free(text);
+	json_decref(pg);
+	tfjob_job_free(job);
+}
+END_TEST
+
+START_TEST(pod_group_scheduler_plugins)
+{
+	tfjob_job *job = job_json("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"g\"},"
+	                          "\"spec\":{\"runPolicy\":{\"schedulingPolicy\":{\"scheduleTimeoutSeconds\":30,"
+	                          "\"minResources\":{\"cpu\":\"1000m\",\"memory\":\"0.5Gi\"}}},\"tfReplicaSpecs\":{" GANG_SPECS "}}}");
+	tfjob_render_options o = TFJOB_RENDER_OPTIONS_INIT;
+	o.gang_scheduler = TFJOB_GANG_SCHEDULER_PLUGINS;
+	json_t *pg = pod_group(job, &o);
+	ck_assert_str_eq(path_str(pg, "apiVersion", NULL, NULL), "scheduling.x-k8s.io/v1alpha1");
+	ck_assert_str_eq(path_str(pg, "metadata", "namespace", NULL), "default");
+	ck_assert_ptr_null(json_object_get(json_object_get(pg, "metadata"), "annotations"));
+	json_t *spec = json_object_get(pg, "spec");
+	ck_assert_ptr_null(json_object_get(spec, "queue"));
+	ck_assert_int_eq(json_integer_value(json_object_get(spec, "scheduleTimeoutSeconds")), 30);
+	ck_assert_int_eq(json_integer_value(json_object_get(spec, "minMember")), 3);
+	char *text = json_dumps(json_object_get(spec, "minResources"), JSON_COMPACT);
+	ck_assert_str_eq(text, "{\"cpu\":\"1\",\"memory\":\"512Mi\"}");
+	free(text);
+	json_decref(pg);
+	tfjob_job_free(job);
+
+	/* a malformed quantity names its field */
+	job = tfjob("ns", "\"Worker\":{\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":\"tensorflow\","
+	                  "\"image\":\"i\",\"resources\":{\"limits\":{\"cpu\":\"lots\"}}}]}}}", NULL);
+	tfjob_error *err = NULL;
+	char *out = NULL;
+	ck_assert_int_eq(tfjob_render_pod_group(&out, job, &o, 0, &err), TFJOB_ESCHEMA);
+	ck_assert_str_eq(tfjob_error_field(err), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.limits.cpu");
+	tfjob_error_free(err);
+	tfjob_job_free(job);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cluster");
@@ -764,6 +875,8 @@ int main(void)
 	tcase_add_test(tc, gang_scheduling_decoration);
 	tcase_add_test(tc, render_all_order);
 	tcase_add_test(tc, defaulted_example_both_modes);
+	tcase_add_test(tc, pod_group_volcano);
+	tcase_add_test(tc, pod_group_scheduler_plugins);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -17,11 +17,16 @@ typedef struct tfjob__rtype {
 	int32_t port;
 	char *restart_policy; /* NULL when absent */
 	bool master_type;     /* Chief/Master of a job that has one */
-	char **names;         /* child names, [replicas] */
-	char **addrs;         /* addresses, [replicas] */
+	char *names;          /* child names, NUL-separated; name i at names + name_off[i] */
+	size_t *name_off;     /* [replicas] */
+	char *addrs;          /* addresses, NUL-separated; address i at addrs + addr_off[i] */
+	size_t *addr_off;     /* [replicas] */
 	char *quoted;         /* "a0","a1",... JSON-escaped, comma-separated */
 	size_t *qoff;         /* [replicas + 1]: item i is quoted[qoff[i] .. qoff[i+1] - 1) */
 } tfjob__rtype;
+
+#define TFJOB__RT_NAME(r, i) ((r)->names + (r)->name_off[(i)])
+#define TFJOB__RT_ADDR(r, i) ((r)->addrs + (r)->addr_off[(i)])
 
 struct tfjob_graph {
 	tfjob_compat compat;
@@ -37,13 +42,15 @@ struct tfjob_graph {
 	char *cluster;        /* {"chief":[...],...} of the dense TF_CONFIG */
 	size_t cluster_len;
 	long ps;              /* index of the "ps" type, or -1 */
+	bool light;           /* built for TF_CONFIG only: no names/addrs arrays */
 };
 
 /* Options with defaults filled in and the version checked. opts may be NULL. */
 int tfjob__render_options_resolve(tfjob_render_options *dst, const tfjob_render_options *opts, tfjob_error **err);
 
-/* Build a graph with resolved options. */
-int tfjob__graph_build(tfjob_graph **out, const tfjob_job *job, const tfjob_render_options *opts, tfjob_error **err);
+/* Build a graph with resolved options. light: only what TF_CONFIG needs (no child names or addresses). */
+int tfjob__graph_build(tfjob_graph **out, const tfjob_job *job, const tfjob_render_options *opts, bool light,
+                       tfjob_error **err);
 
 /* Type lookup by key: exact, else case-insensitive. TFJOB_ENOTFOUND with a message. */
 int tfjob__graph_lookup(size_t *out, const tfjob_graph *g, const char *type, tfjob_error **err);
