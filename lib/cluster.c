@@ -73,7 +73,7 @@ static int field_fail(tfjob_error **err, int code, const char *key, const char *
 {
 	char path[512];
 	tfjob__rspec_path(path, sizeof(path), key, suffix);
-	return tfjob__fail_field(err, code, path, "%s: %s", path, what);
+	return tfjob__fail_field(err, code, path, "%s", what);
 }
 
 void tfjob_graph_free(tfjob_graph *g)
@@ -324,19 +324,19 @@ static int read_meta(tfjob_graph *g, const tfjob_job *job, const tfjob_render_op
 {
 	json_t *meta = json_object_get(job->root, "metadata");
 	if (meta && !json_is_object(meta))
-		return tfjob__fail_field(err, TFJOB_ESCHEMA, "metadata", "metadata: must be an object");
+		return tfjob__fail_field(err, TFJOB_ESCHEMA, "metadata", "must be an object");
 	json_t *name = json_object_get(meta, "name"), *ns = json_object_get(meta, "namespace"),
 	       *uid = json_object_get(meta, "uid");
 	if (name && !json_is_string(name))
-		return tfjob__fail_field(err, TFJOB_ESCHEMA, "metadata.name", "metadata.name: must be a string");
+		return tfjob__fail_field(err, TFJOB_ESCHEMA, "metadata.name", "must be a string");
 	if (!name || !*json_string_value(name))
 		return tfjob__fail_field(err, TFJOB_EINVAL, "metadata.name",
-		                         "metadata.name is required to name the children "
-		                         "(metadata.generateName is resolved by the API server)");
+		                         "required to name the children (metadata.generateName is resolved by the "
+		                         "API server)");
 	if (ns && !json_is_null(ns) && !json_is_string(ns))
-		return tfjob__fail_field(err, TFJOB_ESCHEMA, "metadata.namespace", "metadata.namespace: must be a string");
+		return tfjob__fail_field(err, TFJOB_ESCHEMA, "metadata.namespace", "must be a string");
 	if (uid && !json_is_null(uid) && !json_is_string(uid))
-		return tfjob__fail_field(err, TFJOB_ESCHEMA, "metadata.uid", "metadata.uid: must be a string");
+		return tfjob__fail_field(err, TFJOB_ESCHEMA, "metadata.uid", "must be a string");
 	const char *nss = json_string_value(ns);
 	g->name = tfjob__strdup(json_string_value(name));
 	g->label_name = tfjob__strdup(json_string_value(name));
@@ -354,16 +354,16 @@ static int read_types(tfjob_graph *g, const tfjob_job *job, tfjob_error **err)
 {
 	json_t *spec = json_object_get(job->root, "spec");
 	if (!json_is_object(spec))
-		return tfjob__fail_field(err, TFJOB_ESCHEMA, "spec", "spec: must be an object");
+		return tfjob__fail_field(err, TFJOB_ESCHEMA, "spec", "must be an object");
 	json_t *dyn = json_object_get(spec, "enableDynamicWorker");
 	if (dyn && !json_is_null(dyn) && !json_is_boolean(dyn))
 		return tfjob__fail_field(err, TFJOB_ESCHEMA, "spec.enableDynamicWorker",
-		                         "spec.enableDynamicWorker: must be a boolean");
+		                         "must be a boolean");
 	g->dynamic_worker = json_is_true(dyn);
 	json_t *specs = json_object_get(spec, "tfReplicaSpecs");
 	if (!json_is_object(specs))
 		return tfjob__fail_field(err, TFJOB_ESCHEMA, "spec.tfReplicaSpecs",
-		                         "spec.tfReplicaSpecs: must be an object of replica specs");
+		                         "must be an object of replica specs");
 	size_t n = json_object_size(specs);
 	g->types = calloc(n ? n : 1, sizeof(*g->types));
 	if (!g->types)
@@ -393,7 +393,7 @@ static int read_types(tfjob_graph *g, const tfjob_job *job, tfjob_error **err)
 		g->total += r->replicas;
 		if (g->total > TFJOB_MAX_REPLICAS)
 			return tfjob__fail_field(err, TFJOB_ELIMIT, "spec.tfReplicaSpecs",
-			                         "spec.tfReplicaSpecs: more than %d replicas in total", TFJOB_MAX_REPLICAS);
+			                         "more than %d replicas in total", TFJOB_MAX_REPLICAS);
 		json_t *rp = json_object_get(rspec, "restartPolicy");
 		if (rp && !json_is_null(rp) && !json_is_string(rp))
 			return field_fail(err, TFJOB_ESCHEMA, key, ".restartPolicy", "must be a string");
@@ -407,7 +407,7 @@ static int read_types(tfjob_graph *g, const tfjob_job *job, tfjob_error **err)
 	for (size_t t = 1; t < g->ntypes; t++)
 		if (!strcmp(g->types[t - 1].lower, g->types[t].lower))
 			return tfjob__fail_field(err, TFJOB_EINVAL, "spec.tfReplicaSpecs",
-			                         "spec.tfReplicaSpecs: replica types %s and %s differ only in case",
+			                         "replica types %s and %s differ only in case",
 			                         g->types[t - 1].key, g->types[t].key);
 	return 0;
 }

@@ -41,13 +41,13 @@ static int parse_value(tfjob__quantity *out, json_t *v, const char *path, tfjob_
 		snprintf(num, sizeof(num), "%.15g", json_real_value(v));
 		text = num;
 	} else {
-		return tfjob__fail_field(err, TFJOB_ESCHEMA, path, "%s: a quantity must be a string or a number", path);
+		return tfjob__fail_field(err, TFJOB_ESCHEMA, path, "a quantity must be a string or a number");
 	}
 	int rc = tfjob__quantity_parse(out, text);
 	if (rc == TFJOB_ELIMIT)
-		return tfjob__fail_field(err, TFJOB_ELIMIT, path, "%s: quantity \"%s\" is too large", path, text);
+		return tfjob__fail_field(err, TFJOB_ELIMIT, path, "quantity \"%s\" is too large", text);
 	if (rc)
-		return tfjob__fail_field(err, TFJOB_ESCHEMA, path, "%s: \"%s\" is not a valid quantity", path, text);
+		return tfjob__fail_field(err, TFJOB_ESCHEMA, path, "\"%s\" is not a valid quantity", text);
 	return 0;
 }
 
@@ -58,7 +58,7 @@ static int resources_add(resources *list, const char *name, const tfjob__quantit
 	for (size_t i = 0; i < list->count; i++)
 		if (!strcmp(list->items[i].name, name)) {
 			if (tfjob__quantity_add(&list->items[i].q, q, times))
-				return tfjob__fail_field(err, TFJOB_ELIMIT, path, "%s: the sum of %s overflows", path, name);
+				return tfjob__fail_field(err, TFJOB_ELIMIT, path, "the sum of %s overflows", name);
 			return 0;
 		}
 	if (list->count == list->cap) {
@@ -77,7 +77,7 @@ static int resources_add(resources *list, const char *name, const tfjob__quantit
 	r->q.format = q->format;
 	list->count++;
 	if (tfjob__quantity_add(&r->q, q, times))
-		return tfjob__fail_field(err, TFJOB_ELIMIT, path, "%s: the sum of %s overflows", path, name);
+		return tfjob__fail_field(err, TFJOB_ELIMIT, path, "the sum of %s overflows", name);
 	return 0;
 }
 
@@ -85,7 +85,7 @@ static int resources_add(resources *list, const char *name, const tfjob__quantit
 static int add_list(resources *list, json_t *obj, int64_t times, const char *path, tfjob_error **err)
 {
 	if (!json_is_object(obj))
-		return tfjob__fail_field(err, TFJOB_ESCHEMA, path, "%s: must be an object", path);
+		return tfjob__fail_field(err, TFJOB_ESCHEMA, path, "must be an object");
 	const char *key;
 	json_t *v;
 	json_object_foreach(obj, key, v) {
@@ -172,7 +172,7 @@ static int calc_min_resources(resources *list, const tfjob_job *job, const tfjob
 			if (!json_is_object(res)) {
 				snprintf(suffix, sizeof(suffix), ".template.spec.containers[%zu].resources", ci);
 				rc = tfjob__fail_field(err, TFJOB_ESCHEMA, tfjob__rspec_path(path, sizeof(path), r->key, suffix),
-				                       "%s: must be an object", path);
+				                       "must be an object");
 				break;
 			}
 			json_t *req = json_object_get(res, "requests"), *lim = json_object_get(res, "limits");
@@ -204,27 +204,29 @@ static int build_pod_group(json_t **out, const tfjob_job *job, const tfjob_graph
 	json_t *spv = json_object_get(rp, "schedulingPolicy");
 	if (spv && !json_is_null(spv) && !json_is_object(spv))
 		return tfjob__fail_field(err, TFJOB_ESCHEMA, "spec.runPolicy.schedulingPolicy",
-		                         "spec.runPolicy.schedulingPolicy: must be an object");
+		                         "must be an object");
 	int64_t min_member = g->total;
 	json_t *ma = json_object_get(sp, "minAvailable");
 	if (ma && !json_is_null(ma)) {
 		if (!json_is_integer(ma) || json_integer_value(ma) < 0 || json_integer_value(ma) > INT32_MAX)
 			return tfjob__fail_field(err, TFJOB_ESCHEMA, "spec.runPolicy.schedulingPolicy.minAvailable",
-			                         "spec.runPolicy.schedulingPolicy.minAvailable: must be a non-negative integer");
+			                         "must be a non-negative integer");
 		min_member = (int64_t)json_integer_value(ma);
 	}
 	static const char *const str_fields[] = { "queue", "priorityClass" };
 	for (size_t i = 0; i < 2; i++) {
 		json_t *v = json_object_get(sp, str_fields[i]);
-		if (v && !json_is_null(v) && !json_is_string(v))
-			return tfjob__fail_field(err, TFJOB_ESCHEMA, "spec.runPolicy.schedulingPolicy", "spec.runPolicy."
-			                         "schedulingPolicy.%s: must be a string", str_fields[i]);
+		if (v && !json_is_null(v) && !json_is_string(v)) {
+			char path[96];
+			snprintf(path, sizeof(path), "spec.runPolicy.schedulingPolicy.%s", str_fields[i]);
+			return tfjob__fail_field(err, TFJOB_ESCHEMA, path, "must be a string");
+		}
 	}
 	const char *queue = tfjob__str(sp, "queue"), *pclass = tfjob__str(sp, "priorityClass");
 	json_t *timeout = json_object_get(sp, "scheduleTimeoutSeconds");
 	if (timeout && !json_is_null(timeout) && !json_is_integer(timeout))
 		return tfjob__fail_field(err, TFJOB_ESCHEMA, "spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds",
-		                         "spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds: must be an integer");
+		                         "must be an integer");
 	resources list = { NULL, 0, 0 };
 	json_t *given = json_object_get(sp, "minResources");
 	int rc = (given && !json_is_null(given))

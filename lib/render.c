@@ -76,7 +76,7 @@ static int copy_map(json_t **out, json_t *tmeta, const char *key, const char *rk
 		char path[512], suffix[64];
 		snprintf(suffix, sizeof(suffix), ".template.metadata.%s", key);
 		tfjob__rspec_path(path, sizeof(path), rkey, suffix);
-		return tfjob__fail_field(err, TFJOB_ESCHEMA, path, "%s: must be an object", path);
+		return tfjob__fail_field(err, TFJOB_ESCHEMA, path, "must be an object");
 	}
 	*out = json_is_object(v) ? json_copy(v) : json_object();
 	return *out ? 0 : tfjob__oom(err);
@@ -86,7 +86,7 @@ static int schema_fail(tfjob_error **err, const char *rkey, const char *suffix, 
 {
 	char path[512];
 	tfjob__rspec_path(path, sizeof(path), rkey, suffix);
-	return tfjob__fail_field(err, TFJOB_ESCHEMA, path, "%s: %s", path, what);
+	return tfjob__fail_field(err, TFJOB_ESCHEMA, path, "%s", what);
 }
 
 static int pod_metadata(json_t *meta, json_t *tmeta, const tfjob_graph *g, const tfjob_render_options *opts, size_t t,

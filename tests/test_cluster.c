@@ -471,6 +471,13 @@ START_TEST(errors)
 		free(field);
 		tfjob_job_free(job);
 	}
+	/* messages name the field once */
+	job = tfjob("ns", "\"Worker\":{\"replicas\":\"3\"}", NULL);
+	tfjob_error *merr = NULL;
+	ck_assert_int_eq(tfjob_tf_config(&out, job, "Worker", 0, NULL, &merr), TFJOB_ESCHEMA);
+	ck_assert_str_eq(tfjob_error_message(merr), "spec.tfReplicaSpecs[Worker].replicas: must be an integer");
+	tfjob_error_free(merr);
+	tfjob_job_free(job);
 	/* a 100,000-replica job is accepted */
 	job = tfjob("ns", "\"Worker\":{\"replicas\":99999},\"PS\":{\"replicas\":1}", NULL);
 	char *text = tf_config(job, "PS", 0, NULL);
