@@ -8,6 +8,11 @@
 #include "internal/doc.h"
 
 static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static bool is_word(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+	       c == '+' || c == '.';
+}
 
 static void position_of(const char *data, size_t offset, int *line, int *col)
 {
@@ -76,6 +81,9 @@ int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 				at = len;
 			/* jansson's position is just past the offending token; report where that token starts. */
 			if (at > pos && jerr.position > 0)
+				at--;
+			/* An invalid bare word (`TFJob`, `tru`): point at its first character. */
+			while (at > pos && at < len && is_word(data[at]) && is_word(data[at - 1]))
 				at--;
 			position_of(data, at, &line, &col);
 			return tfjob__fail_at(err, TFJOB_EPARSE, limits->filename, line, col, "JSON syntax error: %s", jerr.text);
