@@ -180,10 +180,15 @@ int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, 
 	if (!errs)
 		return tfjob__oom(err);
 	tfjob__schema_check(errs, job->root);
-	if (errs->oom || errs->count > 0) {
+	/* Missing required fields do not stop decoding (validation reports them); wrong types and
+	 * out-of-range integers do. */
+	const struct tfjob__field_error *bad = NULL;
+	for (size_t i = 0; i < errs->count && !bad; i++)
+		if (errs->items[i].type != TFJOB_FIELD_VALUE_REQUIRED)
+			bad = &errs->items[i];
+	if (errs->oom || bad) {
 		rc = errs->oom ? tfjob__oom(err)
-		               : tfjob__fail_field(err, TFJOB_ESCHEMA, errs->items[0].field, "%s",
-		                                   strchr(errs->items[0].message, ':') + 2);
+		               : tfjob__fail_field(err, TFJOB_ESCHEMA, bad->field, "%s", bad->message + strlen(bad->field) + 2);
 		tfjob_field_errors_free(errs);
 		return rc;
 	}
