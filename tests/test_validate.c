@@ -250,7 +250,7 @@ START_TEST(replica_spec_rules)
 
 		/* Each replica type is checked on its own. */
 		job = make_job(NULL, NULL, "{PS: " VALID_WORKER ", Worker: {template: {spec: {containers: [{name: main, image: m}]}}},"
-		               " Evaluator: {template: {spec: {}}}}", NULL);
+		               " Evaluator: {template: {spec: {containers: []}}}}", NULL);
 		check("per type", job, c, NULL,
 		      ERRS({ "spec.tfReplicaSpecs[Worker].template.spec.containers", REQ,
 		             "must have at least one container with name tensorflow" },
