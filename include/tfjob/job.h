@@ -58,6 +58,9 @@ TFJOB_EXTERN int tfjob_parse_options_init(tfjob_parse_options *opts, unsigned in
  * Parse exactly one TFJob from YAML or JSON text (`len` bytes; the text need not be
  * NUL-terminated). opts may be NULL for defaults.
  *
+ * YAML is resolved as Kubernetes' decoder does (go-yaml v2 YAML 1.1 scalars, merge keys,
+ * duplicate keys refused; docs/api.md); input limits are in docs/limits.md.
+ *
  * Errors: TFJOB_EPARSE (syntax; line and column set, empty input, or more than one document),
  * TFJOB_ELIMIT, TFJOB_ESCHEMA (not a mapping, apiVersion is not kubeflow.org/v1 or kind is not
  * TFJob), TFJOB_ENOMEM, TFJOB_EVERSION, TFJOB_EINVAL. JSON types of individual fields are not
