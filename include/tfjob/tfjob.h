@@ -12,6 +12,7 @@
 #include "validate.h"
 #include "exitcode.h"
 #include "cluster.h"
+#include "objects.h"
 #include "plan.h"
 
 #endif
