@@ -9,6 +9,9 @@
 #include "version.h"
 #include "error.h"
 #include "job.h"
+#include "transport.h"
+#include "memory.h"
+#include "kube.h"
 #include "validate.h"
 #include "exitcode.h"
 
