@@ -12,6 +12,11 @@ static const struct command commands[] = {
 	{ "validate", "validate a TFJob as the API server and the training-operator webhook would", cmd_validate, usage_validate },
 	{ "default", "print the TFJob with defaults applied, as JSON", cmd_default, usage_default },
 	{ "exit-code", "classify a container exit code as retryable or permanent", cmd_exit_code, usage_exit_code },
+	{ "apply", "create or update TFJobs in the cluster of the current kubeconfig", cmd_apply, usage_apply },
+	{ "get", "list TFJobs of the cluster, or show one (table, json, yaml, wide)", cmd_get, usage_get },
+	{ "describe", "describe a TFJob: conditions, replica statuses, events", cmd_describe, usage_describe },
+	{ "delete", "delete TFJobs from the cluster", cmd_delete, usage_delete },
+	{ "watch", "follow a TFJob until it finishes", cmd_watch, usage_watch },
 };
 
 static void usage(FILE *out)

@@ -43,5 +43,15 @@ int cmd_default(int argc, char **argv);
 void usage_default(FILE *out);
 int cmd_exit_code(int argc, char **argv);
 void usage_exit_code(FILE *out);
+int cmd_apply(int argc, char **argv);
+void usage_apply(FILE *out);
+int cmd_get(int argc, char **argv);
+void usage_get(FILE *out);
+int cmd_describe(int argc, char **argv);
+void usage_describe(FILE *out);
+int cmd_delete(int argc, char **argv);
+void usage_delete(FILE *out);
+int cmd_watch(int argc, char **argv);
+void usage_watch(FILE *out);
 
 #endif
