@@ -1,0 +1,3 @@
+module github.com/libtfjob/libtfjob/bindings/go
+
+go 1.21

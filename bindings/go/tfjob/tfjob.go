@@ -1,0 +1,300 @@
+// Package tfjob binds libtfjob, the reference implementation of Kubeflow TFJob
+// (kubeflow.org/v1) semantics, through cgo.
+//
+// The C library is found with pkg-config (package "tfjob"). Handles are released by Close
+// and, as a safety net, by a finalizer; every call keeps its handle alive until the C call
+// returns (runtime.KeepAlive). Errors are *Error values that match the sentinel errors
+// (ErrParse, ErrSchema, ...) with errors.Is.
+package tfjob
+
+/*
+#cgo pkg-config: tfjob
+#include <stdlib.h>
+#include <tfjob/tfjob.h>
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"unsafe"
+)
+
+// Compat selects the semantics: the documented ones (default) or training-operator v1.9's.
+type Compat int
+
+const (
+	// Documented is the documented Kubeflow semantics with v1.9's defects fixed.
+	Documented Compat = C.TFJOB_COMPAT_DOCUMENTED
+	// TrainingOperator19 reproduces training-operator v1.9 exactly, defects included.
+	TrainingOperator19 Compat = C.TFJOB_COMPAT_TRAINING_OPERATOR_1_9
+)
+
+// ParseCompat parses "documented" or "training-operator-1.9".
+func ParseCompat(name string) (Compat, error) {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	var out C.tfjob_compat
+	if C.tfjob_compat_from_string(&out, cs) != 0 {
+		return Documented, fmt.Errorf("tfjob: unknown compat %q", name)
+	}
+	return Compat(out), nil
+}
+
+// Code is a libtfjob error code (a negative TFJOB_E* value).
+type Code int
+
+// Error codes of include/tfjob/error.h.
+const (
+	CodeInternal        Code = C.TFJOB_ERROR
+	CodeNoMemory        Code = C.TFJOB_ENOMEM
+	CodeInvalidArgument Code = C.TFJOB_EINVAL
+	CodeVersion         Code = C.TFJOB_EVERSION
+	CodeParse           Code = C.TFJOB_EPARSE
+	CodeLimit           Code = C.TFJOB_ELIMIT
+	CodeSchema          Code = C.TFJOB_ESCHEMA
+	CodeInvalid         Code = C.TFJOB_EINVALID
+	CodeNotFound        Code = C.TFJOB_ENOTFOUND
+	CodeExists          Code = C.TFJOB_EEXISTS
+	CodeConflict        Code = C.TFJOB_ECONFLICT
+	CodeGone            Code = C.TFJOB_EGONE
+)
+
+// Error is a failure reported by libtfjob.
+type Error struct {
+	Code       Code
+	Message    string
+	Field      string
+	File       string
+	Line       int
+	Column     int
+	HTTPStatus int
+}
+
+func (e *Error) Error() string { return "tfjob: " + e.Message }
+
+// Is matches sentinel errors by code.
+func (e *Error) Is(target error) bool {
+	var t *Error
+	return errors.As(target, &t) && t.Code == e.Code
+}
+
+// Sentinel errors for errors.Is.
+var (
+	ErrParse    = &Error{Code: CodeParse, Message: "syntax error"}
+	ErrLimit    = &Error{Code: CodeLimit, Message: "input limit exceeded"}
+	ErrSchema   = &Error{Code: CodeSchema, Message: "wrong object shape"}
+	ErrNotFound = &Error{Code: CodeNotFound, Message: "not found"}
+	ErrClosed   = &Error{Code: CodeInvalidArgument, Message: "the job is closed"}
+)
+
+func goString(s *C.char) string {
+	if s == nil {
+		return ""
+	}
+	return C.GoString(s)
+}
+
+// takeError converts a C error (and frees it).
+func takeError(code C.int, cerr *C.tfjob_error) error {
+	if cerr == nil {
+		return &Error{Code: Code(code), Message: goString(C.tfjob_strerror(code))}
+	}
+	defer C.tfjob_error_free(cerr)
+	return &Error{
+		Code:       Code(code),
+		Message:    goString(C.tfjob_error_message(cerr)),
+		Field:      goString(C.tfjob_error_field(cerr)),
+		File:       goString(C.tfjob_error_file(cerr)),
+		Line:       int(C.tfjob_error_line(cerr)),
+		Column:     int(C.tfjob_error_column(cerr)),
+		HTTPStatus: int(C.tfjob_error_http_status(cerr)),
+	}
+}
+
+// takeString copies a library-owned string and frees it.
+func takeString(s *C.char) string {
+	defer C.tfjob_free(unsafe.Pointer(s))
+	return C.GoString(s)
+}
+
+// LibraryVersion is the version of the libtfjob actually loaded.
+func LibraryVersion() string { return C.GoString(C.tfjob_version()) }
+
+// Job is a kubeflow.org/v1 TFJob owned by libtfjob.
+type Job struct {
+	h *C.tfjob_job
+}
+
+func newJob(h *C.tfjob_job) *Job {
+	j := &Job{h: h}
+	runtime.SetFinalizer(j, (*Job).Close)
+	return j
+}
+
+// Parse reads one TFJob from YAML or JSON; filename (may be "") appears in error messages.
+func Parse(data []byte, filename string) (*Job, error) {
+	var opts C.tfjob_parse_options
+	C.tfjob_parse_options_init(&opts, C.TFJOB_PARSE_OPTIONS_VERSION)
+	if filename != "" {
+		cname := C.CString(filename)
+		defer C.free(unsafe.Pointer(cname))
+		opts.filename = cname
+	}
+	var buf *C.char
+	if len(data) > 0 {
+		buf = (*C.char)(C.CBytes(data))
+		defer C.free(unsafe.Pointer(buf))
+	}
+	var out *C.tfjob_job
+	var cerr *C.tfjob_error
+	if rc := C.tfjob_job_parse(&out, buf, C.size_t(len(data)), &opts, &cerr); rc != 0 {
+		return nil, takeError(rc, cerr)
+	}
+	return newJob(out), nil
+}
+
+// Load reads one TFJob from a YAML or JSON file.
+func Load(path string) (*Job, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path)
+}
+
+// Close releases the job; it is safe to call more than once.
+func (j *Job) Close() {
+	if j.h != nil {
+		C.tfjob_job_free(j.h)
+		j.h = nil
+		runtime.SetFinalizer(j, nil)
+	}
+}
+
+// Clone returns an independent copy.
+func (j *Job) Clone() (*Job, error) {
+	if j.h == nil {
+		return nil, ErrClosed
+	}
+	var out *C.tfjob_job
+	var cerr *C.tfjob_error
+	rc := C.tfjob_job_clone(&out, j.h, &cerr)
+	runtime.KeepAlive(j)
+	if rc != 0 {
+		return nil, takeError(rc, cerr)
+	}
+	return newJob(out), nil
+}
+
+// WithDefaults returns a copy with the TFJob defaults applied.
+func (j *Job) WithDefaults(compat Compat) (*Job, error) {
+	c, err := j.Clone()
+	if err != nil {
+		return nil, err
+	}
+	var opts C.tfjob_default_options
+	C.tfjob_default_options_init(&opts, C.TFJOB_DEFAULT_OPTIONS_VERSION)
+	opts.compat = C.tfjob_compat(compat)
+	var cerr *C.tfjob_error
+	if rc := C.tfjob_job_apply_defaults(c.h, &opts, &cerr); rc != 0 {
+		c.Close()
+		return nil, takeError(rc, cerr)
+	}
+	return c, nil
+}
+
+// JSON serialises the whole job (compact).
+func (j *Job) JSON() (string, error) {
+	if j.h == nil {
+		return "", ErrClosed
+	}
+	var out *C.char
+	var cerr *C.tfjob_error
+	rc := C.tfjob_job_to_json(&out, j.h, C.TFJOB_JSON_COMPACT, &cerr)
+	runtime.KeepAlive(j)
+	if rc != 0 {
+		return "", takeError(rc, cerr)
+	}
+	return takeString(out), nil
+}
+
+// Name is metadata.name ("" when absent).
+func (j *Job) Name() string {
+	defer runtime.KeepAlive(j)
+	return goString(C.tfjob_job_name(j.h))
+}
+
+// Namespace is metadata.namespace ("" when absent).
+func (j *Job) Namespace() string {
+	defer runtime.KeepAlive(j)
+	return goString(C.tfjob_job_namespace(j.h))
+}
+
+// FieldError is a Kubernetes field error.
+type FieldError struct {
+	Field   string // e.g. spec.tfReplicaSpecs[Worker].template.spec.containers[0].image
+	Type    string // e.g. FieldValueRequired
+	Detail  string
+	Message string // formatted as Kubernetes prints it
+}
+
+func (e FieldError) String() string { return e.Message }
+
+// ValidateOptions tunes Validate; the zero value validates a create in documented mode.
+type ValidateOptions struct {
+	Compat Compat
+	Old    *Job // the stored object, for an update
+}
+
+// Validate returns every field error (nil when the job is valid). It panics only on
+// out-of-memory; use ValidateWith for options.
+func (j *Job) Validate() []FieldError {
+	errs, err := j.ValidateWith(ValidateOptions{})
+	if err != nil {
+		panic(err)
+	}
+	return errs
+}
+
+// ValidateWith validates with options (compat mode, old object for updates).
+func (j *Job) ValidateWith(o ValidateOptions) ([]FieldError, error) {
+	if j.h == nil || (o.Old != nil && o.Old.h == nil) {
+		return nil, ErrClosed
+	}
+	var opts C.tfjob_validate_options
+	C.tfjob_validate_options_init(&opts, C.TFJOB_VALIDATE_OPTIONS_VERSION)
+	opts.compat = C.tfjob_compat(o.Compat)
+	if o.Old != nil {
+		opts.old = o.Old.h
+	}
+	var list *C.tfjob_field_errors
+	var cerr *C.tfjob_error
+	rc := C.tfjob_job_validate(&list, j.h, &opts, &cerr)
+	runtime.KeepAlive(j)
+	runtime.KeepAlive(o.Old)
+	if rc != 0 {
+		return nil, takeError(rc, cerr)
+	}
+	defer C.tfjob_field_errors_free(list)
+	n := int(C.tfjob_field_errors_count(list))
+	var out []FieldError
+	for i := 0; i < n; i++ {
+		ci := C.size_t(i)
+		out = append(out, FieldError{
+			Field:   goString(C.tfjob_field_errors_field(list, ci)),
+			Type:    goString(C.tfjob_field_error_type_name(C.tfjob_field_errors_type(list, ci))),
+			Detail:  goString(C.tfjob_field_errors_detail(list, ci)),
+			Message: goString(C.tfjob_field_errors_message(list, ci)),
+		})
+	}
+	return out, nil
+}
+
+// ExitCodeRetryable reports whether restartPolicy ExitCode restarts a replica that exited
+// with code.
+func ExitCodeRetryable(code int, compat Compat) bool {
+	return C.tfjob_exit_code_classify(C.int(code), C.tfjob_compat(compat)) == C.TFJOB_EXIT_RETRYABLE
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Go bindings: install the library into a private prefix, then go vet, go test (with the race
+# detector) and a bounded fuzz run, all through pkg-config as a user of the package would.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+prefix="$root/.cache/go-prefix"
+if [ ! -f build-go/build.ninja ]; then
+  meson setup build-go --prefix="$prefix" --libdir=lib -Dtests=false -Dbench=false >/dev/null
+fi
+ninja -C build-go >/dev/null
+meson install -C build-go --quiet >/dev/null
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export CGO_ENABLED=1
+cd bindings/go
+go vet ./...
+go test -count=1 -race ./...
+go test -count=1 -run='^$' -fuzz=FuzzParse -fuzztime="${GO_FUZZ_SECONDS:-20}s" ./tfjob
+go test -count=1 -run='^$' -fuzz=FuzzPlan -fuzztime="${GO_FUZZ_SECONDS:-20}s" ./tfjob
