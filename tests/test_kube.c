@@ -454,6 +454,12 @@ START_TEST(exec_plugin)
 	o = fast_options(write_kubeconfig("exec4.yaml", plain.url, NULL, exec_user("client.authentication.k8s.io/v9"), NULL));
 	ck_assert_int_eq(tfjob_kube_transport_new(&t, &o, &err), TFJOB_ESCHEMA);
 	tfjob_error_free(err);
+	char user[4096];
+	snprintf(user, sizeof(user), "%s      interactiveMode: Always\n", exec_user("client.authentication.k8s.io/v1"));
+	o = fast_options(write_kubeconfig("exec5.yaml", plain.url, NULL, user, NULL));
+	ck_assert_int_eq(tfjob_kube_transport_new(&t, &o, &err), TFJOB_ESCHEMA);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "interactiveMode"));
+	tfjob_error_free(err);
 }
 END_TEST
 
@@ -860,6 +866,21 @@ START_TEST(watch_stream_reconnect_and_gone)
 }
 END_TEST
 
+START_TEST(watch_backs_off_from_empty_streams)
+{
+	tfjob_transport *t = kube_plain(NULL);
+	fault_rules(&plain, "[{\"path\":\"*\",\"times\":-1,\"chunks\":[]}]");
+	struct collector c;
+	tfjob_watch *w = watch(t, &c, "5", 1);
+	usleep(1000000);
+	tfjob_watch_free(w);
+	size_t n = log_count(&plain);
+	ck_assert_msg(n >= 2 && n < 20, "%zu reconnects in a second", n);
+	ck_assert_int_eq(c.closed_code, 0);
+	tfjob_transport_free(t);
+}
+END_TEST
+
 START_TEST(watch_stop_while_idle)
 {
 	tfjob_transport *t = kube_plain(NULL);
@@ -901,6 +922,7 @@ int main(void)
 	tcase_add_test(tc, network_errors_and_timeouts);
 	tcase_add_test(tc, rate_limit);
 	tcase_add_test(tc, watch_stream_reconnect_and_gone);
+	tcase_add_test(tc, watch_backs_off_from_empty_streams);
 	tcase_add_test(tc, watch_stop_while_idle);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
