@@ -10,6 +10,7 @@ APT_PACKAGES=(
   build-essential pkg-config meson ninja-build
   libyaml-dev libjansson-dev libcurl4-openssl-dev check
   clang llvm lld valgrind abigail-tools python3 python3-pip
+  openssl curl util-linux
 )
 
 missing=()
