@@ -566,6 +566,21 @@ static void scenario(tfjob_transport *t, char *log, size_t size)
 	long g4 = generation_of(t, "p1");
 	snprintf(line, sizeof(line), "generations: %ld %ld %ld %ld\n", g1, g2, g3, g4);
 	strncat(log, line, size - strlen(log) - 1);
+	/* An update that also changes status: the status part is ignored. */
+	char *cur = NULL;
+	ck_assert_int_eq(tfjob_transport_get(&cur, t, &TFJOBS, NULL, "p1", NULL), 0);
+	json_t *obj = parse(cur);
+	json_object_set_new(obj, "status", json_pack("{s:s}", "startTime", "2030-01-01T00:00:00Z"));
+	json_object_set_new(json_object_get(obj, "metadata"), "annotations", json_pack("{s:s}", "a", "b"));
+	char *upd = dumps(obj);
+	STEP("update with status", tfjob_transport_update(&cur, t, &TFJOBS, NULL, upd, &err));
+	free(upd);
+	json_decref(obj);
+	obj = parse(cur);
+	snprintf(line, sizeof(line), "status kept: %s\n",
+	         json_string_value(json_object_get(json_object_get(obj, "status"), "startTime")));
+	strncat(log, line, size - strlen(log) - 1);
+	json_decref(obj);
 	tfjob_delete_options d = TFJOB_DELETE_OPTIONS_INIT;
 	d.precondition_uid = "00000000-0000-0000-0000-000000000001";
 	STEP("delete wrong uid", tfjob_transport_delete(NULL, t, &TFJOBS, NULL, "p1", &d, &err));
@@ -578,6 +593,43 @@ static void scenario(tfjob_transport *t, char *log, size_t size)
 	STEP("delete missing", tfjob_transport_delete(NULL, t, &TFJOBS, NULL, "p1", NULL, &err));
 	json_decref(created);
 }
+
+/* Watch events with selector transitions, as a log of types. */
+static void watch_scenario(tfjob_transport *t, char *log, size_t size)
+{
+	char *text = tfjob_text("wp", 1), *out = NULL;
+	ck_assert_int_eq(tfjob_transport_create(&out, t, &TFJOBS, NULL, text, NULL), 0);
+	free(text);
+	json_t *created = parse(out);
+	struct collector c;
+	tfjob_watch *w = watch_from(t, &c, meta(created, "resourceVersion"));
+	tfjob_transport_patch(NULL, t, &TFJOBS, NULL, "wp", NULL, "{\"metadata\":{\"labels\":{\"suite\":\"other\"}}}", NULL);
+	tfjob_transport_patch(NULL, t, &TFJOBS, NULL, "wp", NULL, "{\"spec\":{\"runPolicy\":{\"backoffLimit\":1}}}", NULL);
+	tfjob_transport_patch(NULL, t, &TFJOBS, NULL, "wp", NULL, "{\"metadata\":{\"labels\":{\"suite\":\"transport\"}}}", NULL);
+	tfjob_transport_patch(NULL, t, &TFJOBS, NULL, "wp", "status", "{\"status\":{\"startTime\":\"2024-01-01T00:00:00Z\"}}", NULL);
+	tfjob_transport_delete(NULL, t, &TFJOBS, NULL, "wp", NULL, NULL);
+	wait_count(&c, 4);
+	usleep(300000);
+	tfjob_watch_free(w);
+	strncat(log, c.log, size - strlen(log) - 1);
+	json_decref(created);
+}
+
+START_TEST(memory_backend_watch_parity)
+{
+	char real[4096] = "", fake[4096] = "";
+	tfjob_transport *t = admin();
+	watch_scenario(t, real, sizeof(real));
+	tfjob_transport_free(t);
+	tfjob_memory_options mo = TFJOB_MEMORY_OPTIONS_INIT;
+	mo.default_namespace = ns;
+	ck_assert_int_eq(tfjob_memory_transport_new(&t, &mo, NULL), 0);
+	watch_scenario(t, fake, sizeof(fake));
+	tfjob_transport_free(t);
+	ck_assert_str_eq(real, "DELETED wp;ADDED wp;MODIFIED wp;DELETED wp;");
+	ck_assert_str_eq(fake, real);
+}
+END_TEST
 
 START_TEST(memory_backend_parity)
 {
@@ -613,6 +665,7 @@ int main(void)
 	tcase_add_test(tc, token_rotation);
 	tcase_add_test(tc, exec_plugin_and_in_cluster);
 	tcase_add_test(tc, memory_backend_parity);
+	tcase_add_test(tc, memory_backend_watch_parity);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
