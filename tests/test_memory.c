@@ -491,6 +491,16 @@ START_TEST(delete_preconditions_finalizers_gc)
 	ck_assert_int_eq(tfjob_transport_get(NULL, t, &TFJOBS, NULL, "f", NULL), TFJOB_ENOTFOUND);
 	d.version = 0;
 	ck_assert_int_eq(tfjob_transport_delete(NULL, t, &TFJOBS, NULL, "f", &d, NULL), TFJOB_EVERSION);
+	/* Deleting a namespace deletes what is in it. */
+	static const tfjob_resource NS = TFJOB_RESOURCE_NAMESPACES_INIT;
+	json_decref(create_ok(t, &NS, "{\"metadata\":{\"name\":\"team\"}}"));
+	json_decref(create_ok(t, &PODS, "{\"metadata\":{\"name\":\"t1\",\"namespace\":\"team\"}}"));
+	json_decref(create_ok(t, &TFJOBS, "{\"metadata\":{\"name\":\"t2\",\"namespace\":\"team\"}}"));
+	json_decref(create_ok(t, &PODS, "{\"metadata\":{\"name\":\"t3\",\"namespace\":\"team2\"}}"));
+	ck_assert_int_eq(tfjob_transport_delete(NULL, t, &NS, NULL, "team", NULL, NULL), 0);
+	ck_assert_uint_eq(list_names(t, &PODS, "team", NULL, NULL, names, sizeof(names)), 0);
+	ck_assert_uint_eq(list_names(t, &TFJOBS, "team", NULL, NULL, names, sizeof(names)), 0);
+	ck_assert_uint_eq(list_names(t, &PODS, "team2", NULL, NULL, names, sizeof(names)), 1);
 	json_decref(f);
 	json_decref(fd);
 	json_decref(still);

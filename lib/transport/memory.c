@@ -634,6 +634,33 @@ static int collect_dependents(struct mem_store *s, const char *uid, int depth)
 	return rc;
 }
 
+/* The namespace controller's job: everything in a deleted namespace goes too. */
+static int delete_namespace_contents(struct mem_store *s, const char *name, int depth)
+{
+	json_t *keys = json_array();
+	const char *key;
+	json_t *obj;
+	json_object_foreach(s->objects, key, obj) {
+		/* key = group/resource/ns/name: the third component is the namespace */
+		const char *p = strchr(key, '/');
+		p = p ? strchr(p + 1, '/') : NULL;
+		size_t n = strlen(name);
+		if (keys && p && !strncmp(p + 1, name, n) && p[1 + n] == '/')
+			json_array_append_new(keys, json_string(key));
+	}
+	if (!keys)
+		return TFJOB_ENOMEM;
+	size_t i;
+	json_t *k;
+	int rc = 0;
+	json_array_foreach(keys, i, k) {
+		if (!rc && json_object_get(s->objects, json_string_value(k)))
+			rc = delete_key(s, json_string_value(k), TFJOB_PROPAGATION_BACKGROUND, depth + 1);
+	}
+	json_decref(keys);
+	return rc;
+}
+
 /* Delete the object at key: finalizers make it terminate, otherwise it goes (and its dependents). */
 static int delete_key(struct mem_store *s, const char *key, tfjob_propagation policy, int depth)
 {
@@ -658,8 +685,13 @@ static int delete_key(struct mem_store *s, const char *key, tfjob_propagation po
 		rc = orphan_dependents(s, uid);
 	else if (uid && policy == TFJOB_PROPAGATION_FOREGROUND)
 		rc = collect_dependents(s, uid, depth);
+	int is_namespace = !strncmp(key, "/namespaces//", 13);
+	char *ns_name = is_namespace ? tfjob__strdup(key + 13) : NULL;
 	if (!rc && json_object_get(s->objects, key))
 		rc = remove_object(s, key, json_object_get(s->objects, key));
+	if (!rc && ns_name)
+		rc = delete_namespace_contents(s, ns_name, depth);
+	free(ns_name);
 	if (!rc && uid && policy != TFJOB_PROPAGATION_ORPHAN && policy != TFJOB_PROPAGATION_FOREGROUND)
 		rc = collect_dependents(s, uid, depth);
 	free(uid);
