@@ -678,6 +678,28 @@ START_TEST(create_is_never_retried_blindly)
 	                    "{\"method\":\"POST\",\"status\":201,\"path\":\"*\",\"body\":{}}]");
 	ck_assert_int_eq(tfjob_transport_create(NULL, t, &PODS, NULL, pod, NULL), 0);
 	ck_assert_uint_eq(log_count(&plain), 2);
+	/* A PUT repeated after an ambiguous failure meets its own first attempt (409): the stored
+	 * object holds what was sent, so the update happened. A real conflict stays one. */
+	const char *job = "{\"metadata\":{\"name\":\"j\",\"resourceVersion\":\"5\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"x\":1}}";
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"method\":\"PUT\",\"status\":502,\"path\":\"*\",\"body\":" STATUS(502, "InternalError", "x") "},"
+	                    "{\"method\":\"PUT\",\"status\":409,\"path\":\"*\",\"body\":" STATUS(409, "Conflict", "modified") "},"
+	                    "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/default/pods/j\",\"body\":"
+	                    "{\"metadata\":{\"name\":\"j\",\"resourceVersion\":\"6\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"x\":1},\"status\":{}}}]");
+	ck_assert_int_eq(tfjob_transport_update(&out, t, &PODS, NULL, job, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"6\""));
+	tfjob_free(out);
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"method\":\"PUT\",\"status\":502,\"path\":\"*\",\"body\":" STATUS(502, "InternalError", "x") "},"
+	                    "{\"method\":\"PUT\",\"status\":409,\"path\":\"*\",\"body\":" STATUS(409, "Conflict", "modified") "},"
+	                    "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/default/pods/j\",\"body\":"
+	                    "{\"metadata\":{\"name\":\"j\",\"resourceVersion\":\"6\"},\"spec\":{\"x\":2}}}]");
+	ck_assert_int_eq(tfjob_transport_update(NULL, t, &PODS, NULL, job, NULL), TFJOB_ECONFLICT);
+	/* Without an ambiguous failure a 409 is never second-guessed. */
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"method\":\"PUT\",\"status\":409,\"path\":\"*\",\"body\":" STATUS(409, "Conflict", "modified") "}]");
+	ck_assert_int_eq(tfjob_transport_update(NULL, t, &PODS, NULL, job, NULL), TFJOB_ECONFLICT);
+	ck_assert_uint_eq(log_count(&plain), 1);
 	/* A DELETE retried after an ambiguous failure that finds the object gone has succeeded. */
 	fault_reset(&plain);
 	fault_rules(&plain, "[{\"method\":\"DELETE\",\"status\":500,\"path\":\"*\",\"body\":" STATUS(500, "InternalError", "x") "},"
