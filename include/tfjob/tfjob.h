@@ -14,5 +14,8 @@
 #include "cluster.h"
 #include "objects.h"
 #include "plan.h"
+#include "transport.h"
+#include "memory.h"
+#include "kube.h"
 
 #endif
