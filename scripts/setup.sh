@@ -10,7 +10,7 @@ APT_PACKAGES=(
   build-essential pkg-config meson ninja-build
   libyaml-dev libjansson-dev libcurl4-openssl-dev check
   clang llvm lld valgrind abigail-tools python3 python3-pip
-  openssl curl util-linux
+  openssl curl util-linux iproute2
 )
 
 missing=()
