@@ -13,7 +13,7 @@ APT_PACKAGES=(
   libnghttp2-dev libidn2-dev librtmp-dev libssh2-1-dev libpsl-dev libkrb5-dev libldap-dev
   libzstd-dev libbrotli-dev zlib1g-dev
   clang llvm lld valgrind abigail-tools python3 python3-pip
-  openssl curl util-linux
+  openssl curl util-linux iproute2
 )
 
 missing=()
