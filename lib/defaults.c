@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <string.h>
+#include <strings.h>
 
 #include "internal/fielderr.h"
 #include "internal/job.h"
@@ -37,10 +38,37 @@ static bool is_absent(json_t *parent, const char *key)
 	return !v || json_is_null(v);
 }
 
+/* The first key (document order) spelled like canon in another case, or NULL. */
+static const char *first_variant(json_t *specs, const char *canon)
+{
+	const char *key;
+	json_t *value;
+	json_object_foreach(specs, key, value) {
+		if (!strcasecmp(key, canon) && strcmp(key, canon))
+			return key;
+	}
+	return NULL;
+}
+
+/* Whether another key of specs equals key ignoring case. */
+static bool has_case_twin(json_t *specs, const char *key)
+{
+	const char *other;
+	json_t *value;
+	json_object_foreach(specs, other, value) {
+		if (strcmp(other, key) && !strcasecmp(other, key))
+			return true;
+	}
+	return false;
+}
+
 /*
- * Rename replica type keys to their canonical case, keeping their position. When a key and
- * its canonical spelling are both present, v1.9 lets the variant replace the canonical entry;
- * the documented mode leaves both for validation to reject.
+ * Rename replica type keys to their canonical case, keeping their position.
+ * Documented mode: a key is renamed only when it is the one spelling of its type; keys that
+ * differ only in case are all kept, for validation to reject (FieldValueDuplicate) instead of
+ * silently losing one. v1.9 (setTypeNameToCamelCase): per type, one variant spelling is moved
+ * to the canonical key, replacing a canonical entry if there is one; further variants stay.
+ * (v1.9 picks the variant in Go's random map order; here it is the first in document order.)
  */
 static json_t *canonical_keys(json_t *specs, bool compat)
 {
@@ -52,13 +80,15 @@ static json_t *canonical_keys(json_t *specs, bool compat)
 	json_object_foreach(specs, key, value) {
 		const char *canon = tfjob__canonical_type(key);
 		const char *target = key;
-		if (canon && strcmp(canon, key)) {
-			bool clash = json_object_get(specs, canon) != NULL;
-			if (!clash || compat)
+		if (canon && compat) {
+			const char *variant = first_variant(specs, canon);
+			if (variant && !strcmp(key, canon))
+				continue; /* replaced by the variant */
+			if (variant && !strcmp(key, variant))
 				target = canon;
+		} else if (canon && strcmp(canon, key) && !has_case_twin(specs, key)) {
+			target = canon;
 		}
-		if (compat && canon && !strcmp(canon, key) && json_object_get(out, key))
-			continue; /* already replaced by a case variant seen earlier */
 		if (json_object_set(out, target, value)) {
 			json_decref(out);
 			return NULL;
@@ -150,10 +180,15 @@ int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, 
 	if (!errs)
 		return tfjob__oom(err);
 	tfjob__schema_check(errs, job->root);
-	if (errs->oom || errs->count > 0) {
+	/* Missing required fields do not stop decoding (validation reports them); wrong types and
+	 * out-of-range integers do. */
+	const struct tfjob__field_error *bad = NULL;
+	for (size_t i = 0; i < errs->count && !bad; i++)
+		if (errs->items[i].type != TFJOB_FIELD_VALUE_REQUIRED)
+			bad = &errs->items[i];
+	if (errs->oom || bad) {
 		rc = errs->oom ? tfjob__oom(err)
-		               : tfjob__fail_field(err, TFJOB_ESCHEMA, errs->items[0].field, "%s",
-		                                   strchr(errs->items[0].message, ':') + 2);
+		               : tfjob__fail_field(err, TFJOB_ESCHEMA, bad->field, "%s", bad->message + strlen(bad->field) + 2);
 		tfjob_field_errors_free(errs);
 		return rc;
 	}

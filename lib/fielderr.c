@@ -62,8 +62,10 @@ static char *format_message(const struct tfjob__field_error *e)
 {
 	const char *phrase = type_phrases[e->type];
 	bool detail = e->detail && e->detail[0];
+	/* Go prints a nil bad value as the quoted string "null". */
+	const char *value = strcmp(e->value, "null") ? e->value : "\"null\"";
 	if (shows_value(e->type))
-		return tfjob__strdup_printf("%s: %s: %s%s%s", e->field, phrase, e->value, detail ? ": " : "",
+		return tfjob__strdup_printf("%s: %s: %s%s%s", e->field, phrase, value, detail ? ": " : "",
 		                            detail ? e->detail : "");
 	return tfjob__strdup_printf("%s: %s%s%s", e->field, phrase, detail ? ": " : "", detail ? e->detail : "");
 }

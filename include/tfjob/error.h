@@ -63,10 +63,10 @@ TFJOB_EXTERN const char *tfjob_error_field(const tfjob_error *err);
 /** The file name given through the parse options, or NULL. Borrowed. */
 TFJOB_EXTERN const char *tfjob_error_file(const tfjob_error *err);
 
-/** 1-based line of a syntax error, 0 when not applicable. */
+/** 1-based line of a syntax error (or of a limit error in YAML/JSON text), 0 when not applicable. */
 TFJOB_EXTERN int tfjob_error_line(const tfjob_error *err);
 
-/** 1-based column of a syntax error, 0 when not applicable. */
+/** 1-based column (in characters) of a syntax or limit error, 0 when not applicable. */
 TFJOB_EXTERN int tfjob_error_column(const tfjob_error *err);
 
 /** The HTTP status of a transport error, 0 when not applicable. */

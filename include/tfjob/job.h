@@ -58,6 +58,9 @@ TFJOB_EXTERN int tfjob_parse_options_init(tfjob_parse_options *opts, unsigned in
  * Parse exactly one TFJob from YAML or JSON text (`len` bytes; the text need not be
  * NUL-terminated). opts may be NULL for defaults.
  *
+ * YAML is resolved as Kubernetes' decoder does (go-yaml v2 YAML 1.1 scalars, merge keys,
+ * duplicate keys refused; docs/api.md); input limits are in docs/limits.md.
+ *
  * Errors: TFJOB_EPARSE (syntax; line and column set, empty input, or more than one document),
  * TFJOB_ELIMIT, TFJOB_ESCHEMA (not a mapping, apiVersion is not kubeflow.org/v1 or kind is not
  * TFJob), TFJOB_ENOMEM, TFJOB_EVERSION, TFJOB_EINVAL. JSON types of individual fields are not
@@ -115,9 +118,11 @@ TFJOB_EXTERN int tfjob_default_options_init(tfjob_default_options *opts, unsigne
  * Apply the TFJob defaults in place: cleanPodPolicy (documented: Running; v1.9: None),
  * successPolicy "", replica type keys in canonical case, replicas 1, restartPolicy Never, and
  * the tfjob-port (2222) on the `tensorflow` container (else the first). Idempotent.
- * opts may be NULL. Errors: TFJOB_ESCHEMA when a field the defaults touch has the wrong JSON
- * type (the error names the field), TFJOB_ENOMEM, TFJOB_EVERSION, TFJOB_EINVAL. On error the job
- * is left unchanged.
+ * opts may be NULL. Errors: TFJOB_ESCHEMA when a field of the CRD schema has the wrong JSON
+ * type or an out-of-range integer, as the Go operator could not decode such an object (the
+ * error's field and message name the first such field; missing required fields are not an
+ * error here, tfjob_job_validate() reports them), TFJOB_ENOMEM, TFJOB_EVERSION, TFJOB_EINVAL.
+ * On error the job is left unchanged.
  */
 TFJOB_EXTERN int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err);
 

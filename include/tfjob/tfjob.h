@@ -11,5 +11,7 @@
 #include "job.h"
 #include "validate.h"
 #include "exitcode.h"
+#include "cluster.h"
+#include "plan.h"
 
 #endif

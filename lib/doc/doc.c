@@ -7,18 +7,6 @@
 
 #include "internal/doc.h"
 
-int tfjob_parse_options_init(tfjob_parse_options *opts, unsigned int version)
-{
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_PARSE_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_parse_options init = TFJOB_PARSE_OPTIONS_INIT;
-	*opts = init;
-	opts->version = version;
-	return 0;
-}
-
 int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *opts, tfjob_error **err)
 {
 	tfjob_parse_options defaults = TFJOB_PARSE_OPTIONS_INIT;
@@ -138,5 +126,17 @@ int tfjob__docs_flatten_items(json_t **out, const tfjob__docs *docs, tfjob_error
 		}
 	}
 	*out = all;
+	return 0;
+}
+
+int tfjob_parse_options_init(tfjob_parse_options *opts, unsigned int version)
+{
+	if (!opts)
+		return TFJOB_EINVAL;
+	if (version == 0 || version > TFJOB_PARSE_OPTIONS_VERSION)
+		return TFJOB_EVERSION;
+	tfjob_parse_options init = TFJOB_PARSE_OPTIONS_INIT;
+	*opts = init;
+	opts->version = version;
 	return 0;
 }

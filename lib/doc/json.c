@@ -8,11 +8,19 @@
 #include "internal/doc.h"
 
 static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static bool is_word(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+	       c == '+' || c == '.';
+}
 
 static void position_of(const char *data, size_t offset, int *line, int *col)
 {
 	int l = 1, c = 1;
-	for (size_t i = 0; i < offset; i++) {
+	size_t start = 0;
+	if (offset >= 3 && (unsigned char)data[0] == 0xEF && (unsigned char)data[1] == 0xBB && (unsigned char)data[2] == 0xBF)
+		start = 3; /* a byte order mark takes no column */
+	for (size_t i = start; i < offset; i++) {
 		if (data[i] == '\n') {
 			l++;
 			c = 1;
@@ -62,6 +70,8 @@ int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 	if (rc)
 		return rc;
 	size_t pos = 0;
+	if (len >= 3 && (unsigned char)data[0] == 0xEF && (unsigned char)data[1] == 0xBB && (unsigned char)data[2] == 0xBF)
+		pos = 3; /* skip a UTF-8 byte order mark, as Kubernetes' decoders do */
 	for (;;) {
 		while (pos < len && is_blank(data[pos]))
 			pos++;
@@ -77,6 +87,15 @@ int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 			/* jansson's position is just past the offending token; report where that token starts. */
 			if (at > pos && jerr.position > 0)
 				at--;
+			/* jansson names the token ("... near '\"kind\"'"): point at its first character. */
+			const char *near = strstr(jerr.text, "near '");
+			size_t tlen = near ? strlen(near + 6) : 0;
+			if (tlen >= 2 && near[6 + tlen - 1] == '\'' && at + 1 >= tlen - 1 && at + 1 - (tlen - 1) >= pos &&
+			    !memcmp(data + at + 1 - (tlen - 1), near + 6, tlen - 1))
+				at = at + 1 - (tlen - 1);
+			else
+				while (at > pos && at < len && is_word(data[at]) && is_word(data[at - 1]))
+					at--;
 			position_of(data, at, &line, &col);
 			return tfjob__fail_at(err, TFJOB_EPARSE, limits->filename, line, col, "JSON syntax error: %s", jerr.text);
 		}

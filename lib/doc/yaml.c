@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -259,15 +260,28 @@ static json_t *resolve_scalar(struct loader *ld, const yaml_event_t *ev)
 		if (in_list(text, false_words))
 			return json_false();
 	}
-	if (kind == SCALAR_AUTO || kind == SCALAR_INT || kind == SCALAR_FLOAT) {
+	/*
+	 * go-yaml v2 only tries numbers when the first character is a digit, a sign or '.', and
+	 * strips '_' except after a leading '.' (strconv.ParseFloat rejects it there).
+	 */
+	bool numeric_start = (text[0] >= '0' && text[0] <= '9') || text[0] == '+' || text[0] == '-' || text[0] == '.';
+	if ((kind == SCALAR_AUTO && numeric_start) || kind == SCALAR_INT || kind == SCALAR_FLOAT) {
 		char buf[128];
-		if (strip_underscores(text, buf, sizeof(buf)) && buf[0]) {
+		bool ok = text[0] == '.' ? (strchr(text, '_') == NULL && strlen(text) < sizeof(buf) && strcpy(buf, text))
+		                         : strip_underscores(text, buf, sizeof(buf));
+		if (ok && buf[0]) {
 			long long iv;
 			int r = kind == SCALAR_FLOAT ? 2 : parse_yaml_int(buf, &iv);
 			if (r == 1)
 				return json_integer(iv);
 			if ((r == 2 || kind != SCALAR_INT) && is_yaml_float(buf)) {
 				double d = strtod(buf, NULL);
+				/*
+				 * Kubernetes turns YAML into JSON with Go's encoder, which writes an integral
+				 * float64 without a fraction: `replicas: 2.0` reaches the API server as 2.
+				 */
+				if (isfinite(d) && d == trunc(d) && d > -9.2e18 && d < 9.2e18)
+					return json_integer((json_int_t)d);
 				if (isfinite(d))
 					return json_real(d);
 			}
@@ -313,11 +327,38 @@ static int count_node(struct loader *ld, yaml_mark_t mark, unsigned long n)
 	return 0;
 }
 
+/* Nesting height of a value: 0 for scalars, 1 + the children's for containers. */
+static size_t height_of(const json_t *v)
+{
+	size_t h = 0;
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *child;
+		json_object_foreach((json_t *)v, k, child) {
+			size_t ch = height_of(child);
+			if (ch > h)
+				h = ch;
+		}
+		return h + 1;
+	}
+	if (json_is_array(v)) {
+		size_t i;
+		json_t *child;
+		json_array_foreach(v, i, child) {
+			size_t ch = height_of(child);
+			if (ch > h)
+				h = ch;
+		}
+		return h + 1;
+	}
+	return 0;
+}
+
 static int register_anchor(struct loader *ld, const char *anchor, json_t *value)
 {
 	if (!anchor)
 		return 0;
-	json_t *entry = json_pack("[Oi]", value, (json_int_t)count_nodes(value));
+	json_t *entry = json_pack("[OII]", value, (json_int_t)count_nodes(value), (json_int_t)height_of(value));
 	if (!entry || json_object_set_new(ld->anchors, anchor, entry))
 		return tfjob__oom(ld->err);
 	return 0;
@@ -390,12 +431,36 @@ static int attach(struct loader *ld, json_t *value, yaml_mark_t mark)
 	return rc;
 }
 
-/* Keys are strings: a non-string scalar key keeps its source text. */
+/*
+ * Keys are strings. As in Kubernetes (go-yaml v2, then sigs.k8s.io/yaml's conversion to JSON),
+ * a plain key that resolves to a boolean or an integer becomes its canonical text
+ * (`yes` -> "true", `0x10` -> "16"); any other key keeps its source text.
+ */
 static json_t *key_from_scalar(struct loader *ld, const yaml_event_t *ev)
 {
-	json_t *s = json_stringn((const char *)ev->data.scalar.value, ev->data.scalar.length);
+	const char *text = (const char *)ev->data.scalar.value;
+	size_t len = ev->data.scalar.length;
+	if (strlen(text) != len) {
+		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "a mapping key contains a NUL character");
+		return NULL;
+	}
+	if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag) {
+		if (in_list(text, true_words))
+			return json_string("true");
+		if (in_list(text, false_words))
+			return json_string("false");
+		char buf[128];
+		long long iv;
+		bool numeric_start = (text[0] >= '0' && text[0] <= '9') || text[0] == '+' || text[0] == '-';
+		if (numeric_start && strip_underscores(text, buf, sizeof(buf)) && buf[0] && parse_yaml_int(buf, &iv) == 1) {
+			char num[32];
+			snprintf(num, sizeof(num), "%lld", iv);
+			return json_string(num);
+		}
+	}
+	json_t *s = json_stringn(text, len);
 	if (!s)
-		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "invalid UTF-8 or NUL in mapping key");
+		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "invalid UTF-8 in mapping key");
 	return s;
 }
 
@@ -480,6 +545,11 @@ static int handle_alias(struct loader *ld, const yaml_event_t *ev)
 	if (json_is_null(entry))
 		return fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "alias '%s' refers to a node that contains it", name);
 	json_t *value = json_array_get(entry, 0);
+	/* An alias copies its anchor's subtree here: the copy must respect the nesting limit too. */
+	json_int_t height = json_integer_value(json_array_get(entry, 2));
+	if ((json_int_t)ld->depth + height > (json_int_t)ld->limits->max_depth)
+		return fail_mark(ld, TFJOB_ELIMIT, ev->start_mark, "nesting deeper than %u levels (through alias '%s')",
+		                 ld->limits->max_depth, name);
 	if (count_node(ld, ev->start_mark, (unsigned long)json_integer_value(json_array_get(entry, 1))))
 		return TFJOB_ELIMIT;
 	if (expecting_key(ld)) {

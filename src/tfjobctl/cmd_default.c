@@ -49,7 +49,10 @@ int cmd_default(int argc, char **argv)
 		tfjob_error *err = NULL;
 		char *text = NULL;
 		if (tfjob_job_apply_defaults(jobs[i], &opts, &err) || tfjob_job_to_json(&text, jobs[i], TFJOB_JSON_PRETTY, &err)) {
-			status = ctl_fail_err(err);
+			/* The job no longer knows its file: name it here ("FILE: field: detail"). */
+			fprintf(stderr, "tfjobctl: %s: %s\n", argv[optind], tfjob_error_message(err));
+			tfjob_error_free(err);
+			status = EXIT_USAGE;
 			break;
 		}
 		ctl_print_owned(text);

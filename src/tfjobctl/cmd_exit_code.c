@@ -25,6 +25,10 @@ void usage_exit_code(FILE *out)
 static bool parse_code(int *out, const char *s)
 {
 	char *end;
+	/* Only an optional sign and decimal digits: no blanks, no hex, no fraction. */
+	const char *digits = (*s == '-' || *s == '+') ? s + 1 : s;
+	if (!(*digits >= '0' && *digits <= '9'))
+		return false;
 	errno = 0;
 	long v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < INT_MIN || v > INT_MAX)

@@ -12,6 +12,10 @@ static const struct command commands[] = {
 	{ "validate", "validate a TFJob as the API server and the training-operator webhook would", cmd_validate, usage_validate },
 	{ "default", "print the TFJob with defaults applied, as JSON", cmd_default, usage_default },
 	{ "exit-code", "classify a container exit code as retryable or permanent", cmd_exit_code, usage_exit_code },
+	{ "tf-config", "print the TF_CONFIG of one replica of a TFJob", cmd_tf_config, usage_tf_config },
+	{ "render", "print the Pods and Services the operator creates for a new TFJob", cmd_render, usage_render },
+	{ "plan", "plan one reconcile step of a TFJob given its observed pods and services", cmd_plan, usage_plan },
+	{ "simulate", "run a scenario of pod phase changes through the planner, step by step", cmd_simulate, usage_simulate },
 };
 
 static void usage(FILE *out)

@@ -43,5 +43,16 @@ int cmd_default(int argc, char **argv);
 void usage_default(FILE *out);
 int cmd_exit_code(int argc, char **argv);
 void usage_exit_code(FILE *out);
+int cmd_tf_config(int argc, char **argv);
+void usage_tf_config(FILE *out);
+int cmd_render(int argc, char **argv);
+void usage_render(FILE *out);
+int cmd_plan(int argc, char **argv);
+void usage_plan(FILE *out);
+int cmd_simulate(int argc, char **argv);
+void usage_simulate(FILE *out);
+
+/* --now: parse an RFC 3339 time, or read the clock when value is NULL. Prints errors; EXIT_USAGE on failure. */
+int ctl_parse_now(int64_t *out, const char *value);
 
 #endif

@@ -42,11 +42,16 @@ int ctl_read_file(char **out, size_t *out_len, const char *path, size_t max)
 			break;
 	}
 	int failed = ferror(f);
+	bool truncated = len > max;
 	if (f != stdin)
 		fclose(f);
 	if (failed) {
 		free(buf);
 		return ctl_fail("%s: read error", path);
+	}
+	if (truncated) {
+		free(buf);
+		return ctl_fail("%s: input is larger than the limit of %zu bytes", path, max);
 	}
 	buf[len] = '\0';
 	*out = buf;

@@ -16,4 +16,5 @@ export CGO_ENABLED=1
 cd bindings/go
 go vet ./...
 go test -count=1 -race ./...
-go test -count=1 -run='^$' -fuzz=FuzzParse -fuzztime="${GO_FUZZ_SECONDS:-30}s" ./tfjob
+go test -count=1 -run='^$' -fuzz=FuzzParse -fuzztime="${GO_FUZZ_SECONDS:-20}s" ./tfjob
+go test -count=1 -run='^$' -fuzz=FuzzPlan -fuzztime="${GO_FUZZ_SECONDS:-20}s" ./tfjob

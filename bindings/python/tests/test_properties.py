@@ -59,3 +59,44 @@ def test_arbitrary_bytes_give_errors_not_crashes(data):
         tfjob.Job.from_text(data)
     except tfjob.Error as exc:
         assert str(exc)
+
+
+BASE_JOB = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "p", "uid": "u"},
+            "spec": {"runPolicy": {"backoffLimit": 3},
+                     "tfReplicaSpecs": {
+                         "Chief": {"template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}},
+                         "Worker": {"replicas": 3, "restartPolicy": "ExitCode",
+                                    "template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}}}}}
+
+
+@st.composite
+def pods(draw):
+    out = []
+    for _ in range(draw(st.integers(min_value=0, max_value=6))):
+        labels = {"training.kubeflow.org/job-name": "p",
+                  "training.kubeflow.org/replica-type": draw(st.sampled_from(["chief", "worker", "ps", "bogus"])),
+                  "training.kubeflow.org/replica-index": draw(st.sampled_from(["0", "1", "2", "7", "-1", "x"]))}
+        if draw(st.booleans()):
+            labels.pop(draw(st.sampled_from(sorted(labels))))
+        status = {"phase": draw(st.sampled_from(["Pending", "Running", "Succeeded", "Failed", "Unknown", ""]))}
+        if draw(st.booleans()):
+            status["containerStatuses"] = [{"name": "tensorflow", "restartCount": draw(st.integers(0, 5)),
+                                            "state": {"terminated": {"exitCode": draw(st.integers(-1, 256))}}}]
+        pod = {"metadata": {"name": f"pod-{len(out)}", "labels": labels}, "status": status}
+        if draw(st.booleans()):
+            pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        out.append(pod)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(pods(), st.integers(min_value=0, max_value=5), st.sampled_from([None, "training-operator-1.9"]),
+       st.booleans())
+def test_plan_never_raises_on_pod_states(pod_list, requeues, compat, suspended):
+    obj = json.loads(json.dumps(BASE_JOB))
+    obj["spec"]["runPolicy"]["suspend"] = suspended
+    job = tfjob.Job.from_dict(obj)
+    p = tfjob.plan(job, pod_list, [], now=1767225600, requeues=requeues, compat=compat)
+    assert isinstance(p.status, dict)
+    for a in p.actions:
+        assert a.action in ("create", "delete", "event")

@@ -11,6 +11,8 @@ from . import _lib
 from .errors import (ConflictError, Error, NotFoundError, ParseError, SchemaError, TransportError,
                      ValidationError)
 from .job import (COMPAT_DOCUMENTED, COMPAT_TRAINING_OPERATOR_1_9, FieldError, Job, exit_code_retryable)
+from .cluster import pod_group, render, tf_config, tf_config_text
+from .plan import Action, Plan, plan
 
 __version__ = "0.1.0"
 
@@ -32,5 +34,6 @@ _check_library()
 __all__ = [
     "COMPAT_DOCUMENTED", "COMPAT_TRAINING_OPERATOR_1_9", "ConflictError", "Error", "FieldError", "Job",
     "NotFoundError", "ParseError", "SchemaError", "TransportError", "ValidationError", "exit_code_retryable",
-    "library_version", "__version__",
+    "library_version", "__version__", "Action", "Plan", "plan", "pod_group", "render", "tf_config",
+    "tf_config_text",
 ]

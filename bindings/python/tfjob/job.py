@@ -160,6 +160,16 @@ class Job:
     def uid(self) -> Optional[str]:
         return _lib.decode(_lib.lib.tfjob_job_uid(self.handle))
 
+    def tf_config(self, replica_type: str, index: int, **kw: Any) -> Optional[Dict[str, Any]]:
+        """TF_CONFIG of a replica as a dict (None when not distributed); see tfjob.tf_config."""
+        from .cluster import tf_config
+        return tf_config(self, replica_type, index, **kw)
+
+    def render(self, **kw: Any) -> Dict[str, List[Dict[str, Any]]]:
+        """Every Pod and Service of the job as dicts; see tfjob.render."""
+        from .cluster import render
+        return render(self, **kw)
+
     def __repr__(self) -> str:
         return f"<tfjob.Job {self.namespace or 'default'}/{self.name}>" if self._handle else "<tfjob.Job closed>"
 

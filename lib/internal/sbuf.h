@@ -1,0 +1,59 @@
+/*
+ * A growable byte buffer for building JSON text, and Go-compatible JSON string quoting.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef TFJOB_INTERNAL_SBUF_H
+#define TFJOB_INTERNAL_SBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct tfjob__sbuf {
+	char *p;    /* NUL-terminated when not oom */
+	size_t len;
+	size_t cap;
+	bool oom;   /* sticky: set on the first failed allocation */
+} tfjob__sbuf;
+
+#define TFJOB__SBUF_INIT { NULL, 0, 0, false }
+
+/* Make room for n more bytes (plus the NUL). false when out of memory. */
+bool tfjob__sbuf_reserve(tfjob__sbuf *b, size_t n);
+void tfjob__sbuf_adds(tfjob__sbuf *b, const char *s);
+
+/* Append n bytes (hot path inline: no call when there is room). */
+static inline void tfjob__sbuf_add(tfjob__sbuf *b, const char *s, size_t n)
+{
+	if (!b->p || n >= b->cap - b->len) {
+		if (!tfjob__sbuf_reserve(b, n))
+			return;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static inline void tfjob__sbuf_addc(tfjob__sbuf *b, char c)
+{
+	if (!b->p || 1 >= b->cap - b->len) {
+		if (!tfjob__sbuf_reserve(b, 1))
+			return;
+	}
+	b->p[b->len++] = c;
+	b->p[b->len] = '\0';
+}
+void tfjob__sbuf_add_i64(tfjob__sbuf *b, int64_t v);
+/* s as a JSON string, quoted and escaped as Go's encoding/json does (<, >, & as \u003c ...). */
+void tfjob__sbuf_add_quoted(tfjob__sbuf *b, const char *s);
+/* Take the buffer (never NULL unless oom: "" for an empty buffer); the buffer is reset. */
+char *tfjob__sbuf_take(tfjob__sbuf *b);
+void tfjob__sbuf_free(tfjob__sbuf *b);
+
+/* Append v as compact JSON, byte for byte as jansson's json_dumps(JSON_COMPACT | JSON_ENCODE_ANY |
+ * JSON_REAL_PRECISION(17)) writes it (document key order), but without its per-character cost. */
+struct json_t;
+void tfjob__sbuf_add_json(tfjob__sbuf *b, const struct json_t *v);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * tfjobctl plan --job FILE [--pods FILE] [--services FILE] [--now RFC3339] [--requeues N]
+ *               [--compat C] [--cluster-domain D]
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tfjobctl.h"
+
+void usage_plan(FILE *out)
+{
+	fprintf(out,
+	        "usage: tfjobctl plan --job FILE [--pods FILE] [--services FILE] [--now RFC3339]\n"
+	        "                     [--requeues N] [--compat C] [--cluster-domain D]\n\n"
+	        "Plan one reconcile step of the TFJob in FILE (with its status) given the Pods and Services\n"
+	        "observed for it (a JSON/YAML array or a Kubernetes List), and print the plan as one line:\n"
+	        "  {\"actions\":[{\"action\":\"create\",\"kind\":\"Pod|Service\",\"name\":N,\"object\":{...}},\n"
+	        "               {\"action\":\"delete\",\"kind\":\"Pod|Service|TFJob\",\"name\":N},\n"
+	        "               {\"action\":\"event\",\"type\":\"Normal|Warning\",\"reason\":R,\"message\":M}],\n"
+	        "   \"status\":{...},\"statusChanged\":bool,\"requeueAfterSeconds\":number|null}\n\n"
+	        "  --job FILE          the TFJob, with its status ('-' = standard input)\n"
+	        "  --pods FILE         the observed Pods (default: none)\n"
+	        "  --services FILE     the observed Services (default: none)\n"
+	        "  --now T             the current time, RFC 3339 (default: the system clock)\n"
+	        "  --requeues N        how often the work queue has requeued the job (default 0)\n"
+	        "  --compat C          'documented' (default) or 'training-operator-1.9'\n"
+	        "  --cluster-domain D  cluster domain of the addresses in TF_CONFIG of created pods\n\n"
+	        "Exit status: 0 ok, 2 usage or input error.\n");
+}
+
+static int read_optional(char **out, const char *path)
+{
+	*out = NULL;
+	if (!path)
+		return 0;
+	size_t len;
+	return ctl_read_file(out, &len, path, TFJOB_DEFAULT_MAX_INPUT_BYTES);
+}
+
+int ctl_parse_now(int64_t *out, const char *value)
+{
+	if (!value) {
+		*out = (int64_t)time(NULL);
+		return 0;
+	}
+	if (tfjob_time_parse(out, value))
+		return ctl_fail("--now: '%s' is not an RFC 3339 time (e.g. 2024-05-01T10:00:00Z)", value);
+	return 0;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "job", required_argument, NULL, 'j' },
+		{ "pods", required_argument, NULL, 'p' },
+		{ "services", required_argument, NULL, 's' },
+		{ "now", required_argument, NULL, 'n' },
+		{ "requeues", required_argument, NULL, 'r' },
+		{ "compat", required_argument, NULL, 'c' },
+		{ "cluster-domain", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	tfjob_plan_options opts = TFJOB_PLAN_OPTIONS_INIT;
+	const char *job_path = NULL, *pods_path = NULL, *services_path = NULL, *now = NULL, *domain = NULL;
+	int ch;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'j': job_path = optarg; break;
+		case 'p': pods_path = optarg; break;
+		case 's': services_path = optarg; break;
+		case 'n': now = optarg; break;
+		case 'd': domain = optarg; break;
+		case 'r': {
+			char *end;
+			errno = 0;
+			long long v = strtoll(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0)
+				return ctl_fail("plan: --requeues needs a non-negative integer, got '%s'", optarg);
+			opts.requeues = v;
+			break;
+		}
+		case 'c':
+			if (!ctl_parse_compat(&opts.compat, optarg))
+				return EXIT_USAGE;
+			break;
+		case ':':
+			return ctl_fail("plan: option '%s' needs a value", argv[optind - 1]);
+		default:
+			return ctl_fail("plan: unknown option '%s' (see tfjobctl plan --help)", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return ctl_fail("plan: unexpected argument '%s' (see tfjobctl plan --help)", argv[optind]);
+	if (!job_path)
+		return ctl_fail("plan: --job FILE is required (see tfjobctl plan --help)");
+	if (ctl_parse_now(&opts.now, now))
+		return EXIT_USAGE;
+#ifdef TFJOB_RENDER_OPTIONS_VERSION
+	tfjob_render_options ropts = TFJOB_RENDER_OPTIONS_INIT;
+	ropts.cluster_domain = domain;
+	opts.render = &ropts;
+#else
+	(void)domain;
+#endif
+
+	tfjob_job *job = NULL;
+	if (ctl_load_job(&job, job_path))
+		return EXIT_USAGE;
+	char *pods = NULL, *services = NULL;
+	int status = EXIT_USAGE;
+	if (read_optional(&pods, pods_path) || read_optional(&services, services_path))
+		goto out;
+	tfjob_plan *plan = NULL;
+	tfjob_error *err = NULL;
+	char *text = NULL;
+	if (tfjob_plan_new(&plan, job, pods, services, &opts, &err) ||
+	    tfjob_plan_to_json(&text, plan, TFJOB_JSON_COMPACT, &err)) {
+		tfjob_plan_free(plan);
+		ctl_fail_err(err);
+		goto out;
+	}
+	ctl_print_owned(text);
+	tfjob_plan_free(plan);
+	status = EXIT_OK;
+out:
+	free(pods);
+	free(services);
+	tfjob_job_free(job);
+	return status;
+}

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# tfjobctl contract tests (tests/cli/test_tfjobctl.sh) against a fresh build.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD_DIR=build scripts/build.sh >/dev/null
+bash tests/cli/test_tfjobctl.sh build/src/tfjobctl/tfjobctl
