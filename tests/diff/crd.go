@@ -97,7 +97,11 @@ func jsonTypeWord(v any) string {
 		return "string"
 	case bool:
 		return "boolean"
-	case float64, json.Number:
+	case float64:
+		// The API server decodes integral JSON numbers as int64 and names them "integer".
+		if x := v.(float64); x == float64(int64(x)) {
+			return "integer"
+		}
 		return "number"
 	case nil:
 		return "null"

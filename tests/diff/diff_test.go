@@ -154,14 +154,14 @@ func checkOne(t *testing.T, tl *tally, checked map[string]int, data []byte, clus
 	defer ours.Close()
 
 	// ---- validation (the webhook sees the object as submitted, before defaults) ----
-	vjob, err := v19Decode(data)
-	if err != nil {
-		t.Fatalf("v1.9 cannot decode %s: %v", data, err)
-	}
 	// v1.9 as deployed: the CRD schema first (its errors end the request), then the webhook.
 	v19Errs, v19Err := v19SchemaErrors(asJSON(t, data))
 	if v19Err != nil {
 		t.Fatal(v19Err)
+	}
+	vjob, derr := v19Decode(data)
+	if derr != nil && len(v19Errs) == 0 {
+		t.Fatalf("v1.9 cannot decode %s, which its CRD schema admits: %v", data, derr)
 	}
 	if len(v19Errs) == 0 {
 		v19Errs, v19Err = v19Validate(vjob)
@@ -200,7 +200,23 @@ func checkOne(t *testing.T, tl *tally, checked map[string]int, data []byte, clus
 	}
 
 	// ---- defaults ----
-	djob, _ := v19Decode(data)
+	// An object with a mistyped field never passes the API server's schema check, so it never
+	// reaches v1.9's controller (sigs.k8s.io/yaml would even turn `successPolicy: 1` into "1");
+	// libtfjob must refuse to default it (TFJOB_ESCHEMA).
+	schemaErrs, _ := v19SchemaErrors(asJSON(t, data))
+	for _, e := range schemaErrs {
+		if e.Type == "FieldValueTypeInvalid" {
+			checked["defaults-mistyped"]++
+			if _, err := oursDefaults(ours); err == nil {
+				tl.add("defaults of a mistyped object", "", finding{"defaults", "v1.9's CRD rejects it (" + e.String() + "); libtfjob defaults it", data})
+			}
+			return
+		}
+	}
+	djob, derr := v19Decode(data)
+	if derr != nil {
+		t.Fatalf("v1.9 cannot decode %s: %v", data, derr)
+	}
 	v19Out, v19Err := v19Defaults(djob)
 	oursOut, oursErr := oursDefaults(ours)
 	checked["defaults"]++

@@ -204,6 +204,9 @@ func (g *Gen) Job() []byte {
 		}
 		spec["tfReplicaSpecs"] = specs
 	}
+	if g.chance(0.04) {
+		g.mistype(spec)
+	}
 	job := map[string]any{"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": meta, "spec": spec}
 	var b strings.Builder
 	g.encode(&b, job)
@@ -248,6 +251,52 @@ func (g *Gen) encode(b *strings.Builder, v any) {
 		}
 		b.Write(data)
 	}
+}
+
+// mistype puts a value of the wrong JSON type somewhere the CRD schema types.
+func (g *Gen) mistype(spec map[string]any) {
+	specs, _ := spec["tfReplicaSpecs"].(map[string]any)
+	var rs map[string]any
+	for _, k := range sortedKeys(specs) {
+		rs, _ = specs[k].(map[string]any)
+		break
+	}
+	switch g.r.Intn(8) {
+	case 0:
+		spec["successPolicy"] = 1
+	case 1:
+		spec["enableDynamicWorker"] = "true"
+	case 2:
+		spec["runPolicy"] = map[string]any{"backoffLimit": "3"}
+	case 3:
+		spec["tfReplicaSpecs"] = []any{"Worker"}
+	case 4:
+		if rs != nil {
+			rs["replicas"] = "3"
+		}
+	case 5:
+		if rs != nil {
+			rs["restartPolicy"] = 7
+		}
+	case 6:
+		if rs != nil {
+			rs["template"] = map[string]any{"spec": map[string]any{"containers": map[string]any{"name": "tensorflow"}}}
+		}
+	case 7:
+		if rs != nil {
+			rs["template"] = map[string]any{"spec": map[string]any{"containers": []any{
+				map[string]any{"name": "tensorflow", "image": "i", "ports": []any{map[string]any{"containerPort": "2222"}}}}}}
+		}
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }
 
 // allowKey excludes what makes v1.9 itself nondeterministic: two non-canonical spellings of
