@@ -16,7 +16,8 @@
  * interposing malloc/calloc/realloc/free in this executable (libtfjob.so, libyaml and jansson
  * resolve them here first; glibc's __libc_* functions do the work).
  *
- * With --profile N it only runs parse+default+validate N times per FILE (for callgrind).
+ * With --profile N it only runs parse+default+validate (or, for FILE:TYPE:INDEX, TF_CONFIG) N
+ * times per FILE, for valgrind --tool=callgrind (instruction counts do not depend on load).
  * With --json each measurement is one JSON line:
  *   {"file":F,"op":"pdv","ns_median":N,"ns_min":N,"runs":R,"batch":B,"allocs":A,"peak_bytes":P}
  * SPDX-License-Identifier: Apache-2.0
@@ -329,7 +330,26 @@ int main(int argc, char **argv)
 		}
 		const char *base = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
 		if (profile > 0) {
-			/* For valgrind --tool=callgrind: only the operation, PROFILE times, no timing. */
+			/*
+			 * For valgrind --tool=callgrind: only the operation, PROFILE times, no timing:
+			 * parse+default+validate, or with :TYPE:INDEX the TF_CONFIG of that replica.
+			 */
+#ifdef TFJOB_CLUSTER_H
+			if (in.type) {
+				tfjob_default_options pdo = TFJOB_DEFAULT_OPTIONS_INIT;
+				pdo.compat = compat;
+				if (tfjob_job_parse(&in.defaulted, in.data, in.len, NULL, NULL) ||
+				    tfjob_job_apply_defaults(in.defaulted, &pdo, NULL))
+					status = 1;
+				for (long k = 0; !status && k < profile; k++)
+					if (op_tfcfg(&in))
+						status = 1;
+				tfjob_job_free(in.defaulted);
+				free(in.data);
+				free(spec);
+				continue;
+			}
+#endif
 			for (long k = 0; k < profile; k++)
 				if (op_pdv(&in))
 					status = 1;

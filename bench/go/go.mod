@@ -3,9 +3,11 @@ module libtfjob.local/bench
 go 1.23
 
 require (
+	github.com/go-logr/logr v1.4.2
 	github.com/kubeflow/training-operator v1.9.2
 	github.com/libtfjob/libtfjob/bindings/go v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.31.3
+	sigs.k8s.io/controller-runtime v0.19.1
 	sigs.k8s.io/yaml v1.4.0
 )
 
@@ -17,7 +19,6 @@ require (
 	github.com/evanphx/json-patch/v5 v5.9.0 // indirect
 	github.com/fsnotify/fsnotify v1.7.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.7.0 // indirect
-	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-openapi/jsonpointer v0.21.0 // indirect
 	github.com/go-openapi/jsonreference v0.21.0 // indirect
 	github.com/go-openapi/swag v0.23.0 // indirect
@@ -62,7 +63,6 @@ require (
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20240430033511-f0e62f92d13f // indirect
 	k8s.io/utils v0.0.0-20240711033017-18e509b52bc8 // indirect
-	sigs.k8s.io/controller-runtime v0.19.1 // indirect
 	sigs.k8s.io/json v0.0.0-20221116044647-bc3834ca7abd // indirect
 	sigs.k8s.io/scheduler-plugins v0.28.9 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.1 // indirect

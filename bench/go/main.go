@@ -29,7 +29,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/go-logr/logr"
 	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"github.com/kubeflow/training-operator/pkg/webhooks/tensorflow"
 	"sigs.k8s.io/yaml"
 
@@ -45,6 +47,7 @@ var (
 	flagSizes    = flag.String("sizes", "10,100,1000,5000", "worker counts of the generated jobs")
 	flagTFIndex  = flag.Int("tf-index", -1, "worker index for TF_CONFIG (-1: the middle one)")
 	flagJSON     = flag.String("json", "", "also write every measurement as JSON to this file")
+	flagEmit     = flag.Bool("emit-only", false, "write the inputs to -out and exit (for bench/profile.sh)")
 	flagClock    = flag.String("clock", "cpu", "cpu: process CPU time (getrusage; GC threads included), wall: monotonic time")
 )
 
@@ -116,6 +119,60 @@ func measure(fn func() error) (result, error) {
 	}, nil
 }
 
+// interleaved times several implementations in alternating batches, so that a busy machine
+// slows them alike: each run times one batch of every implementation in turn. It returns the
+// median ns/op of each and the median over runs of the ratio of the first to each other.
+func interleaved(batch []func(n int) error) (med []float64, ratio []float64, err error) {
+	k := len(batch)
+	ns := make([]int, k)
+	for i, b := range batch {
+		n := 1
+		for {
+			start := now()
+			if err := b(n); err != nil {
+				return nil, nil, err
+			}
+			if now()-start >= flagBatch.Nanoseconds() || n >= 1<<24 {
+				break
+			}
+			n *= 2
+		}
+		ns[i] = n
+	}
+	per := make([][]float64, k)
+	ratios := make([][]float64, k)
+	for r := 0; r < *flagRuns; r++ {
+		t := make([]float64, k)
+		for i, b := range batch {
+			start := now()
+			_ = b(ns[i])
+			t[i] = float64(now()-start) / float64(ns[i])
+			per[i] = append(per[i], t[i])
+		}
+		for i := range batch {
+			ratios[i] = append(ratios[i], t[0]/t[i])
+		}
+	}
+	for i := range batch {
+		sort.Float64s(per[i])
+		sort.Float64s(ratios[i])
+		med = append(med, per[i][len(per[i])/2])
+		ratio = append(ratio, ratios[i][len(ratios[i])/2])
+	}
+	return med, ratio, nil
+}
+
+func loop(fn func() error) func(n int) error {
+	return func(n int) error {
+		for i := 0; i < n; i++ {
+			if err := fn(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // ---- inputs ----
 
 type input struct {
@@ -177,6 +234,12 @@ func loadInputs(dir string) ([]input, error) {
 	}
 	docs = []byte(strings.Replace(string(docs), "generateName: tfjob", "name: tfjob-ps-worker", 1))
 	ins := []input{{name: "docs PS+Worker", file: "tfjob-ps-worker.yaml", data: docs, tfType: "Worker", tfIndex: 1}}
+	// The same job as JSON: what kubectl sends and what the API server hands to a webhook.
+	docsJSON, err := yaml.YAMLToJSON(docs)
+	if err != nil {
+		return nil, err
+	}
+	ins = append(ins, input{name: "docs PS+Worker, JSON", file: "tfjob-ps-worker.json", data: docsJSON, tfType: "Worker", tfIndex: 1})
 	for _, s := range strings.Split(*flagSizes, ",") {
 		var n int
 		if _, err := fmt.Sscan(s, &n); err != nil || n < 1 {
@@ -336,6 +399,9 @@ type record struct {
 
 func main() {
 	flag.Parse()
+	// v1.9's webhook asks controller-runtime for a logger on every call (and logs at V(5), off
+	// in production); give it one that discards, as a deployed operator's disabled level does.
+	ctrllog.SetLogger(logr.Discard())
 	dir := *flagOut
 	if dir == "" {
 		var err error
@@ -349,6 +415,12 @@ func main() {
 	ins, err := loadInputs(dir)
 	if err != nil {
 		fail(err)
+	}
+	if *flagEmit {
+		for _, in := range ins {
+			fmt.Printf("%s:%s:%d\n", filepath.Join(dir, in.file), in.tfType, in.tfIndex)
+		}
+		return
 	}
 	host, _ := os.Hostname()
 	fmt.Printf("libtfjob %s vs training-operator v1.9.2 — %s, %s/%s, GOMAXPROCS=%d, %s, host %s\n",
@@ -389,6 +461,22 @@ func main() {
 		if c.NsMedian > 0 {
 			records = append(records, record{in.name, len(in.data), "parse+default+validate", "c", c, a.NsMedian / c.NsMedian})
 		}
+	}
+	tw.Flush()
+
+	fmt.Println("\nthe same, interleaved (one batch of each in turn per run; ratios are medians of per-run ratios)")
+	tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "input\tv1.9 Go us\tbinding us\tC (in-process loop) us\tv1.9/binding\tv1.9/C\t")
+	for _, in := range ins {
+		med, rat, err := interleaved([]func(int) error{loop(v19ParseDefaultValidate(in.data)),
+			loop(bindingParseDefaultValidate(in.data)), cLoop(in.data)})
+		if err != nil {
+			fail(err)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2fx\t%.2fx\t\n", in.name, us(med[0]), us(med[1]), us(med[2]), rat[1], rat[2])
+		records = append(records, record{in.name, len(in.data), "parse+default+validate/interleaved", "v1.9", result{NsMedian: med[0]}, 0},
+			record{in.name, len(in.data), "parse+default+validate/interleaved", "binding", result{NsMedian: med[1]}, rat[1]},
+			record{in.name, len(in.data), "parse+default+validate/interleaved", "c-in-process", result{NsMedian: med[2]}, rat[2]})
 	}
 	tw.Flush()
 
