@@ -48,10 +48,31 @@ type stepOutcome struct {
 	Counts     string
 	Completion bool
 	Deleted    []string
+	Created    []string // name, labels, restartPolicy and TF_CONFIG of each created pod
 }
 
 func (o stepOutcome) String() string {
-	return fmt.Sprintf("conditions %v, counts %s, completionTime %v, deleted %v", o.Conditions, o.Counts, o.Completion, o.Deleted)
+	return fmt.Sprintf("conditions %v, counts %s, completionTime %v, deleted %v, created %v", o.Conditions, o.Counts, o.Completion, o.Deleted, o.Created)
+}
+
+// podSummaryOf describes a created pod by what v1.9's createNewPod sets.
+func podSummaryOf(name string, labels map[string]string, restart corev1.RestartPolicy, containers []corev1.Container) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k+"="+labels[k])
+	}
+	sort.Strings(keys)
+	tf := "-"
+	for _, c := range containers {
+		if c.Name == "tensorflow" {
+			for _, e := range c.Env {
+				if e.Name == "TF_CONFIG" {
+					tf = e.Value
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("%s{%s restartPolicy=%s TF_CONFIG=%s}", name, strings.Join(keys, ","), restart, tf)
 }
 
 func condStrings(conds []kubeflowv1.JobCondition) []string {
@@ -128,7 +149,12 @@ func v19Step(t *testing.T, job *kubeflowv1.TFJob, pods []*corev1.Pod, order []ku
 	}
 	del := append([]string(nil), pc.DeletePodName...)
 	sort.Strings(del)
-	return stepOutcome{condStrings(status.Conditions), countsOf(counts), status.CompletionTime != nil, del}
+	var created []string
+	for _, tpl := range pc.Templates {
+		created = append(created, podSummaryOf(tpl.Name, tpl.Labels, tpl.Spec.RestartPolicy, tpl.Spec.Containers))
+	}
+	sort.Strings(created)
+	return stepOutcome{condStrings(status.Conditions), countsOf(counts), status.CompletionTime != nil, del, created}
 }
 
 func oursStatusStep(t *testing.T, jobJSON []byte, pods []*corev1.Pod, now time.Time) stepOutcome {
@@ -162,14 +188,23 @@ func oursStatusStep(t *testing.T, jobJSON []byte, pods []*corev1.Pod, now time.T
 	for k, v := range st.ReplicaStatuses {
 		counts[k] = [3]int64{v.Active, v.Succeeded, v.Failed}
 	}
-	var del []string
+	var del, created []string
 	for _, a := range p.Actions {
 		if a.Action == "delete" && a.Kind == "Pod" {
 			del = append(del, a.Name)
 		}
+		if a.Action == "create" && a.Kind == "Pod" {
+			data, _ := json.Marshal(a.Object)
+			var pod corev1.Pod
+			if err := json.Unmarshal(data, &pod); err != nil {
+				t.Fatalf("created pod %s: %v", data, err)
+			}
+			created = append(created, podSummaryOf(pod.Name, pod.Labels, pod.Spec.RestartPolicy, pod.Spec.Containers))
+		}
 	}
 	sort.Strings(del)
-	return stepOutcome{condStrings(st.Conditions), countsOf(counts), st.CompletionTime != nil, del}
+	sort.Strings(created)
+	return stepOutcome{condStrings(st.Conditions), countsOf(counts), st.CompletionTime != nil, del, created}
 }
 
 func genStatusCase(r *rand.Rand, i int, now time.Time) (*kubeflowv1.TFJob, []byte, []*corev1.Pod) {
@@ -253,7 +288,21 @@ func genStatusCase(r *rand.Rand, i int, now time.Time) (*kubeflowv1.TFJob, []byt
 				cs.State.Running = &corev1.ContainerStateRunning{}
 			}
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
+			if r.Intn(8) == 0 {
+				continue // missing: the step creates it
+			}
 			pods = append(pods, p)
+			if idx == n-1 && r.Intn(10) == 0 {
+				// a pod beyond the replica count: the step deletes it (scale down)
+				extra := p.DeepCopy()
+				extra.Name = fmt.Sprintf("%s-%s-%d", name, strings.ToLower(ty), n)
+				extra.Labels = map[string]string{}
+				for k, v := range labels {
+					extra.Labels[k] = v
+				}
+				extra.Labels["training.kubeflow.org/replica-index"] = fmt.Sprint(n)
+				pods = append(pods, extra)
+			}
 		}
 	}
 	return job, data, pods
@@ -280,8 +329,23 @@ func TestStatusStep(t *testing.T) {
 		}
 		ours := oursStatusStep(t, data, pods, now)
 		checked["steps"]++
+		if len(ours.Created) > 0 {
+			checked["steps-creating-pods"]++
+		}
+		if len(ours.Deleted) > 0 {
+			checked["steps-deleting-pods"]++
+		}
 		if len(outcomes) > 1 {
 			checked["steps-where-v1.9-depends-on-map-order"]++
+			if checked["steps-where-v1.9-depends-on-map-order"] == 1 {
+				var os []string
+				for k := range outcomes {
+					os = append(os, k)
+				}
+				sort.Strings(os)
+				t.Logf("first step whose v1.9 outcome depends on Go map order (pods %s):\n  %s\n  libtfjob: %s\n  input: %s",
+					podPhases(pods), strings.Join(os, "\n  "), ours, data)
+			}
 		}
 		if _, ok := outcomes[ours.String()]; ok {
 			continue
@@ -300,6 +364,8 @@ func TestStatusStep(t *testing.T) {
 func classifyStatus(ours stepOutcome, v19 map[string]stepOutcome) (string, string) {
 	for _, o := range v19 {
 		switch {
+		case !reflect.DeepEqual(o.Created, ours.Created):
+			return "status step: pods created differ", ""
 		case !reflect.DeepEqual(o.Deleted, ours.Deleted):
 			return "status step: pods deleted differ", ""
 		case o.Counts != ours.Counts:
