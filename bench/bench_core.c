@@ -34,15 +34,25 @@
 
 /* ---- allocation accounting (interposed) ---- */
 
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *ptr, size_t size);
-extern void __libc_free(void *ptr);
+/* Sanitizers bring their own allocator: no interposition then (the counts read 0). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BENCH_NO_INTERPOSE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define BENCH_NO_INTERPOSE 1
+#endif
+#endif
 
 static bool counting;
 static size_t n_allocs;
 static size_t live_bytes;
 static size_t peak_bytes;
+
+#ifndef BENCH_NO_INTERPOSE
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *ptr, size_t size);
+extern void __libc_free(void *ptr);
 
 static void note_alloc(void *p)
 {
@@ -92,6 +102,7 @@ void free(void *ptr)
 	note_free(ptr);
 	__libc_free(ptr);
 }
+#endif /* BENCH_NO_INTERPOSE */
 
 /* ---- benchmark plumbing ---- */
 
