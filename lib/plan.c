@@ -13,6 +13,7 @@
 
 #include "internal/doc.h"
 #include "internal/job.h"
+#include "internal/objects.h"
 #include "internal/plan.h"
 #include "internal/render.h"
 
@@ -1040,37 +1041,6 @@ static int step_validation(ctx *c, const char *detail)
 
 /* ---- setup ---- */
 
-static int load_items(json_t **out, const char *text, const char *what, tfjob_error **err)
-{
-	if (!text) {
-		*out = json_array();
-		return *out ? 0 : tfjob__oom(err);
-	}
-	tfjob__limits limits;
-	int rc = tfjob__limits_from_options(&limits, NULL, err);
-	if (rc)
-		return rc;
-	limits.filename = what;
-	tfjob__docs docs;
-	rc = tfjob__docs_load(&docs, text, strlen(text), &limits, err);
-	if (rc)
-		return rc;
-	rc = tfjob__docs_flatten_items(out, &docs, err);
-	tfjob__docs_free(&docs);
-	if (rc)
-		return rc;
-	size_t i;
-	json_t *item;
-	json_array_foreach(*out, i, item) {
-		if (!json_is_object(item) || (json_object_get(item, "metadata") && !tfjob__obj(item, "metadata"))) {
-			json_decref(*out);
-			*out = NULL;
-			return tfjob__fail(err, TFJOB_ESCHEMA, "%s[%zu]: must be an object with an object metadata", what, i);
-		}
-	}
-	return 0;
-}
-
 /* Objects labelled as another job's children (job-name label of another name) are not ours. */
 static int drop_foreign(ctx *c, json_t *items)
 {
@@ -1298,12 +1268,10 @@ int tfjob_plan_options_init(tfjob_plan_options *opts, unsigned int version)
 	return 0;
 }
 
-int tfjob_plan_new(tfjob_plan **out, const tfjob_job *job, const char *pods_json, const char *services_json,
-                   const tfjob_plan_options *opts, tfjob_error **err)
+/* The step itself; takes the references to the pods and services arrays (its own arrays: they are edited). */
+static int plan_new_items(tfjob_plan **out, const tfjob_job *job, json_t *pods, json_t *services,
+                          const tfjob_plan_options *opts, tfjob_error **err)
 {
-	if (!out || !job || !opts)
-		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_new: out, job and opts are required");
-	*out = NULL;
 	int rc = tfjob__check_version(err, opts->version, TFJOB_PLAN_OPTIONS_VERSION, "tfjob_plan_options");
 	if (rc)
 		return rc;
@@ -1317,6 +1285,8 @@ int tfjob_plan_new(tfjob_plan **out, const tfjob_job *job, const char *pods_json
 
 	ctx c;
 	memset(&c, 0, sizeof c);
+	c.pods = json_incref(pods);
+	c.services = json_incref(services);
 	c.compat = opts->compat;
 	c.documented = opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
 	c.now = opts->now;
@@ -1329,8 +1299,10 @@ int tfjob_plan_new(tfjob_plan **out, const tfjob_job *job, const char *pods_json
 	c.err = err;
 
 	rc = tfjob_job_clone(&c.job, job, err);
-	if (rc)
+	if (rc) {
+		ctx_free(&c);
 		return rc;
+	}
 	tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;
 	dopts.compat = c.compat;
 	tfjob_error *derr = NULL;
@@ -1345,7 +1317,7 @@ int tfjob_plan_new(tfjob_plan **out, const tfjob_job *job, const char *pods_json
 	}
 	tfjob_error_free(derr);
 	if (rc) {
-		tfjob_job_free(c.job);
+		ctx_free(&c);
 		return rc;
 	}
 	c.name = tfjob_job_name(c.job);
@@ -1361,11 +1333,7 @@ int tfjob_plan_new(tfjob_plan **out, const tfjob_job *job, const char *pods_json
 		goto out;
 	}
 	c.plan->status = c.status;
-	rc = load_items(&c.pods, pods_json, "pods", err);
-	if (!rc)
-		rc = load_items(&c.services, services_json, "services", err);
-	if (!rc)
-		rc = drop_foreign(&c, c.pods);
+	rc = drop_foreign(&c, c.pods);
 	if (!rc)
 		rc = drop_foreign(&c, c.services);
 	if (!rc)
@@ -1393,6 +1361,51 @@ out:
 		*out = c.plan;
 	}
 	ctx_free(&c);
+	return rc;
+}
+
+static int check_plan_args(tfjob_plan **out, const tfjob_job *job, const tfjob_plan_options *opts, tfjob_error **err)
+{
+	if (!out || !job || !opts)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_new: out, job and opts are required");
+	*out = NULL;
+	return 0;
+}
+
+int tfjob_plan_new(tfjob_plan **out, const tfjob_job *job, const char *pods_json, const char *services_json,
+                   const tfjob_plan_options *opts, tfjob_error **err)
+{
+	int rc = check_plan_args(out, job, opts, err);
+	if (rc)
+		return rc;
+	json_t *pods = NULL, *services = NULL;
+	rc = tfjob__objects_load(&pods, pods_json, pods_json ? strlen(pods_json) : 0, 0, "pods", err);
+	if (!rc)
+		rc = tfjob__objects_load(&services, services_json, services_json ? strlen(services_json) : 0, 0, "services",
+		                         err);
+	if (!rc)
+		rc = plan_new_items(out, job, pods, services, opts, err);
+	json_decref(pods);
+	json_decref(services);
+	return rc;
+}
+
+/* A new array holding the same items: the step edits its arrays, never the items. */
+static json_t *shallow_copy(const tfjob_objects *objects)
+{
+	return objects ? json_copy(objects->items) : json_array();
+}
+
+int tfjob_plan_new_with_objects(tfjob_plan **out, const tfjob_job *job, const tfjob_objects *pods,
+                                const tfjob_objects *services, const tfjob_plan_options *opts, tfjob_error **err)
+{
+	int rc = check_plan_args(out, job, opts, err);
+	if (rc)
+		return rc;
+	json_t *p = shallow_copy(pods), *s = shallow_copy(services);
+	rc = p && s ? plan_new_items(out, job, p, s, opts, err) : tfjob__oom(err);
+	json_decref(p);
+	json_decref(s);
 	return rc;
 }
 

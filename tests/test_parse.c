@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define TFJOB_HEAD "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: t\n"
 
@@ -620,10 +619,7 @@ START_TEST(bad_corpus)
 	char *text = tu_read_data(name, &len);
 	int rc;
 	tfjob_error *err = NULL;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	tfjob_job *job = parse_named(text, len, name, &rc, &err);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ck_assert_msg(rc == c->code, "%s: expected %s, got %s: %s", c->file, tfjob_error_code_name(c->code),
 	              tfjob_error_code_name(rc), tfjob_error_message(err));
 	ck_assert_ptr_null(job);
@@ -640,9 +636,8 @@ START_TEST(bad_corpus)
 	ck_assert_msg(strstr(msg, c->needle) != NULL, "%s: message '%s' lacks '%s'", c->file, msg, c->needle);
 	if (c->line)
 		ck_assert_str_eq(tfjob_error_file(err), name);
-	/* Bounded time, even for the alias bomb (a generous bound: sanitizers and valgrind run this too). */
-	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	ck_assert_msg(secs < 30.0, "%s took %.1f s", c->file, secs);
+	/* Time is bounded by the limits (the alias bomb stops at max_nodes copies); the test case's
+	 * timeout guards against a hang without making the test depend on the machine's load. */
 	tfjob_error_free(err);
 	free(text);
 }

@@ -19,6 +19,7 @@
 #include "error.h"
 #include "job.h"
 #include "cluster.h"
+#include "objects.h"
 
 TFJOB_BEGIN_DECLS
 
@@ -84,6 +85,16 @@ typedef struct tfjob_plan tfjob_plan;
  */
 TFJOB_EXTERN int tfjob_plan_new(tfjob_plan **out, const tfjob_job *job, const char *pods_json,
                                 const char *services_json, const tfjob_plan_options *opts, tfjob_error **err);
+
+/**
+ * tfjob_plan_new() on objects already parsed (tfjob_objects_parse(), or a controller's cache):
+ * no text is parsed, so a steady step costs time proportional to the objects, not their bytes.
+ * pods / services may be NULL (none). They are only read. Errors as tfjob_plan_new() (less the
+ * parse errors). Re-entrant; the same objects may be used by several plans at once.
+ */
+TFJOB_EXTERN int tfjob_plan_new_with_objects(tfjob_plan **out, const tfjob_job *job, const tfjob_objects *pods,
+                                             const tfjob_objects *services, const tfjob_plan_options *opts,
+                                             tfjob_error **err);
 
 /** Release a plan. Accepts NULL. */
 TFJOB_EXTERN void tfjob_plan_free(tfjob_plan *plan);

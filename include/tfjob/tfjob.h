@@ -12,6 +12,10 @@
 #include "validate.h"
 #include "exitcode.h"
 #include "cluster.h"
+#include "objects.h"
 #include "plan.h"
+#include "transport.h"
+#include "memory.h"
+#include "kube.h"
 
 #endif

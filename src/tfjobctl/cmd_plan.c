@@ -40,7 +40,7 @@ static int read_optional(char **out, const char *path)
 	if (!path)
 		return 0;
 	size_t len;
-	return ctl_read_file(out, &len, path, TFJOB_DEFAULT_MAX_INPUT_BYTES);
+	return ctl_read_file(out, &len, path, TFJOB_DEFAULT_MAX_LIST_BYTES);
 }
 
 int ctl_parse_now(int64_t *out, const char *value)
