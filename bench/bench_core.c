@@ -1,0 +1,408 @@
+/*
+ * bench_core: the pure C figures of libtfjob's hot paths, printed (never asserted).
+ *
+ *   bench_core [--runs R] [--min-ns NS] [--clock cpu|wall] [--compat C] [--json] [--profile N] FILE[:TYPE:INDEX]...
+ *
+ * For each FILE it times, as the median over R runs of batches of at least NS nanoseconds
+ * (clock_gettime; --clock cpu, the default, counts the process's CPU time, CLOCK_PROCESS_CPUTIME_ID,
+ * which other processes on a busy machine do not inflate; --clock wall uses CLOCK_MONOTONIC):
+ *   pdv   tfjob_job_parse + tfjob_job_apply_defaults + tfjob_job_validate (+ frees)
+ *   parse tfjob_job_parse alone (+ free)
+ * and, when the library has tfjob_tf_config (include/tfjob/cluster.h) and FILE is suffixed with
+ * :TYPE:INDEX, the TF_CONFIG of that replica of the defaulted job:
+ *   tfcfg tfjob_tf_config (one call: builds the replica graph, then the string)
+ *   tfcfg-graph tfjob_graph_tf_config on a graph built once
+ * It also counts heap allocations and the peak of live heap bytes of one operation, by
+ * interposing malloc/calloc/realloc/free in this executable (libtfjob.so, libyaml and jansson
+ * resolve them here first; glibc's __libc_* functions do the work).
+ *
+ * With --profile N it only runs parse+default+validate (or, for FILE:TYPE:INDEX, TF_CONFIG) N
+ * times per FILE, for valgrind --tool=callgrind (instruction counts do not depend on load).
+ * With --json each measurement is one JSON line:
+ *   {"file":F,"op":"pdv","ns_median":N,"ns_min":N,"runs":R,"batch":B,"allocs":A,"peak_bytes":P}
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <malloc.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tfjob/tfjob.h>
+
+/* ---- allocation accounting (interposed) ---- */
+
+/* Sanitizers bring their own allocator: no interposition then (the counts read 0). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BENCH_NO_INTERPOSE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define BENCH_NO_INTERPOSE 1
+#endif
+#endif
+
+static bool counting;
+static size_t n_allocs;
+static size_t live_bytes;
+static size_t peak_bytes;
+
+#ifndef BENCH_NO_INTERPOSE
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *ptr, size_t size);
+extern void __libc_free(void *ptr);
+
+static void note_alloc(void *p)
+{
+	if (!counting || !p)
+		return;
+	n_allocs++;
+	live_bytes += malloc_usable_size(p);
+	if (live_bytes > peak_bytes)
+		peak_bytes = live_bytes;
+}
+
+static void note_free(void *p)
+{
+	if (!counting || !p)
+		return;
+	size_t n = malloc_usable_size(p);
+	live_bytes = live_bytes > n ? live_bytes - n : 0;
+}
+
+void *malloc(size_t size)
+{
+	void *p = __libc_malloc(size);
+	note_alloc(p);
+	return p;
+}
+
+void *calloc(size_t n, size_t size)
+{
+	void *p = __libc_calloc(n, size);
+	note_alloc(p);
+	return p;
+}
+
+void *realloc(void *ptr, size_t size)
+{
+	size_t old = ptr && counting ? malloc_usable_size(ptr) : 0;
+	void *p = __libc_realloc(ptr, size);
+	if (counting && (p || size == 0)) {
+		live_bytes = live_bytes > old ? live_bytes - old : 0;
+		note_alloc(p);
+	}
+	return p;
+}
+
+void free(void *ptr)
+{
+	note_free(ptr);
+	__libc_free(ptr);
+}
+#endif /* BENCH_NO_INTERPOSE */
+
+/* ---- benchmark plumbing ---- */
+
+static clockid_t bench_clock = CLOCK_PROCESS_CPUTIME_ID;
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(bench_clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+typedef int (*op_fn)(void *ctx);
+
+struct result {
+	double ns_median, ns_min;
+	long batch;
+	size_t allocs, peak;
+};
+
+static int runs = 51;
+static int64_t min_batch_ns = 2000000; /* 2 ms */
+
+static int measure(struct result *res, op_fn fn, void *ctx)
+{
+	/* Allocation profile of one operation. */
+	n_allocs = live_bytes = peak_bytes = 0;
+	counting = true;
+	int rc = fn(ctx);
+	counting = false;
+	if (rc)
+		return rc;
+	res->allocs = n_allocs;
+	res->peak = peak_bytes;
+	/* Warm up and calibrate the batch size. */
+	long batch = 1;
+	for (;;) {
+		int64_t t0 = now_ns();
+		for (long i = 0; i < batch; i++)
+			if (fn(ctx))
+				return -1;
+		int64_t dt = now_ns() - t0;
+		if (dt >= min_batch_ns || batch >= (1L << 24))
+			break;
+		batch *= 2;
+	}
+	int64_t *per = calloc((size_t)runs, sizeof(*per));
+	if (!per)
+		return -1;
+	for (int r = 0; r < runs; r++) {
+		int64_t t0 = now_ns();
+		for (long i = 0; i < batch; i++)
+			fn(ctx);
+		per[r] = (now_ns() - t0) * 1000 / batch; /* picoseconds per op, for sub-ns resolution */
+	}
+	qsort(per, (size_t)runs, sizeof(*per), cmp_i64);
+	res->ns_median = per[runs / 2] / 1000.0;
+	res->ns_min = per[0] / 1000.0;
+	res->batch = batch;
+	free(per);
+	return 0;
+}
+
+/* ---- operations ---- */
+
+struct input {
+	const char *path;
+	char *data;
+	size_t len;
+	tfjob_compat compat;
+	const char *type;
+	int64_t index;
+	tfjob_job *defaulted;
+#ifdef TFJOB_CLUSTER_H
+	tfjob_graph *graph;
+	size_t type_pos;
+#endif
+};
+
+static int op_parse(void *ctx)
+{
+	struct input *in = ctx;
+	tfjob_job *job = NULL;
+	int rc = tfjob_job_parse(&job, in->data, in->len, NULL, NULL);
+	tfjob_job_free(job);
+	return rc;
+}
+
+static int op_pdv(void *ctx)
+{
+	struct input *in = ctx;
+	tfjob_job *job = NULL;
+	int rc = tfjob_job_parse(&job, in->data, in->len, NULL, NULL);
+	if (rc)
+		return rc;
+	tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;
+	dopts.compat = in->compat;
+	rc = tfjob_job_apply_defaults(job, &dopts, NULL);
+	if (rc == 0) {
+		tfjob_validate_options vopts = TFJOB_VALIDATE_OPTIONS_INIT;
+		vopts.compat = in->compat;
+		tfjob_field_errors *errs = NULL;
+		rc = tfjob_job_validate(&errs, job, &vopts, NULL);
+		if (rc == 0 && tfjob_field_errors_count(errs) != 0)
+			rc = TFJOB_EINVALID;
+		tfjob_field_errors_free(errs);
+	}
+	tfjob_job_free(job);
+	return rc;
+}
+
+#ifdef TFJOB_CLUSTER_H
+static int op_tfcfg(void *ctx)
+{
+	struct input *in = ctx;
+	tfjob_render_options ropts = TFJOB_RENDER_OPTIONS_INIT;
+	ropts.compat = in->compat;
+	char *out = NULL;
+	int rc = tfjob_tf_config(&out, in->defaulted, in->type, in->index, &ropts, NULL);
+	tfjob_free(out);
+	return rc;
+}
+
+static int op_tfcfg_graph(void *ctx)
+{
+	struct input *in = ctx;
+	char *out = NULL;
+	int rc = tfjob_graph_tf_config(&out, in->graph, in->type_pos, in->index, NULL);
+	tfjob_free(out);
+	return rc;
+}
+#endif
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	size_t got;
+	while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+			}
+			buf = nb;
+		}
+	}
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+static void report(bool json, const char *file, const char *op, const struct result *r)
+{
+	if (json)
+		printf("{\"file\":\"%s\",\"op\":\"%s\",\"ns_median\":%.1f,\"ns_min\":%.1f,\"runs\":%d,\"batch\":%ld,"
+		       "\"allocs\":%zu,\"peak_bytes\":%zu}\n",
+		       file, op, r->ns_median, r->ns_min, runs, r->batch, r->allocs, r->peak);
+	else
+		printf("%-40s %-12s %12.1f ns/op (min %.1f, %d runs x %ld)  %6zu allocs  %9zu peak bytes\n", file, op,
+		       r->ns_median, r->ns_min, runs, r->batch, r->allocs, r->peak);
+	fflush(stdout);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: bench_core [--runs R] [--min-ns NS] [--clock cpu|wall] [--compat C] [--json] [--profile N] FILE[:TYPE:INDEX]...\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	bool json = false;
+	long profile = 0;
+	tfjob_compat compat = TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!strcmp(argv[i], "--clock") && i + 1 < argc) {
+			const char *c = argv[++i];
+			if (!strcmp(c, "wall"))
+				bench_clock = CLOCK_MONOTONIC;
+			else if (!strcmp(c, "cpu"))
+				bench_clock = CLOCK_PROCESS_CPUTIME_ID;
+			else
+				return usage();
+		} else if (!strcmp(argv[i], "--profile") && i + 1 < argc)
+			profile = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+			runs = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--min-ns") && i + 1 < argc)
+			min_batch_ns = atoll(argv[++i]);
+		else if (!strcmp(argv[i], "--compat") && i + 1 < argc) {
+			if (tfjob_compat_from_string(&compat, argv[++i]))
+				return usage();
+		} else
+			return usage();
+	}
+	if (i >= argc || runs < 1)
+		return usage();
+	int status = 0;
+	for (; i < argc; i++) {
+		struct input in = { 0 };
+		char *spec = strdup(argv[i]);
+		char *colon = strchr(spec, ':');
+		if (colon) {
+			*colon = '\0';
+			in.type = colon + 1;
+			char *c2 = strchr(in.type, ':');
+			if (!c2) {
+				free(spec);
+				return usage();
+			}
+			*c2 = '\0';
+			in.index = atoll(c2 + 1);
+		}
+		in.path = spec;
+		in.compat = compat;
+		in.data = read_file(spec, &in.len);
+		if (!in.data) {
+			fprintf(stderr, "bench_core: cannot read %s\n", spec);
+			free(spec);
+			return 2;
+		}
+		const char *base = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
+		if (profile > 0) {
+			/*
+			 * For valgrind --tool=callgrind: only the operation, PROFILE times, no timing:
+			 * parse+default+validate, or with :TYPE:INDEX the TF_CONFIG of that replica.
+			 */
+#ifdef TFJOB_CLUSTER_H
+			if (in.type) {
+				tfjob_default_options pdo = TFJOB_DEFAULT_OPTIONS_INIT;
+				pdo.compat = compat;
+				if (tfjob_job_parse(&in.defaulted, in.data, in.len, NULL, NULL) ||
+				    tfjob_job_apply_defaults(in.defaulted, &pdo, NULL))
+					status = 1;
+				for (long k = 0; !status && k < profile; k++)
+					if (op_tfcfg(&in))
+						status = 1;
+				tfjob_job_free(in.defaulted);
+				free(in.data);
+				free(spec);
+				continue;
+			}
+#endif
+			for (long k = 0; k < profile; k++)
+				if (op_pdv(&in))
+					status = 1;
+			free(in.data);
+			free(spec);
+			continue;
+		}
+		struct result r;
+		if (measure(&r, op_pdv, &in)) {
+			fprintf(stderr, "bench_core: %s: parse+default+validate failed (invalid input?)\n", spec);
+			status = 1;
+		} else {
+			report(json, base, "pdv", &r);
+		}
+		if (measure(&r, op_parse, &in) == 0)
+			report(json, base, "parse", &r);
+		if (in.type) {
+#ifdef TFJOB_CLUSTER_H
+			tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;
+			dopts.compat = compat;
+			tfjob_render_options ropts = TFJOB_RENDER_OPTIONS_INIT;
+			ropts.compat = compat;
+			if (tfjob_job_parse(&in.defaulted, in.data, in.len, NULL, NULL) ||
+			    tfjob_job_apply_defaults(in.defaulted, &dopts, NULL) ||
+			    tfjob_graph_new(&in.graph, in.defaulted, &ropts, NULL) ||
+			    tfjob_graph_find_type(&in.type_pos, in.graph, in.type)) {
+				fprintf(stderr, "bench_core: %s: cannot build the replica graph\n", spec);
+				status = 1;
+			} else {
+				if (measure(&r, op_tfcfg, &in) == 0)
+					report(json, base, "tfcfg", &r);
+				if (measure(&r, op_tfcfg_graph, &in) == 0)
+					report(json, base, "tfcfg-graph", &r);
+			}
+			tfjob_graph_free(in.graph);
+			tfjob_job_free(in.defaulted);
+#else
+			fprintf(stderr, "bench_core: this libtfjob has no tfjob_tf_config (cluster.h); TF_CONFIG skipped\n");
+#endif
+		}
+		free(in.data);
+		free(spec);
+	}
+	return status;
+}

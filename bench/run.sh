@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Build libtfjob into a private prefix (as tests/suites/85-go.sh does), build bench_core and the
+# Go bench (training-operator v1.9.2 from the Go module proxy), and print the side-by-side table.
+#   bench/run.sh [bench flags...]     e.g. bench/run.sh -runs 51 -batch 50ms -clock wall
+# BENCH_JSON=FILE also writes every measurement as JSON. The first run downloads Go modules.
+set -euo pipefail
+# -Dwerror=false: gcc -O3 warns (maybe-uninitialized) in lib/cluster.c; see docs/performance.md.
+cd "$(dirname "$0")/.."
+root=$PWD
+prefix="$root/.cache/bench-prefix"
+build=build-bench
+if [ ! -f "$build/build.ninja" ]; then
+  meson setup "$build" --prefix="$prefix" --libdir=lib --buildtype=release -Dwerror=false -Dtests=false -Dbench=true >/dev/null
+fi
+ninja -C "$build" >/dev/null
+meson install -C "$build" --quiet >/dev/null
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export CGO_ENABLED=1
+tags=()
+# TF_CONFIG columns need tfjob_tf_config (include/tfjob/cluster.h, branch graph).
+if [ -f "$prefix/include/tfjob/cluster.h" ]; then tags=(-tags tfconfig); fi
+cd bench/go
+go build "${tags[@]}" -o "$root/$build/bench-go" .
+cd "$root"
+exec "$build/bench-go" -examples examples -cbench "$build/bench/bench_core" ${BENCH_JSON:+-json "$BENCH_JSON"} "$@"
