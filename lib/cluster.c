@@ -557,9 +557,24 @@ const char *tfjob_graph_address(const tfjob_graph *g, size_t t, int64_t index)
 
 /* ---- TF_CONFIG ---- */
 
+static int graph_tf_config(char **out, size_t *out_len, const tfjob_graph *g, const tfjob__rtype *r, int64_t index,
+                           tfjob_error **err);
+
 static void add_item(tfjob__sbuf *b, const tfjob__rtype *r, int64_t i)
 {
 	tfjob__sbuf_add(b, r->quoted + r->qoff[i], r->qoff[i + 1] - r->qoff[i] - 1);
+}
+
+int tfjob__graph_tf_config_beyond(char **out, const tfjob_graph *g, size_t t, int64_t index, tfjob_error **err)
+{
+	const tfjob__rtype *r = rtype_at(g, t);
+	if (!r || index < r->replicas)
+		return tfjob__graph_tf_config(out, NULL, g, t, index, err);
+	if (g->dynamic_worker)
+		return tfjob__fail(err, TFJOB_EINVAL, "index %lld of replica type %s is beyond its %lld replicas: the sparse "
+		                   "TF_CONFIG of enableDynamicWorker has no address for it", (long long)index, r->key,
+		                   (long long)r->replicas);
+	return graph_tf_config(out, NULL, g, r, index, err);
 }
 
 int tfjob__graph_tf_config(char **out, size_t *out_len, const tfjob_graph *g, size_t t, int64_t index,
@@ -568,7 +583,13 @@ int tfjob__graph_tf_config(char **out, size_t *out_len, const tfjob_graph *g, si
 	int rc = tfjob__graph_check(g, t, index, err);
 	if (rc)
 		return rc;
-	const tfjob__rtype *r = &g->types[t];
+	return graph_tf_config(out, out_len, g, &g->types[t], index, err);
+}
+
+/* TF_CONFIG of a replica of r; the index is only written into "task" (dense form). */
+static int graph_tf_config(char **out, size_t *out_len, const tfjob_graph *g, const tfjob__rtype *r, int64_t index,
+                           tfjob_error **err)
+{
 	tfjob__sbuf b = TFJOB__SBUF_INIT;
 	if (!g->distributed) {
 		/* no TF_CONFIG for a job that is not distributed */
@@ -642,7 +663,7 @@ int tfjob_tf_config(char **out, const tfjob_job *job, const char *type, int64_t 
 		rc = tfjob__graph_build(&g, job, &ro, true, err);
 	if (rc)
 		return rc;
-	size_t t;
+	size_t t = 0;
 	rc = tfjob__graph_lookup(&t, g, type, err);
 	if (!rc)
 		rc = tfjob__graph_tf_config(out, NULL, g, t, index, err);

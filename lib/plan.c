@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal/cluster.h"
 #include "internal/doc.h"
 #include "internal/job.h"
 #include "internal/objects.h"
@@ -643,6 +644,53 @@ static int step_limit(ctx *c, const char *message)
 
 /* ---- ReconcilePods / ReconcileServices ---- */
 
+/*
+ * A pod rendered from the widened copy lists the extra index in its TF_CONFIG; v1.9 writes the
+ * TF_CONFIG of the real spec (the task index beyond the cluster's list), or none when the real
+ * job is not distributed. Put that one in the tensorflow container's env.
+ */
+static int set_beyond_tf_config(ctx *c, rtype_state *rt, int64_t index, json_t *pod)
+{
+	tfjob_render_options ro;
+	tfjob_graph *g = NULL;
+	size_t t = 0;
+	char *cfg = NULL;
+	int rc = tfjob__render_options_resolve(&ro, c->render, c->err);
+	if (!rc)
+		rc = tfjob__graph_build(&g, c->job, &ro, true, c->err);
+	if (!rc)
+		rc = tfjob__graph_lookup(&t, g, rt->key, c->err);
+	if (!rc)
+		rc = tfjob__graph_tf_config_beyond(&cfg, g, t, index, c->err);
+	tfjob_graph_free(g);
+	if (rc)
+		return rc;
+	json_t *containers = tfjob__arr(tfjob__obj(pod, "spec"), "containers");
+	int ci = tfjob__tensorflow_container_index(containers);
+	json_t *container = json_array_get(containers, ci < 0 ? 0 : (size_t)ci);
+	json_t *env = tfjob__arr(container, "env");
+	bool found = false;
+	for (size_t i = json_array_size(env); i-- > 0 && !found;) {
+		const char *name = tfjob__str(json_array_get(env, i), "name");
+		if (!name || strcmp(name, "TF_CONFIG"))
+			continue;
+		found = true;
+		if (*cfg)
+			rc = json_object_set_new(json_array_get(env, i), "value", json_string(cfg)) ? tfjob__oom(c->err) : 0;
+		else
+			rc = json_array_remove(env, i) ? tfjob__oom(c->err) : 0;
+	}
+	if (!found && *cfg && json_is_object(container)) {
+		/* appended last, where the renderer puts it */
+		if (!env && (!(env = json_array()) || json_object_set_new(container, "env", env)))
+			rc = tfjob__oom(c->err);
+		else if (json_array_append_new(env, json_pack("{s:s,s:s}", "name", "TF_CONFIG", "value", cfg)))
+			rc = tfjob__oom(c->err);
+	}
+	free(cfg);
+	return rc;
+}
+
 static int create_child(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kind kind)
 {
 	json_t *obj = NULL;
@@ -676,9 +724,13 @@ static int create_child(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kin
 		rc = tfjob__render_pod(&obj, job, rt->key, index, c->render, c->err);
 	else
 		rc = tfjob__render_service(&obj, job, rt->key, index, c->render, c->err);
+	if (!rc && widened && kind == TFJOB_OBJECT_POD)
+		rc = set_beyond_tf_config(c, rt, index, obj);
 	tfjob_job_free(widened);
-	if (rc)
+	if (rc) {
+		json_decref(obj);
 		return rc;
+	}
 	return add_object_action(c, TFJOB_ACTION_CREATE, kind, name_of(obj), obj);
 }
 

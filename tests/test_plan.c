@@ -1020,6 +1020,59 @@ START_TEST(defect7_zero_replicas)
 }
 END_TEST
 
+/* The TF_CONFIG env of the created pod `name` (NULL when it has none). Caller frees. */
+static char *created_tf_config(const tfjob_plan *plan, const char *name)
+{
+	for (size_t i = 0; i < tfjob_plan_action_count(plan); i++) {
+		if (tfjob_plan_action_type(plan, i) != TFJOB_ACTION_CREATE ||
+		    tfjob_plan_action_kind(plan, i) != TFJOB_OBJECT_POD || strcmp(tfjob_plan_action_name(plan, i), name))
+			continue;
+		char *text = NULL;
+		ck_assert_int_eq(tfjob_plan_action_object_json(&text, plan, i, 0, NULL), 0);
+		json_t *pod = json_loads(text, 0, NULL);
+		tfjob_free(text);
+		json_t *env = json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0), "env");
+		char *value = NULL;
+		size_t k;
+		json_t *e;
+		json_array_foreach(env, k, e) {
+			if (!strcmp(json_string_value(json_object_get(e, "name")), "TF_CONFIG"))
+				value = strdup(json_string_value(json_object_get(e, "value")));
+		}
+		json_decref(pod);
+		return value;
+	}
+	ck_abort_msg("no created pod %s", name);
+	return NULL;
+}
+
+/* v1.9 writes the real spec's TF_CONFIG into pods it creates at or beyond replicas. */
+START_TEST(defect7_compat_tf_config_of_extra_pods)
+{
+	pu_replica only_master[] = { { "Master", 0, NULL }, { NULL, 0, NULL } };
+	tfjob_job *job = pu_job(only_master, NULL, NULL, NULL);
+	tfjob_plan *plan = pu_plan(job, NULL, NULL, V19, T0, 0);
+	char *cfg = created_tf_config(plan, "job-master-0");
+	ck_assert_str_eq(cfg, "{\"cluster\":{\"master\":[]},\"task\":{\"type\":\"master\",\"index\":0},"
+	                      "\"environment\":\"cloud\"}");
+	free(cfg);
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+
+	/* A stray pod at index 1 of a one-worker job: the real job is not distributed, so no TF_CONFIG. */
+	pu_replica one_worker[] = { { "Worker", 1, NULL }, { NULL, 0, NULL } };
+	job = pu_job(one_worker, NULL, NULL, NULL);
+	pu_pod pods[] = { { "Worker", 2, "Running", -1, 0, false } };
+	char *pj = pu_pods(pods, 1);
+	plan = pu_plan(job, pj, NULL, V19, T0, 0);
+	ck_assert_ptr_null(created_tf_config(plan, "job-worker-1"));
+	ck_assert_ptr_null(created_tf_config(plan, "job-worker-0"));
+	tfjob_plan_free(plan);
+	free(pj);
+	tfjob_job_free(job);
+}
+END_TEST
+
 /* ---- other rules ---- */
 
 START_TEST(running_pod_being_deleted_counts_as_failed)
@@ -1262,6 +1315,7 @@ int main(void)
 	tcase_add_test(tc, defect4_ps_restart_while_workers_run);
 	tcase_add_test(tc, defect6_finished_and_suspended);
 	tcase_add_test(tc, defect7_zero_replicas);
+	tcase_add_test(tc, defect7_compat_tf_config_of_extra_pods);
 	tcase_add_test(tc, running_pod_being_deleted_counts_as_failed);
 	tcase_add_test(tc, only_ps_never_drives_running);
 	tcase_add_test(tc, success_messages_and_events);

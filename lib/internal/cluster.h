@@ -59,6 +59,13 @@ int tfjob__graph_lookup(size_t *out, const tfjob_graph *g, const char *type, tfj
 int tfjob__graph_check(const tfjob_graph *g, size_t t, int64_t index, tfjob_error **err);
 
 /* TF_CONFIG text of (t, index) into a new string with its length; "" when not distributed. */
+/*
+ * TF_CONFIG for an index at or beyond the type's replicas, as v1.9 writes it into the pods it
+ * creates there (defect 7 and stray indices): the cluster of the spec, the task index as given.
+ * Within range it is tfjob__graph_tf_config(). The sparse form has no such address: TFJOB_EINVAL.
+ */
+int tfjob__graph_tf_config_beyond(char **out, const tfjob_graph *g, size_t t, int64_t index, tfjob_error **err);
+
 int tfjob__graph_tf_config(char **out, size_t *out_len, const tfjob_graph *g, size_t t, int64_t index,
                            tfjob_error **err);
 
