@@ -660,11 +660,22 @@ static int set_beyond_tf_config(ctx *c, rtype_state *rt, int64_t index, json_t *
 		rc = tfjob__graph_build(&g, c->job, &ro, true, c->err);
 	if (!rc)
 		rc = tfjob__graph_lookup(&t, g, rt->key, c->err);
+	tfjob_error *beyond_err = NULL;
 	if (!rc)
-		rc = tfjob__graph_tf_config_beyond(&cfg, g, t, index, c->err);
+		rc = tfjob__graph_tf_config_beyond(&cfg, g, t, index, &beyond_err);
 	tfjob_graph_free(g);
-	if (rc)
+	if (rc == TFJOB_ESTATE) {
+		/* Where v1.9 panics (a sparse PS/worker address beyond replicas), keep the widened render. */
+		tfjob_error_free(beyond_err);
+		return 0;
+	}
+	if (rc) {
+		if (c->err)
+			*c->err = beyond_err;
+		else
+			tfjob_error_free(beyond_err);
 		return rc;
+	}
 	json_t *containers = tfjob__arr(tfjob__obj(pod, "spec"), "containers");
 	int ci = tfjob__tensorflow_container_index(containers);
 	json_t *container = json_array_get(containers, ci < 0 ? 0 : (size_t)ci);
