@@ -665,7 +665,12 @@ int tfjob_tf_config(char **out, const tfjob_job *job, const char *type, int64_t 
 		return rc;
 	size_t t = 0;
 	rc = tfjob__graph_lookup(&t, g, type, err);
-	if (!rc)
+	/* v1.9 gives TF_CONFIG to the pods it creates at or beyond replicas (defect 7): so does compat. */
+	bool beyond = !rc && ro.compat == TFJOB_COMPAT_TRAINING_OPERATOR_1_9 && index >= 0 &&
+	              index >= tfjob_graph_replicas(g, t);
+	if (beyond)
+		rc = tfjob__graph_tf_config_beyond(out, g, t, index, err);
+	else if (!rc)
 		rc = tfjob__graph_tf_config(out, NULL, g, t, index, err);
 	tfjob_graph_free(g);
 	return rc;

@@ -861,6 +861,32 @@ START_TEST(pod_group_scheduler_plugins)
 }
 END_TEST
 
+/* v1.9 mode: TF_CONFIG of an index beyond replicas, as v1.9 writes it into the pods it creates there. */
+START_TEST(compat_index_beyond_replicas)
+{
+	tfjob_job *job = tfjob("ns", "\"Master\":{\"replicas\":0,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+	                             "\"tensorflow\",\"image\":\"i\"}]}}}", NULL);
+	tfjob_render_options o = TFJOB_RENDER_OPTIONS_INIT;
+	char *out = NULL;
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_tf_config(&out, job, "Master", 0, &o, &err), TFJOB_EINVAL);
+	tfjob_error_free(err);
+	o.compat = TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
+	ck_assert_int_eq(tfjob_tf_config(&out, job, "Master", 0, &o, NULL), 0);
+	ck_assert_str_eq(out, "{\"cluster\":{\"master\":[]},\"task\":{\"type\":\"master\",\"index\":0},\"environment\":\"cloud\"}");
+	tfjob_free(out);
+	ck_assert_int_eq(tfjob_tf_config(&out, job, "Master", -1, &o, NULL), TFJOB_EINVAL);
+	tfjob_job_free(job);
+
+	/* Sparse form: a worker beyond replicas has no address (v1.9 panics). */
+	job = tfjob("ns", "\"Worker\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+	                  "\"tensorflow\",\"image\":\"i\"}]}}},\"PS\":{\"replicas\":1,\"template\":{\"spec\":"
+	                  "{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\"}]}}}", "\"enableDynamicWorker\":true,");
+	ck_assert_int_eq(tfjob_tf_config(&out, job, "Worker", 1, &o, NULL), TFJOB_ESTATE);
+	tfjob_job_free(job);
+}
+END_TEST
+
 /* Regression (fuzz_render): no container asks for resources, so the sum is empty. */
 START_TEST(pod_group_without_resources)
 {
@@ -901,6 +927,7 @@ int main(void)
 	tcase_add_test(tc, defaulted_example_both_modes);
 	tcase_add_test(tc, pod_group_volcano);
 	tcase_add_test(tc, pod_group_without_resources);
+	tcase_add_test(tc, compat_index_beyond_replicas);
 	tcase_add_test(tc, pod_group_scheduler_plugins);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

@@ -306,6 +306,39 @@ START_TEST(duplicate_keys_rejected)
 }
 END_TEST
 
+/* As Kubernetes' YAML reader: a null key is an error; !!binary is decoded (differential tests Y2, Y5). */
+START_TEST(null_keys_and_binary_values)
+{
+	static const char *const null_keys[] = { "x: {~: 1}\n", "x:\n  null: 1\n", "x: {Null: 1}\n" };
+	for (size_t i = 0; i < sizeof(null_keys) / sizeof(null_keys[0]); i++) {
+		char text[256];
+		snprintf(text, sizeof(text), TFJOB_HEAD "%s", null_keys[i]);
+		tfjob_error *err = tu_parse_fail(text, strlen(text), TFJOB_EPARSE);
+		ck_assert_msg(strstr(tfjob_error_message(err), "is null; quote it") != NULL, "%s", tfjob_error_message(err));
+		ck_assert_int_eq(tfjob_error_line(err), i == 1 ? 6 : 5); /* the key's own line */
+		tfjob_error_free(err);
+	}
+	/* Quoted, "~" is an ordinary key. */
+	tfjob_job *job = tu_parse(TFJOB_HEAD "spec:\n  x: {\"~\": 1}\n  b: !!binary aGVs\n    bG8=\n"
+	                                     "  e: !!binary \"\"\n");
+	char *json = NULL;
+	ck_assert_int_eq(tfjob_job_to_json(&json, job, 0, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(json, "\"x\":{\"~\":1}"));
+	ck_assert_ptr_nonnull(strstr(json, "\"b\":\"hello\""));
+	ck_assert_ptr_nonnull(strstr(json, "\"e\":\"\""));
+	tfjob_free(json);
+	tfjob_job_free(job);
+	static const char *const bad_binary[] = { "x: !!binary \"%%\"\n", "x: !!binary AA==\n", "x: !!binary aGk=aGk=\n" };
+	for (size_t i = 0; i < sizeof(bad_binary) / sizeof(bad_binary[0]); i++) {
+		char text[256];
+		snprintf(text, sizeof(text), TFJOB_HEAD "%s", bad_binary[i]);
+		tfjob_error *err = tu_parse_fail(text, strlen(text), TFJOB_EPARSE);
+		ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "!!binary value"));
+		tfjob_error_free(err);
+	}
+}
+END_TEST
+
 /* ---- round trips ---- */
 
 /* A template full of fields the library does not interpret, in jansson's compact form. */
@@ -881,6 +914,7 @@ int main(void)
 	tcase_add_test(tc, anchors_aliases_merge_keys);
 	tcase_add_test(tc, yaml_1_1_scalar_resolution);
 	tcase_add_test(tc, duplicate_keys_rejected);
+	tcase_add_test(tc, null_keys_and_binary_values);
 	tcase_add_test(tc, round_trip_keeps_uninterpreted_fields);
 	tcase_add_test(tc, typed_accessors);
 	tcase_add_test(tc, options_versions);

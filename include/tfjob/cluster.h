@@ -158,7 +158,11 @@ TFJOB_EXTERN int tfjob_graph_tf_config(char **out, const tfjob_graph *graph, siz
  * TF_CONFIG of replica (type, index) of a job, byte-compatible with training-operator v1.9
  * (documented mode: with defects 7 and 8 fixed). type is matched exactly, else case-insensitively.
  * *out is owned by the caller (tfjob_free()); "" when the job is not distributed.
- * Errors: as tfjob_graph_new(), plus TFJOB_ENOTFOUND (no such type) and TFJOB_EINVAL (index out of range).
+ * In training-operator-1.9 mode an index at or beyond the type's replicas gives the TF_CONFIG v1.9
+ * writes into the pods it creates there (defect 7): the spec's cluster and that task index.
+ * Errors: as tfjob_graph_new(), plus TFJOB_ENOTFOUND (no such type), TFJOB_EINVAL (index out of
+ * range; in v1.9 mode only a negative index) and TFJOB_ESTATE (v1.9 mode, an index beyond the
+ * replicas of a PS or worker under enableDynamicWorker, which has no address: v1.9 panics there).
  */
 TFJOB_EXTERN int tfjob_tf_config(char **out, const tfjob_job *job, const char *type, int64_t index,
                                  const tfjob_render_options *opts, tfjob_error **err);

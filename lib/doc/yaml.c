@@ -213,7 +213,7 @@ static bool is_special_float(const char *s)
 	return in_list(s, words);
 }
 
-enum scalar_kind { SCALAR_AUTO, SCALAR_STR, SCALAR_INT, SCALAR_FLOAT, SCALAR_BOOL, SCALAR_NULL };
+enum scalar_kind { SCALAR_AUTO, SCALAR_STR, SCALAR_INT, SCALAR_FLOAT, SCALAR_BOOL, SCALAR_NULL, SCALAR_BINARY };
 
 static enum scalar_kind tag_kind(const char *tag)
 {
@@ -221,7 +221,7 @@ static enum scalar_kind tag_kind(const char *tag)
 		const char *tag;
 		enum scalar_kind kind;
 	} tags[] = {
-		{ "tag:yaml.org,2002:str", SCALAR_STR },     { "tag:yaml.org,2002:binary", SCALAR_STR },
+		{ "tag:yaml.org,2002:str", SCALAR_STR },     { "tag:yaml.org,2002:binary", SCALAR_BINARY },
 		{ "tag:yaml.org,2002:int", SCALAR_INT },     { "tag:yaml.org,2002:float", SCALAR_FLOAT },
 		{ "tag:yaml.org,2002:bool", SCALAR_BOOL },   { "tag:yaml.org,2002:null", SCALAR_NULL },
 		{ "tag:yaml.org,2002:timestamp", SCALAR_STR }, { "!", SCALAR_STR },
@@ -232,6 +232,54 @@ static enum scalar_kind tag_kind(const char *tag)
 		if (!strcmp(tag, tags[i].tag))
 			return tags[i].kind;
 	return SCALAR_AUTO;
+}
+
+static int base64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* !!binary: base64 (white space ignored, '=' padding) decoded to a string, as go-yaml decodes it. */
+static json_t *decode_binary(struct loader *ld, const yaml_event_t *ev, const char *text, size_t len)
+{
+	unsigned char *buf = malloc(len / 4 * 3 + 3);
+	if (!buf) {
+		tfjob__oom(ld->err);
+		return NULL;
+	}
+	size_t n = 0, pads = 0;
+	unsigned int acc = 0, bits = 0;
+	bool bad = false;
+	for (size_t i = 0; i < len && !bad; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+			continue;
+		if (c == '=') {
+			pads++;
+			continue;
+		}
+		int v = base64_value(c);
+		bad = v < 0 || pads > 0;
+		acc = (acc << 6) | (unsigned int)(v < 0 ? 0 : v);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			buf[n++] = (unsigned char)(acc >> bits);
+			acc &= (1u << bits) - 1;
+		}
+	}
+	json_t *s = bad || pads > 2 || memchr(buf, 0, n) ? NULL : json_stringn((const char *)buf, n);
+	free(buf);
+	if (!s)
+		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s",
+		          bad || pads > 2 ? "!!binary value is not valid base64" : "!!binary value is not UTF-8 text without NUL");
+	return s;
 }
 
 /* Resolve a scalar to a value; NULL with *err set on failure. */
@@ -246,6 +294,8 @@ static json_t *resolve_scalar(struct loader *ld, const yaml_event_t *ev)
 		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "a string contains a NUL character");
 		return NULL;
 	}
+	if (kind == SCALAR_BINARY)
+		return decode_binary(ld, ev, text, len);
 	if (kind == SCALAR_STR || (kind == SCALAR_AUTO && quoted)) {
 		json_t *s = json_stringn(text, len);
 		if (!s)
@@ -445,6 +495,12 @@ static json_t *key_from_scalar(struct loader *ld, const yaml_event_t *ev)
 		return NULL;
 	}
 	if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag) {
+		if (in_list(text, null_words)) {
+			/* Kubernetes' YAML reader cannot turn a null key into a JSON field name either. */
+			fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "mapping key '%s' is null; quote it to use it as a string",
+			          text);
+			return NULL;
+		}
 		if (in_list(text, true_words))
 			return json_string("true");
 		if (in_list(text, false_words))
