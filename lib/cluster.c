@@ -570,7 +570,7 @@ int tfjob__graph_tf_config_beyond(char **out, const tfjob_graph *g, size_t t, in
 	const tfjob__rtype *r = rtype_at(g, t);
 	if (!r || index < r->replicas)
 		return tfjob__graph_tf_config(out, NULL, g, t, index, err);
-	if (g->dynamic_worker && (!strcmp(r->lower, "ps") || !strcmp(r->lower, "worker")))
+	if (g->distributed && g->dynamic_worker && (!strcmp(r->lower, "ps") || !strcmp(r->lower, "worker")))
 		return tfjob__fail(err, TFJOB_ESTATE, "index %lld of replica type %s is beyond its %lld replicas: the sparse "
 		                   "TF_CONFIG of enableDynamicWorker has no address for it", (long long)index, r->key,
 		                   (long long)r->replicas);

@@ -328,6 +328,13 @@ START_TEST(null_keys_and_binary_values)
 	ck_assert_ptr_nonnull(strstr(json, "\"e\":\"\""));
 	tfjob_free(json);
 	tfjob_job_free(job);
+	/* "\/" is a YAML 1.2 escape that Kubernetes' reader refuses (differential tests Y3); "\\/" is fine. */
+	tfjob_error *esc = tu_parse_fail(TFJOB_HEAD "x: \"a\\/b\"\n", strlen(TFJOB_HEAD "x: \"a\\/b\"\n"), TFJOB_EPARSE);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(esc), "unknown escape character '/'"));
+	ck_assert_int_eq(tfjob_error_line(esc), 5);
+	ck_assert_int_eq(tfjob_error_column(esc), 6);
+	tfjob_error_free(esc);
+	tfjob_job_free(tu_parse(TFJOB_HEAD "x: \"a\\\\/b\"\ny: 'a\\/b'\n"));
 	static const char *const bad_binary[] = { "x: !!binary \"%%\"\n", "x: !!binary AA==\n", "x: !!binary aGk=aGk=\n" };
 	for (size_t i = 0; i < sizeof(bad_binary) / sizeof(bad_binary[0]); i++) {
 		char text[256];

@@ -619,10 +619,35 @@ static int handle_alias(struct loader *ld, const yaml_event_t *ev)
 	return attach(ld, copy, ev->start_mark);
 }
 
+/*
+ * libyaml accepts the escape "\/" in double-quoted scalars (a YAML 1.2 escape); go-yaml, and so
+ * Kubernetes' reader, refuses it as an unknown escape. Look at the scalar's source text.
+ */
+static int check_escapes(struct loader *ld, const yaml_event_t *ev)
+{
+	if (ev->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+		return 0;
+	size_t start = ev->start_mark.index, end = ev->end_mark.index;
+	for (size_t i = start; i + 1 < end && end <= ld->len; i++) {
+		if (ld->data[i] != '\\')
+			continue;
+		if (ld->data[i + 1] == '/') {
+			yaml_mark_t at = ev->start_mark;
+			at.column += i - start; /* a quoted scalar with this escape on its first line is the usual case */
+			return fail_mark(ld, TFJOB_EPARSE, at, "%s", "found unknown escape character '/' in a double-quoted string");
+		}
+		i++; /* skip the escaped character (e.g. a second backslash) */
+	}
+	return 0;
+}
+
 static int handle_scalar(struct loader *ld, const yaml_event_t *ev)
 {
 	if (count_node(ld, ev->start_mark, 1))
 		return TFJOB_ELIMIT;
+	int erc = check_escapes(ld, ev);
+	if (erc)
+		return erc;
 	bool is_key = expecting_key(ld);
 	json_t *value = is_key ? key_from_scalar(ld, ev) : resolve_scalar(ld, ev);
 	if (!value)

@@ -62,7 +62,7 @@ int tfjob__graph_check(const tfjob_graph *g, size_t t, int64_t index, tfjob_erro
 /*
  * TF_CONFIG for an index at or beyond the type's replicas, as v1.9 writes it into the pods it
  * creates there (defect 7 and stray indices): the cluster of the spec, the task index as given.
- * Within range it is tfjob__graph_tf_config(). The sparse form of a PS or worker needs the
+ * Within range it is tfjob__graph_tf_config(); "" when the job is not distributed. The sparse form of a PS or worker needs the
  * replica's own address, which does not exist there (v1.9 panics): TFJOB_ESTATE.
  */
 int tfjob__graph_tf_config_beyond(char **out, const tfjob_graph *g, size_t t, int64_t index, tfjob_error **err);
