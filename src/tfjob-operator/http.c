@@ -125,6 +125,10 @@ static void serve(op_http *h, int fd, int which)
 			return; /* closed, reset or timed out */
 		len += (size_t)n;
 		buf[len] = 0;
+		if (memchr(buf, 0, len)) {
+			reply(fd, 400, "Bad Request", "text/plain", "bad request\n", 0);
+			return;
+		}
 		if ((end = strstr(buf, "\r\n\r\n")) || (end = strstr(buf, "\n\n")))
 			break;
 	}
@@ -196,6 +200,13 @@ static void *http_main(void *arg)
 			if (cfd < 0)
 				continue;
 			serve(h, cfd, map[i]);
+			/* lingering close: a client still sending must get the answer, not a reset */
+			shutdown(cfd, SHUT_WR);
+			struct timeval tv = { 0, 100000 };
+			setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+			char sink[4096];
+			for (int k = 0; k < 16 && recv(cfd, sink, sizeof(sink), 0) > 0; k++)
+				;
 			close(cfd);
 		}
 	}
