@@ -285,7 +285,85 @@ creates = op.metric('tfjob_controller_api_requests_total{verb="create"}')
 check(f"big: the restarted operator created only what was missing ({creates} <= {100 - n_at_kill})",
       creates is not None and creates <= 100 - n_at_kill + 5)
 
-# 10. SIGTERM stops cleanly.
+# 10. The API server goes away under a running operator and comes back (a TCP proxy in front of
+# it is stopped and started again: the harness's supervisor stops etcd when kube-apiserver exits,
+# so the server process itself is not restarted). Watches break, reconnect and relist.
+import threading
+
+
+class Proxy:
+    def __init__(self, port=0):
+        self.target = ("127.0.0.1", int(URL.rsplit(":", 1)[1]))
+        self.lsock = socket.socket()
+        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.lsock.bind(("127.0.0.1", port))
+        self.lsock.listen(64)
+        self.port = self.lsock.getsockname()[1]
+        self.conns = []
+        self.alive = True
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while self.alive:
+            try:
+                c, _ = self.lsock.accept()
+            except OSError:
+                return
+            try:
+                u = socket.create_connection(self.target)
+            except OSError:
+                c.close()
+                continue
+            self.conns += [c, u]
+            for a, b in ((c, u), (u, c)):
+                threading.Thread(target=self.pipe, args=(a, b), daemon=True).start()
+
+    def pipe(self, a, b):
+        try:
+            while True:
+                d = a.recv(65536)
+                if not d:
+                    break
+                b.sendall(d)
+        except OSError:
+            pass
+        for x in (a, b):
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def stop(self):
+        self.alive = False
+        self.lsock.close()
+        for x in self.conns:
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+                x.close()
+            except OSError:
+                pass
+
+
+proxy = Proxy()
+kc = open(user_kc or os.environ["KUBE_ADMIN_KUBECONFIG"]).read().replace(URL, f"https://127.0.0.1:{proxy.port}")
+kc_path = os.path.join(WORK, "proxy.kubeconfig")
+open(kc_path, "w").write(kc)
+op.stop()
+op = Operator("op4", [], kubeconfig=kc_path)
+create_job(job("pre", "Worker:1:Never"))
+wait("outage: pre has its pod", lambda: uid("pods", "pre-worker-0"))
+proxy.stop()
+time.sleep(1)
+create_job(job("during", "Worker:2:Never"))
+kubelet("pre-worker-0", "Succeeded", 0)
+time.sleep(3)
+check("outage: the operator keeps running", op.p.poll() is None and op.http(1, "/healthz")[0] == 200)
+check("outage: nothing happened meanwhile", not children("pods", "during"))
+proxy = Proxy(proxy.port)
+wait("outage over: during gets its 2 pods", lambda: len(children("pods", "during")) == 2, 90)
+wait("outage over: pre Succeeded", lambda: cond("pre", "Succeeded") == "True", 90)
+
+# 11. SIGTERM stops cleanly.
 rc = op.stop()
 check(f"SIGTERM: exit status 0 ({rc})", rc == 0)
 sys.exit(1 if failures else 0)
