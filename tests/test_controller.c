@@ -29,11 +29,23 @@ static tfjob_transport *new_store(void)
 	return t;
 }
 
+static void debug_log(tfjob_log_level l, const char *msg, const char *fields, void *p)
+{
+	(void)p;
+	fprintf(stderr, "[%d] %s %s\n", (int)l, msg, fields);
+}
+
 static tfjob_controller *start_on(tfjob_transport *t, tfjob_controller_options *o)
 {
 	tfjob_controller_options d = TFJOB_CONTROLLER_OPTIONS_INIT;
+	static tfjob_controller_hooks dh = TFJOB_CONTROLLER_HOOKS_INIT;
 	if (!o)
 		o = &d;
+	if (getenv("CU_LOG") && !o->hooks) { /* CU_LOG=1: the controller's log on stderr */
+		dh.log = debug_log;
+		dh.log_level = TFJOB_LOG_DEBUG;
+		o->hooks = &dh;
+	}
 	o->clock = cu_clock;
 	tfjob_controller *c = NULL;
 	tfjob_error *err = NULL;
@@ -623,6 +635,38 @@ START_TEST(relist_after_compaction_and_restart)
 }
 END_TEST
 
+START_TEST(watch_gone_relists)
+{
+	/* Writes followed at once by a compaction leave a watch behind the history: 410 Gone ends
+	   it, the controller lists again and carries on. */
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+	C = start_on(T, NULL);
+	create("job20", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job20") == 1, W));
+	tfjob_controller_metrics m;
+	for (int attempt = 0; attempt < 50; attempt++) {
+		for (int i = 0; i < 30; i++) {
+			char patch[128];
+			snprintf(patch, sizeof(patch), "{\"metadata\":{\"annotations\":{\"n\":\"%d-%d\"}}}", attempt, i);
+			tfjob_transport_patch(NULL, T, &tfjobs, NS, "job20", NULL, patch, NULL);
+		}
+		tfjob_memory_compact(T);
+		cu_sleep_ms(20);
+		metrics(&m);
+		if (m.relists > 0)
+			break;
+	}
+	ck_assert_uint_ge(m.relists, 1);
+	ck_assert(CU_WAIT(tfjob_controller_is_ready(C), W));
+	create("job21", "Worker:2:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job21") == 2, W));
+	set_pod("job20-worker-0", "Succeeded", 0, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job20", "Succeeded", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job20"), 1);
+}
+END_TEST
+
 START_TEST(api_errors)
 {
 	tfjob_controller *c = NULL;
@@ -667,6 +711,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, hooks_logging_metrics_text);
 	tcase_add_test(tc, leader_election_failover);
 	tcase_add_test(tc, relist_after_compaction_and_restart);
+	tcase_add_test(tc, watch_gone_relists);
 	tcase_add_test(tc, api_errors);
 	suite_add_tcase(s, tc);
 	return s;

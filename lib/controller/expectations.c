@@ -91,8 +91,9 @@ void tfjob__exp_observed(tfjob__expectations *e, const char *job_key, const char
 	tfjob__map *m = tfjob__map_get(&e->jobs, job_key);
 	exp_entry *x = m ? tfjob__map_get(m, sub) : NULL;
 	if (x) {
-		x->adds -= adds;
-		x->dels -= dels;
+		/* never below zero: a relist may report objects nobody was waiting for */
+		x->adds = x->adds > adds ? x->adds - adds : 0;
+		x->dels = x->dels > dels ? x->dels - dels : 0;
 	}
 	pthread_mutex_unlock(&e->mu);
 }

@@ -123,6 +123,45 @@ static void on_closed(int code, const tfjob_error *err, void *payload)
 	pthread_mutex_unlock(&c->mu);
 }
 
+static const char *uid_of(json_t *obj)
+{
+	return meta_str(obj, "uid");
+}
+
+static int same_object(json_t *a, json_t *b)
+{
+	const char *ua = uid_of(a), *ub = uid_of(b);
+	return a && b && (!ua || !ub || !strcmp(ua, ub));
+}
+
+static void observe(tfjob_controller *c, int kind, json_t *obj, int adds, int dels)
+{
+	char jk[512], sub[128];
+	int owned = 0;
+	const char *job_key = child_job_key(jk, sizeof(jk), obj, &owned);
+	if (!job_key || !owned)
+		return;
+	const char *rt = json_string_value(
+		json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), LABEL_REPLICA_TYPE));
+	snprintf(sub, sizeof(sub), "%s/%s", rt ? rt : "", kind == INF_PODS ? "pods" : "services");
+	tfjob__exp_observed(c->exp, job_key, sub, adds, dels);
+}
+
+/* A relist stands for the events the broken watch did not deliver (client-go's Replace):
+   children that appeared count as observed creations, children that went as observed deletions,
+   so expectations raised before the watch broke are met. */
+static void observe_diff(tfjob_controller *c, int kind, tfjob__store *old, tfjob__store *fresh)
+{
+	size_t b = 0;
+	for (tfjob__map_node *n = tfjob__map_next(&fresh->objs, &b, NULL); n; n = tfjob__map_next(&fresh->objs, &b, n))
+		if (!same_object(tfjob__map_get(&old->objs, n->key), n->val))
+			observe(c, kind, n->val, 1, 0);
+	b = 0;
+	for (tfjob__map_node *n = tfjob__map_next(&old->objs, &b, NULL); n; n = tfjob__map_next(&old->objs, &b, n))
+		if (!same_object(tfjob__map_get(&fresh->objs, n->key), n->val))
+			observe(c, kind, n->val, 0, 1);
+}
+
 int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 {
 	tfjob_controller *c = inf->c;
@@ -191,6 +230,8 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 			if (!tfjob__map_get(jm, n->key))
 				json_array_append_new(keys, json_string(n->key));
 	}
+	if (inf->kind != INF_JOBS)
+		observe_diff(c, inf->kind, &old, &c->stores[inf->kind]);
 	pthread_mutex_unlock(&c->cache_mu);
 	tfjob__store_clear(&old);
 	size_t i;
