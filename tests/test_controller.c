@@ -150,6 +150,9 @@ START_TEST(ps_workers_succeed_worker0)
 	ck_assert_uint_eq(m.api_calls[TFJOB_API_UPDATE], 0);
 	ck_assert_uint_eq(m.api_calls[TFJOB_API_PATCH], 0);
 	ck_assert_uint_eq(m.status_conflicts, 0);
+	/* every write shows up as one change on our own watch (give it time to arrive) */
+	ck_assert(CU_WAIT(__extension__({ pthread_mutex_lock(&log.mu); int n_ = log.changes + log.noop_writes;
+	                                  pthread_mutex_unlock(&log.mu); (uint64_t)n_ >= m.api_calls[TFJOB_API_UPDATE_STATUS]; }), W));
 	tfjob_watch_free(w);
 	pthread_mutex_lock(&log.mu);
 	ck_assert_int_eq(log.noop_writes, 0);
@@ -667,6 +670,72 @@ START_TEST(watch_gone_relists)
 }
 END_TEST
 
+START_TEST(releases_relabelled_child)
+{
+	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	C = start_on(T, NULL);
+	create("job22", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job22") == 1, W));
+	char *uid1 = cu_uid(T, NS, "pods", "job22-worker-0");
+	/* the pod no longer matches the job's selector: released (our reference removed) and replaced */
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pods, NS, "job22-worker-0", NULL,
+	                                       "{\"metadata\":{\"labels\":{\"training.kubeflow.org/job-name\":\"someone-else\"}}}",
+	                                       NULL), 0);
+	/* (its name stays taken, so no replacement can be created while it exists: as training-operator) */
+	char *text = NULL;
+	int released = 0;
+	json_t *l = NULL;
+	for (int tries = 0; tries < 2000 && !released; tries++) {
+	json_decref(l);
+	cu_sleep_ms(5);
+	ck_assert_int_eq(tfjob_transport_list(&text, T, &pods, NS, NULL, NULL), 0);
+	l = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	size_t i;
+	json_t *p;
+	json_array_foreach(json_object_get(l, "items"), i, p) {
+		const char *u = json_string_value(json_object_get(json_object_get(p, "metadata"), "uid"));
+		if (u && !strcmp(u, uid1))
+			released = json_array_size(json_object_get(json_object_get(p, "metadata"), "ownerReferences")) == 0;
+	}
+	}
+	json_decref(l);
+	if (!released) {
+		free(uid1);
+		uid1 = NULL;
+	}
+	ck_assert_ptr_nonnull(uid1);
+	free(uid1);
+}
+END_TEST
+
+/* Someone else keeps taking the Lease: the controller stops reconciling by itself. */
+START_TEST(leader_election_lost)
+{
+	static const tfjob_resource leases = { "coordination.k8s.io", "v1", "leases", 1 };
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.leader_election = 1;
+	o.lease_duration_ms = 1000;
+	o.renew_deadline_ms = 400;
+	o.retry_period_ms = 50;
+	o.identity = "me";
+	C = start_on(T, &o);
+	ck_assert(CU_WAIT(tfjob_controller_is_leader(C), W));
+	ck_assert_int_eq(tfjob_controller_wait_stopped(C, 0), TFJOB_ETIMEOUT);
+	int64_t end = cu_mono() + 5000;
+	int stopped = 0;
+	for (int n = 0; cu_mono() < end && !stopped; n++) {
+		char patch[256];
+		snprintf(patch, sizeof(patch), "{\"spec\":{\"holderIdentity\":\"thief\",\"renewTime\":\"2030-01-01T00:00:%02d.000000Z\"}}", n % 60);
+		tfjob_transport_patch(NULL, T, &leases, NS, "1ca428e5.training-operator.kubeflow.org", NULL, patch, NULL);
+		stopped = tfjob_controller_wait_stopped(C, 20) == 0;
+	}
+	ck_assert(stopped);
+	ck_assert(!tfjob_controller_is_leader(C));
+	ck_assert(!tfjob_controller_is_ready(C));
+}
+END_TEST
+
 START_TEST(api_errors)
 {
 	tfjob_controller *c = NULL;
@@ -712,6 +781,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, leader_election_failover);
 	tcase_add_test(tc, relist_after_compaction_and_restart);
 	tcase_add_test(tc, watch_gone_relists);
+	tcase_add_test(tc, releases_relabelled_child);
+	tcase_add_test(tc, leader_election_lost);
 	tcase_add_test(tc, api_errors);
 	suite_add_tcase(s, tc);
 	return s;
