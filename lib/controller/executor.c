@@ -415,11 +415,19 @@ static int reconcile_once(rctx *r)
 	rc = tfjob_plan_new_with_objects(&plan, tj, po, so, &popts, &err);
 	if (rc)
 		goto out;
-	rc = tfjob_plan_status_json(&status_text, plan, 0, &err);
-	if (rc)
-		goto out;
-	new_status = json_loads(status_text, 0, NULL);
 	json_t *old_status = json_object_get(job, "status");
+	if (tfjob_plan_status_changed(plan)) {
+		rc = tfjob_plan_status_json(&status_text, plan, 0, &err);
+		if (rc)
+			goto out;
+		new_status = json_loads(status_text, 0, NULL);
+		if (!new_status) {
+			rc = tfjob__oom(&err);
+			goto out;
+		}
+	} else { /* unchanged: no need to print and parse it */
+		new_status = old_status ? json_incref(old_status) : json_object();
+	}
 	int finished_now = cond_true(new_status, "Succeeded") == 1 || cond_true(new_status, "Failed") == 1;
 	int finished_before = cond_true(old_status, "Succeeded") == 1 || cond_true(old_status, "Failed") == 1;
 
