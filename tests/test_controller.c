@@ -736,6 +736,25 @@ START_TEST(leader_election_lost)
 }
 END_TEST
 
+START_TEST(job_being_deleted_left_alone)
+{
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT, pods = TFJOB_RESOURCE_PODS_INIT;
+	C = start_on(T, NULL);
+	create("job23", "Worker:2:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job23") == 2, W));
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &tfjobs, NS, "job23", NULL,
+	                                       "{\"metadata\":{\"finalizers\":[\"example.com/keep\"]}}", NULL), 0);
+	tfjob_delete_options d = TFJOB_DELETE_OPTIONS_INIT;
+	d.propagation = TFJOB_PROPAGATION_ORPHAN;
+	ck_assert_int_eq(tfjob_transport_delete(NULL, T, &tfjobs, NS, "job23", &d, NULL), 0);
+	ck_assert(cu_job_exists(T, NS, "job23")); /* kept by its finalizer, with a deletionTimestamp */
+	ck_assert_int_eq(tfjob_transport_delete(NULL, T, &pods, NS, "job23-worker-1", NULL, NULL), 0);
+	cu_sleep_ms(50);
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert(!cu_exists(T, NS, "pods", "job23-worker-1")); /* not recreated */
+}
+END_TEST
+
 START_TEST(api_errors)
 {
 	tfjob_controller *c = NULL;
@@ -783,6 +802,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, watch_gone_relists);
 	tcase_add_test(tc, releases_relabelled_child);
 	tcase_add_test(tc, leader_election_lost);
+	tcase_add_test(tc, job_being_deleted_left_alone);
 	tcase_add_test(tc, api_errors);
 	suite_add_tcase(s, tc);
 	return s;
