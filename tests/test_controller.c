@@ -755,6 +755,70 @@ START_TEST(job_being_deleted_left_alone)
 }
 END_TEST
 
+static int by_rv(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	long long rx = atoll(json_string_value(json_object_get(json_object_get(x, "metadata"), "resourceVersion")));
+	long long ry = atoll(json_string_value(json_object_get(json_object_get(y, "metadata"), "resourceVersion")));
+	return rx < ry ? -1 : rx > ry;
+}
+
+/* Children are created in the planner's order (the store's resourceVersions tell the order). */
+START_TEST(executor_follows_plan_order)
+{
+	char *j = cu_job("job24", "Chief:1:Never,PS:2:Never,Worker:3:Never", NULL, NULL);
+	ck_assert_int_eq(cu_create_job(T, j), 0);
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+	char *stored = NULL;
+	ck_assert_int_eq(tfjob_transport_get(&stored, T, &tfjobs, NS, "job24", NULL), 0);
+	tfjob_job *job = tu_parse(stored);
+	tfjob_plan_options po = TFJOB_PLAN_OPTIONS_INIT;
+	po.now = cu_now;
+	tfjob_plan *plan = NULL;
+	ck_assert_int_eq(tfjob_plan_new(&plan, job, NULL, NULL, &po, NULL), 0);
+	json_t *want = json_array();
+	for (size_t i = 0; i < tfjob_plan_action_count(plan); i++)
+		if (tfjob_plan_action_type(plan, i) == TFJOB_ACTION_CREATE)
+			json_array_append_new(want, json_sprintf("%s/%s", tfjob_object_kind_name(tfjob_plan_action_kind(plan, i)),
+			                                         tfjob_plan_action_name(plan, i)));
+	ck_assert_uint_eq(json_array_size(want), 12);
+	C = start_on(T, NULL);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job24", "Created", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	json_t *all[64];
+	size_t n = 0;
+	const char *kinds[2] = { "pods", "services" };
+	json_t *lists[2];
+	for (int k = 0; k < 2; k++) {
+		char *text = NULL;
+		ck_assert_int_eq(tfjob_transport_list(&text, T, tfjob_resource_lookup(kinds[k]), NS, NULL, NULL), 0);
+		lists[k] = json_loads(text, 0, NULL);
+		tfjob_free(text);
+		size_t i;
+		json_t *o;
+		json_array_foreach(json_object_get(lists[k], "items"), i, o) {
+			json_object_set_new(o, "kind", json_string(k ? "Service" : "Pod"));
+			all[n++] = o;
+		}
+	}
+	qsort(all, n, sizeof(all[0]), by_rv);
+	ck_assert_uint_eq(n, 12);
+	for (size_t i = 0; i < n; i++) {
+		char got[256];
+		snprintf(got, sizeof(got), "%s/%s", json_string_value(json_object_get(all[i], "kind")),
+		         json_string_value(json_object_get(json_object_get(all[i], "metadata"), "name")));
+		ck_assert_str_eq(got, json_string_value(json_array_get(want, i)));
+	}
+	json_decref(lists[0]);
+	json_decref(lists[1]);
+	json_decref(want);
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+	tfjob_free(stored);
+	free(j);
+}
+END_TEST
+
 START_TEST(api_errors)
 {
 	tfjob_controller *c = NULL;
@@ -803,6 +867,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, releases_relabelled_child);
 	tcase_add_test(tc, leader_election_lost);
 	tcase_add_test(tc, job_being_deleted_left_alone);
+	tcase_add_test(tc, executor_follows_plan_order);
 	tcase_add_test(tc, api_errors);
 	suite_add_tcase(s, tc);
 	return s;

@@ -20,5 +20,5 @@ set -a
 # shellcheck disable=SC1091
 . "$dir/env"
 set +a
-OP="$PWD/build/src/tfjob-operator/tfjob-operator"
+OP="${TFJOB_OPERATOR:-$PWD/build/src/tfjob-operator/tfjob-operator}"
 python3 tests/kube/controller_e2e.py "$OP" "$dir"
