@@ -748,6 +748,10 @@ START_TEST(job_being_deleted_left_alone)
 	d.propagation = TFJOB_PROPAGATION_ORPHAN;
 	ck_assert_int_eq(tfjob_transport_delete(NULL, T, &tfjobs, NS, "job23", &d, NULL), 0);
 	ck_assert(cu_job_exists(T, NS, "job23")); /* kept by its finalizer, with a deletionTimestamp */
+	/* let the job's watch deliver the deletionTimestamp first (watches of different resources
+	   are not ordered with each other, as with any informer) */
+	cu_sleep_ms(100);
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
 	ck_assert_int_eq(tfjob_transport_delete(NULL, T, &pods, NS, "job23-worker-1", NULL, NULL), 0);
 	cu_sleep_ms(50);
 	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
@@ -819,6 +823,27 @@ START_TEST(executor_follows_plan_order)
 }
 END_TEST
 
+START_TEST(gang_scheduler_plugins_and_namespace)
+{
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.gang_scheduler = TFJOB_GANG_SCHEDULER_PLUGINS;
+	o.namespace_name = NS; /* jobs elsewhere are not ours */
+	C = start_on(T, &o);
+	char *j = cu_job("elsewhere", "Worker:1:Never", NULL, NULL);
+	char *p = strstr(j, "\"namespace\":\"default\"");
+	memcpy(p, "\"namespace\":\"other00\"", strlen("\"namespace\":\"other00\""));
+	ck_assert_int_eq(tfjob_transport_create(NULL, T, tfjob_resource_lookup("tfjobs"), "other00", j, NULL), 0);
+	free(j);
+	create("job25", "Worker:2:Never", NULL, NULL);
+	static const tfjob_resource pg = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", 1 };
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job25") == 2, W)); /* scheduler-plugins: no waiting */
+	ck_assert_int_eq(tfjob_transport_get(NULL, T, &pg, NS, "job25", NULL), 0);
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, "other00", "pods", "elsewhere"), 0);
+	ck_assert(!cu_cond_is(T, "other00", "elsewhere", "Created", "True"));
+}
+END_TEST
+
 START_TEST(api_errors)
 {
 	tfjob_controller *c = NULL;
@@ -868,6 +893,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, leader_election_lost);
 	tcase_add_test(tc, job_being_deleted_left_alone);
 	tcase_add_test(tc, executor_follows_plan_order);
+	tcase_add_test(tc, gang_scheduler_plugins_and_namespace);
 	tcase_add_test(tc, api_errors);
 	suite_add_tcase(s, tc);
 	return s;
