@@ -17,5 +17,6 @@
 #include "transport.h"
 #include "memory.h"
 #include "kube.h"
+#include "controller.h"
 
 #endif

@@ -1,0 +1,550 @@
+/*
+ * The controller handle: options, lifecycle (start, graceful stop), worker threads, the manager
+ * thread (leader election, relists), logging, metrics.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "controller/ctrl.h"
+
+int tfjob_controller_hooks_init(tfjob_controller_hooks *hooks, unsigned int version)
+{
+	if (!hooks)
+		return TFJOB_EINVAL;
+	if (version != TFJOB_CONTROLLER_HOOKS_VERSION)
+		return TFJOB_EVERSION;
+	tfjob_controller_hooks d = TFJOB_CONTROLLER_HOOKS_INIT;
+	*hooks = d;
+	return 0;
+}
+
+int tfjob_controller_options_init(tfjob_controller_options *opts, unsigned int version)
+{
+	if (!opts)
+		return TFJOB_EINVAL;
+	if (version != TFJOB_CONTROLLER_OPTIONS_VERSION)
+		return TFJOB_EVERSION;
+	tfjob_controller_options d = TFJOB_CONTROLLER_OPTIONS_INIT;
+	*opts = d;
+	return 0;
+}
+
+void tfjob__log(tfjob_controller *c, tfjob_log_level level, const char *msg, const char *job_key, const char *what,
+                const char *error)
+{
+	if (!c->hooks.log || level < c->hooks.log_level)
+		return;
+	json_t *f = json_object();
+	if (job_key)
+		json_object_set_new(f, "job", json_string(job_key));
+	if (what)
+		json_object_set_new(f, "object", json_string(what));
+	if (error)
+		json_object_set_new(f, "error", json_string(error));
+	char *text = json_dumps(f, JSON_COMPACT);
+	json_decref(f);
+	c->hooks.log(level, msg, text ? text : "{}", c->hooks.payload);
+	free(text);
+}
+
+void tfjob__count(tfjob_controller *c, tfjob_api_verb verb, int rc)
+{
+	atomic_fetch_add(&c->m.api_calls[verb], 1);
+	if (rc && rc != TFJOB_ENOTFOUND)
+		atomic_fetch_add(&c->m.api_errors, 1);
+}
+
+int64_t tfjob__now_s(tfjob_controller *c)
+{
+	if (c->o.clock)
+		return c->o.clock(c->o.clock_payload);
+	return (int64_t)time(NULL);
+}
+
+static char *dup_opt(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob_controller_options *opts,
+                         tfjob_error **err)
+{
+	if (!out || !t)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_controller_new: NULL argument");
+	*out = NULL;
+	tfjob_controller_options d = TFJOB_CONTROLLER_OPTIONS_INIT;
+	if (opts && opts->version != TFJOB_CONTROLLER_OPTIONS_VERSION)
+		return tfjob__fail(err, TFJOB_EVERSION, "unknown tfjob_controller_options version %u", opts->version);
+	if (opts && opts->hooks && opts->hooks->version != TFJOB_CONTROLLER_HOOKS_VERSION)
+		return tfjob__fail(err, TFJOB_EVERSION, "unknown tfjob_controller_hooks version %u", opts->hooks->version);
+	tfjob_controller *c = calloc(1, sizeof(*c));
+	if (!c)
+		return tfjob__oom(err);
+	c->t = t;
+	c->o = opts ? *opts : d;
+	if (c->o.workers <= 0)
+		c->o.workers = 1;
+	if (c->o.expectations_timeout_ms <= 0)
+		c->o.expectations_timeout_ms = 5 * 60 * 1000;
+	if (c->o.lease_duration_ms <= 0)
+		c->o.lease_duration_ms = 15000;
+	if (c->o.renew_deadline_ms <= 0)
+		c->o.renew_deadline_ms = 10000;
+	if (c->o.retry_period_ms <= 0)
+		c->o.retry_period_ms = 2000;
+	tfjob_controller_hooks h = TFJOB_CONTROLLER_HOOKS_INIT;
+	c->hooks = c->o.hooks ? *c->o.hooks : h;
+	c->o.hooks = NULL;
+	c->ns = c->o.namespace_name && *c->o.namespace_name ? strdup(c->o.namespace_name) : NULL;
+	c->cluster_domain = dup_opt(c->o.cluster_domain);
+	c->scheduler_name = dup_opt(c->o.scheduler_name);
+	c->le_id = strdup(c->o.leader_election_id ? c->o.leader_election_id : "1ca428e5.training-operator.kubeflow.org");
+	c->le_ns = strdup(c->o.leader_election_namespace ? c->o.leader_election_namespace
+	                  : c->ns ? c->ns : tfjob_transport_namespace(t) ? tfjob_transport_namespace(t) : "default");
+	if (c->o.identity) {
+		c->identity = strdup(c->o.identity);
+	} else {
+		char host[256] = "tfjob-operator";
+		gethostname(host, sizeof(host) - 1);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		c->identity = tfjob__strdup_printf("%s_%08lx", host, (unsigned long)(ts.tv_nsec ^ (long)getpid() << 12));
+	}
+	c->o.namespace_name = c->ns;
+	c->o.cluster_domain = c->cluster_domain;
+	c->o.scheduler_name = c->scheduler_name;
+	c->o.leader_election_id = c->le_id;
+	c->o.leader_election_namespace = c->le_ns;
+	c->o.identity = c->identity;
+	tfjob_render_options ro = TFJOB_RENDER_OPTIONS_INIT;
+	ro.compat = c->o.compat;
+	ro.cluster_domain = c->cluster_domain;
+	ro.gang_scheduler = c->o.gang_scheduler;
+	ro.scheduler_name = c->scheduler_name;
+	c->ropts = ro;
+	pthread_mutex_init(&c->cache_mu, NULL);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	static const tfjob_resource res[INF_COUNT] = { TFJOB_RESOURCE_TFJOBS_INIT, TFJOB_RESOURCE_PODS_INIT,
+	                                               TFJOB_RESOURCE_SERVICES_INIT };
+	for (int i = 0; i < INF_COUNT; i++) {
+		tfjob__store_init(&c->stores[i], i != INF_JOBS);
+		c->inf[i].c = c;
+		c->inf[i].kind = i;
+		c->inf[i].res = res[i];
+	}
+	tfjob__queue_opts qo = { c->o.backoff_base_ms, c->o.backoff_max_ms, c->o.queue_qps, c->o.queue_burst, NULL, NULL };
+	int rc = tfjob__queue_new(&c->q, &qo);
+	if (!rc)
+		rc = tfjob__exp_new(&c->exp, c->o.expectations_timeout_ms, NULL, NULL);
+	if (rc || !c->le_id || !c->le_ns || !c->identity) {
+		tfjob_controller_free(c);
+		return tfjob__oom(err);
+	}
+	*out = c;
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	tfjob_controller *c = arg;
+	for (;;) {
+		char *key = NULL;
+		int rc = tfjob__queue_get(c->q, &key, -1);
+		if (rc == TFJOB_ESTATE)
+			break;
+		if (rc)
+			continue;
+		const char *slash = strchr(key, '/');
+		char *ns = slash ? strndup(key, (size_t)(slash - key)) : strdup("");
+		const char *name = slash ? slash + 1 : key;
+		if (c->hooks.before_reconcile && c->hooks.before_reconcile(ns ? ns : "", name, c->hooks.payload)) {
+			tfjob__queue_done(c->q, key);
+			free(ns);
+			free(key);
+			continue;
+		}
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		rc = tfjob__reconcile(c, key);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		atomic_fetch_add(&c->m.reconciles, 1);
+		tfjob__metrics_observe_latency(&c->m, (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+		if (rc == 0) {
+			tfjob__queue_forget(c->q, key);
+		} else {
+			atomic_fetch_add(&c->m.reconcile_errors, 1);
+			atomic_fetch_add(&c->m.queue_retries, 1);
+			tfjob__queue_add_rate_limited(c->q, key);
+		}
+		if (c->hooks.after_reconcile)
+			c->hooks.after_reconcile(ns ? ns : "", name, rc, c->hooks.payload);
+		tfjob__queue_done(c->q, key);
+		free(ns);
+		free(key);
+	}
+	return NULL;
+}
+
+/* List+watch everything and start the workers. */
+static int start_running(tfjob_controller *c, tfjob_error **err)
+{
+	for (int i = 0; i < INF_COUNT; i++) {
+		int rc = tfjob__informer_list_watch(&c->inf[i], err);
+		if (rc) {
+			for (int j = 0; j < i; j++)
+				tfjob__informer_stop(&c->inf[j]);
+			return rc;
+		}
+	}
+	c->workers = calloc((size_t)c->o.workers, sizeof(pthread_t));
+	if (!c->workers)
+		return tfjob__oom(err);
+	for (c->nworkers = 0; c->nworkers < c->o.workers; c->nworkers++)
+		if (pthread_create(&c->workers[c->nworkers], NULL, worker_main, c))
+			break;
+	pthread_mutex_lock(&c->mu);
+	c->running = 1;
+	pthread_mutex_unlock(&c->mu);
+	tfjob__log(c, TFJOB_LOG_INFO, "controller running", NULL, c->identity, NULL);
+	return 0;
+}
+
+static void stop_running(tfjob_controller *c)
+{
+	pthread_mutex_lock(&c->mu);
+	int was = c->running;
+	c->running = 0;
+	pthread_mutex_unlock(&c->mu);
+	tfjob__queue_shutdown(c->q); /* stop accepting; in-flight reconciles finish */
+	for (int i = 0; i < c->nworkers; i++)
+		pthread_join(c->workers[i], NULL);
+	free(c->workers);
+	c->workers = NULL;
+	c->nworkers = 0;
+	for (int i = 0; i < INF_COUNT; i++) {
+		tfjob__informer_stop(&c->inf[i]);
+		c->inf[i].synced = 0;
+	}
+	if (was)
+		tfjob__log(c, TFJOB_LOG_INFO, "controller stopped", NULL, c->identity, NULL);
+}
+
+static void *manager_main(void *arg)
+{
+	tfjob_controller *c = arg;
+	int64_t next_try = 0;
+	pthread_mutex_lock(&c->mu);
+	while (!c->stopping) {
+		int64_t now = tfjob__mono_ms(NULL);
+		if (c->o.leader_election && now >= next_try) {
+			pthread_mutex_unlock(&c->mu);
+			int leading = c->leader;
+			int ok = tfjob__leader_try(c);
+			if (ok && !leading) {
+				c->leader = 1;
+				atomic_fetch_add(&c->m.leader_transitions, 1);
+				tfjob__log(c, TFJOB_LOG_INFO, "became leader", NULL, c->identity, NULL);
+				tfjob_error *err = NULL;
+				if (start_running(c, &err)) {
+					tfjob__log(c, TFJOB_LOG_ERROR, "starting after election failed", NULL, NULL,
+					           tfjob_error_message(err));
+					c->leader = 0;
+				}
+				tfjob_error_free(err);
+			} else if (leading && !ok && tfjob__mono_ms(NULL) - c->last_renew_ms > c->o.renew_deadline_ms) {
+				tfjob__log(c, TFJOB_LOG_ERROR, "leader election lost", NULL, c->identity, NULL);
+				c->leader = 0;
+				stop_running(c);
+				pthread_mutex_lock(&c->mu);
+				c->stopped_by_itself = 1;
+				pthread_cond_broadcast(&c->cond);
+				break;
+			}
+			next_try = tfjob__mono_ms(NULL) + c->o.retry_period_ms;
+			pthread_mutex_lock(&c->mu);
+			continue;
+		}
+		if (c->running) {
+			for (int i = 0; i < INF_COUNT; i++) {
+				if (!c->inf[i].need_relist)
+					continue;
+				pthread_mutex_unlock(&c->mu);
+				tfjob__informer_stop(&c->inf[i]);
+				c->inf[i].synced = 0;
+				atomic_fetch_add(&c->m.relists, 1);
+				tfjob_error *err = NULL;
+				if (tfjob__informer_list_watch(&c->inf[i], &err)) {
+					tfjob__log(c, TFJOB_LOG_WARN, "relist failed, retrying", NULL, c->inf[i].res.resource,
+					           tfjob_error_message(err));
+					c->inf[i].need_relist = 1;
+					usleep(500 * 1000);
+				}
+				tfjob_error_free(err);
+				pthread_mutex_lock(&c->mu);
+			}
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&c->cond, &c->mu, &ts);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+int tfjob_controller_start(tfjob_controller *c, tfjob_error **err)
+{
+	if (!c)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_controller_start: NULL controller");
+	pthread_mutex_lock(&c->mu);
+	if (c->started) {
+		pthread_mutex_unlock(&c->mu);
+		return tfjob__fail(err, TFJOB_ESTATE, "the controller was already started");
+	}
+	c->started = 1;
+	pthread_mutex_unlock(&c->mu);
+	if (!c->o.leader_election) {
+		int rc = start_running(c, err);
+		if (rc)
+			return rc;
+		c->leader = 1;
+	}
+	if (pthread_create(&c->manager, NULL, manager_main, c) == 0)
+		c->manager_started = 1;
+	return 0;
+}
+
+void tfjob_controller_stop(tfjob_controller *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->mu);
+	if (c->stopping || !c->started) {
+		c->stopping = 1;
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
+	c->stopping = 1;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->mu);
+	if (c->manager_started)
+		pthread_join(c->manager, NULL);
+	c->manager_started = 0;
+	stop_running(c);
+	if (c->o.leader_election && c->leader)
+		tfjob__leader_release(c);
+	c->leader = 0;
+	pthread_mutex_lock(&c->mu);
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void tfjob_controller_free(tfjob_controller *c)
+{
+	if (!c)
+		return;
+	tfjob_controller_stop(c);
+	for (int i = 0; i < INF_COUNT; i++)
+		tfjob__store_clear(&c->stores[i]);
+	tfjob__queue_free(c->q);
+	tfjob__exp_free(c->exp);
+	pthread_mutex_destroy(&c->cache_mu);
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cond);
+	free(c->ns);
+	free(c->cluster_domain);
+	free(c->scheduler_name);
+	free(c->le_id);
+	free(c->le_ns);
+	free(c->identity);
+	free(c->lease_seen);
+	free(c);
+}
+
+int tfjob_controller_is_ready(const tfjob_controller *c)
+{
+	if (!c)
+		return 0;
+	tfjob_controller *m = (tfjob_controller *)c;
+	pthread_mutex_lock(&m->mu);
+	int ok = m->running;
+	pthread_mutex_unlock(&m->mu);
+	for (int i = 0; ok && i < INF_COUNT; i++)
+		ok = m->inf[i].synced && !m->inf[i].need_relist;
+	return ok;
+}
+
+int tfjob_controller_is_leader(const tfjob_controller *c)
+{
+	return c ? ((tfjob_controller *)c)->leader : 0;
+}
+
+int tfjob_controller_wait_idle(tfjob_controller *c, int64_t timeout_ms)
+{
+	if (!c)
+		return TFJOB_EINVAL;
+	int64_t deadline = timeout_ms >= 0 ? tfjob__mono_ms(NULL) + timeout_ms : INT64_MAX;
+	for (;;) {
+		int64_t left = deadline == INT64_MAX ? -1 : deadline - tfjob__mono_ms(NULL);
+		if (deadline != INT64_MAX && left <= 0)
+			return TFJOB_ETIMEOUT;
+		if (tfjob_controller_is_ready(c) && tfjob__queue_wait_empty(c->q, left < 0 || left > 50 ? 50 : left) == 0) {
+			tfjob__queue_tick(c->q);
+			if (!tfjob__queue_len(c->q) && !tfjob__queue_processing(c->q))
+				return 0;
+		} else {
+			usleep(2000);
+		}
+	}
+}
+
+int tfjob_controller_wait_stopped(tfjob_controller *c, int64_t timeout_ms)
+{
+	if (!c)
+		return TFJOB_EINVAL;
+	int64_t deadline = timeout_ms >= 0 ? tfjob__mono_ms(NULL) + timeout_ms : INT64_MAX;
+	pthread_mutex_lock(&c->mu);
+	while (!c->stopped_by_itself && !c->stopping) {
+		int64_t now = tfjob__mono_ms(NULL);
+		if (now >= deadline) {
+			pthread_mutex_unlock(&c->mu);
+			return TFJOB_ETIMEOUT;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		int64_t w = deadline - now > 200 ? 200 : deadline - now;
+		ts.tv_nsec += w * 1000000;
+		while (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&c->cond, &c->mu, &ts);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+int tfjob_controller_enqueue(tfjob_controller *c, const char *ns, const char *name)
+{
+	if (!c || !name)
+		return TFJOB_EINVAL;
+	char *key = tfjob__strdup_printf("%s/%s", ns ? ns : (c->ns ? c->ns : tfjob_transport_namespace(c->t)), name);
+	if (!key)
+		return TFJOB_ENOMEM;
+	int rc = tfjob__queue_add(c->q, key);
+	atomic_fetch_add(&c->m.queue_adds, 1);
+	free(key);
+	return rc;
+}
+
+int tfjob_controller_metrics_get(tfjob_controller_metrics *out, const tfjob_controller *cc)
+{
+	if (!out || !cc)
+		return TFJOB_EINVAL;
+	if (out->version != TFJOB_CONTROLLER_METRICS_VERSION)
+		return TFJOB_EVERSION;
+	tfjob_controller *c = (tfjob_controller *)cc;
+	const tfjob__metrics *m = &c->m;
+	out->jobs_created = m->jobs_created;
+	out->jobs_succeeded = m->jobs_succeeded;
+	out->jobs_failed = m->jobs_failed;
+	out->jobs_restarted = m->jobs_restarted;
+	out->jobs_deleted = m->jobs_deleted;
+	out->reconciles = m->reconciles;
+	out->reconcile_errors = m->reconcile_errors;
+	for (size_t i = 0; i < TFJOB_CONTROLLER_LATENCY_BUCKETS; i++)
+		out->reconcile_latency[i] = m->latency[i];
+	out->reconcile_latency_sum = (double)m->latency_sum_us / 1e6;
+	out->queue_depth = tfjob__queue_len(c->q);
+	out->queue_adds = m->queue_adds;
+	out->queue_retries = m->queue_retries;
+	for (size_t i = 0; i < TFJOB_API_VERB_COUNT; i++)
+		out->api_calls[i] = m->api_calls[i];
+	out->api_errors = m->api_errors;
+	out->status_conflicts = m->status_conflicts;
+	out->relists = m->relists;
+	out->is_leader = c->leader;
+	out->leader_transitions = m->leader_transitions;
+	return 0;
+}
+
+int tfjob_controller_metrics_text(char **out, const tfjob_controller *c, tfjob_error **err)
+{
+	if (!out || !c)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_controller_metrics_text: NULL argument");
+	*out = NULL;
+	tfjob_controller_metrics m = { .version = TFJOB_CONTROLLER_METRICS_VERSION };
+	tfjob_controller_metrics_get(&m, c);
+	size_t cap = 8192, len = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return tfjob__oom(err);
+#define EMIT(...)                                                                              \
+	do {                                                                                       \
+		int n_ = snprintf(buf + len, cap - len, __VA_ARGS__);                                 \
+		if (n_ < 0 || (size_t)n_ >= cap - len) {                                              \
+			free(buf);                                                                        \
+			return tfjob__oom(err);                                                           \
+		}                                                                                     \
+		len += (size_t)n_;                                                                    \
+	} while (0)
+#define COUNTER(name, help, value)                                                                    \
+	EMIT("# HELP " name " " help "\n# TYPE " name " counter\n" name "{framework=\"tensorflow\"} %llu\n", \
+	     (unsigned long long)(value))
+	COUNTER("training_operator_jobs_created_total", "Counts number of jobs created", m.jobs_created);
+	COUNTER("training_operator_jobs_successful_total", "Counts number of jobs successful", m.jobs_succeeded);
+	COUNTER("training_operator_jobs_failed_total", "Counts number of jobs failed", m.jobs_failed);
+	COUNTER("training_operator_jobs_restarted_total", "Counts number of jobs restarted", m.jobs_restarted);
+	COUNTER("training_operator_jobs_deleted_total", "Counts number of jobs deleted", m.jobs_deleted);
+	EMIT("# HELP tfjob_controller_reconcile_total Reconciles performed\n# TYPE tfjob_controller_reconcile_total counter\n"
+	     "tfjob_controller_reconcile_total{result=\"success\"} %llu\ntfjob_controller_reconcile_total{result=\"error\"} %llu\n",
+	     (unsigned long long)(m.reconciles - m.reconcile_errors), (unsigned long long)m.reconcile_errors);
+	EMIT("# HELP tfjob_controller_reconcile_time_seconds Length of time per reconcile\n"
+	     "# TYPE tfjob_controller_reconcile_time_seconds histogram\n");
+	unsigned long long cum = 0;
+	for (size_t i = 0; i < TFJOB_CONTROLLER_LATENCY_BUCKETS; i++) {
+		cum += m.reconcile_latency[i];
+		double bound = tfjob_controller_latency_bucket_bound(i);
+		if (isinf(bound))
+			EMIT("tfjob_controller_reconcile_time_seconds_bucket{le=\"+Inf\"} %llu\n", cum);
+		else
+			EMIT("tfjob_controller_reconcile_time_seconds_bucket{le=\"%g\"} %llu\n", bound, cum);
+	}
+	EMIT("tfjob_controller_reconcile_time_seconds_sum %.6f\ntfjob_controller_reconcile_time_seconds_count %llu\n",
+	     m.reconcile_latency_sum, cum);
+	EMIT("# HELP workqueue_depth Current depth of workqueue\n# TYPE workqueue_depth gauge\n"
+	     "workqueue_depth{name=\"tfjob\"} %llu\n", (unsigned long long)m.queue_depth);
+	EMIT("# HELP workqueue_adds_total Total number of adds handled by workqueue\n# TYPE workqueue_adds_total counter\n"
+	     "workqueue_adds_total{name=\"tfjob\"} %llu\n", (unsigned long long)m.queue_adds);
+	EMIT("# HELP workqueue_retries_total Total number of retries handled by workqueue\n"
+	     "# TYPE workqueue_retries_total counter\nworkqueue_retries_total{name=\"tfjob\"} %llu\n",
+	     (unsigned long long)m.queue_retries);
+	EMIT("# HELP tfjob_controller_api_requests_total API calls made by the controller, by verb\n"
+	     "# TYPE tfjob_controller_api_requests_total counter\n");
+	for (size_t i = 0; i < TFJOB_API_VERB_COUNT; i++)
+		EMIT("tfjob_controller_api_requests_total{verb=\"%s\"} %llu\n", tfjob_api_verb_name((tfjob_api_verb)i),
+		     (unsigned long long)m.api_calls[i]);
+	EMIT("# HELP tfjob_controller_api_errors_total API calls that failed\n# TYPE tfjob_controller_api_errors_total counter\n"
+	     "tfjob_controller_api_errors_total %llu\n", (unsigned long long)m.api_errors);
+	EMIT("# HELP tfjob_controller_status_conflicts_total Status writes that met a conflict\n"
+	     "# TYPE tfjob_controller_status_conflicts_total counter\ntfjob_controller_status_conflicts_total %llu\n",
+	     (unsigned long long)m.status_conflicts);
+	EMIT("# HELP tfjob_controller_relists_total Lists after the first\n# TYPE tfjob_controller_relists_total counter\n"
+	     "tfjob_controller_relists_total %llu\n", (unsigned long long)m.relists);
+	EMIT("# HELP tfjob_controller_is_leader 1 while this replica reconciles\n# TYPE tfjob_controller_is_leader gauge\n"
+	     "tfjob_controller_is_leader %d\n", m.is_leader);
+#undef COUNTER
+#undef EMIT
+	*out = buf;
+	return 0;
+}

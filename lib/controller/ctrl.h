@@ -1,0 +1,67 @@
+/*
+ * The controller handle (private to lib/controller/).
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef TFJOB_CONTROLLER_CTRL_H
+#define TFJOB_CONTROLLER_CTRL_H
+
+#include "controller/internal.h"
+
+enum { INF_JOBS = 0, INF_PODS = 1, INF_SERVICES = 2, INF_COUNT = 3 };
+
+typedef struct tfjob__informer {
+	struct tfjob_controller *c;
+	int kind;
+	tfjob_resource res;
+	tfjob_watch *watch;
+	_Atomic int need_relist;
+	_Atomic int synced;
+} tfjob__informer;
+
+struct tfjob_controller {
+	tfjob_transport *t;
+	tfjob_controller_options o; /* strings point into the copies below */
+	char *ns, *cluster_domain, *scheduler_name, *le_id, *le_ns, *identity;
+	tfjob_controller_hooks hooks;
+	tfjob_render_options ropts;
+	tfjob__queue *q;
+	tfjob__expectations *exp;
+	pthread_mutex_t cache_mu;
+	tfjob__store stores[INF_COUNT];
+	tfjob__informer inf[INF_COUNT];
+	tfjob__metrics m;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int started, stopping, running, stopped_by_itself;
+	pthread_t *workers;
+	int nworkers;
+	pthread_t manager;
+	int manager_started;
+	_Atomic int leader;
+
+	/* leader election (leader.c) */
+	char *lease_seen;        /* holder + renewTime last observed */
+	int64_t lease_seen_ms;   /* when it was observed to change */
+	int64_t last_renew_ms;
+	int64_t lease_transitions;
+};
+
+/* controller.c */
+void tfjob__log(tfjob_controller *c, tfjob_log_level level, const char *msg, const char *job_key, const char *what,
+                const char *error);
+void tfjob__count(tfjob_controller *c, tfjob_api_verb verb, int rc);
+int64_t tfjob__now_s(tfjob_controller *c);
+
+/* informer.c */
+int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err);
+void tfjob__informer_stop(tfjob__informer *inf);
+
+/* executor.c */
+int tfjob__reconcile(tfjob_controller *c, const char *key);
+
+/* leader.c: one try to acquire or renew; 1 when holding the lease afterwards. */
+int tfjob__leader_try(tfjob_controller *c);
+void tfjob__leader_release(tfjob_controller *c);
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * Internals of the controller: string map, work queue, expectations, caches, metrics.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef TFJOB_CONTROLLER_INTERNAL_H
+#define TFJOB_CONTROLLER_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "internal/common.h"
+
+/* A monotonic clock in milliseconds. */
+typedef int64_t (*tfjob__clock_ms_fn)(void *payload);
+int64_t tfjob__mono_ms(void *payload);
+
+/* ---- map.c: string -> pointer hash map (not thread-safe) ---- */
+typedef struct tfjob__map_node {
+	struct tfjob__map_node *next;
+	char *key;
+	void *val;
+	size_t hash;
+} tfjob__map_node;
+
+typedef struct tfjob__map {
+	tfjob__map_node **buckets;
+	size_t cap, len;
+} tfjob__map;
+
+void *tfjob__map_get(const tfjob__map *m, const char *key);
+/* Insert or replace; *old (may be NULL) receives the replaced value. -1 when out of memory. */
+int tfjob__map_put(tfjob__map *m, const char *key, void *val, void **old);
+/* Remove; returns the value or NULL. */
+void *tfjob__map_del(tfjob__map *m, const char *key);
+/* Iterate: *it starts at NULL; returns the next node or NULL. Do not modify the map meanwhile. */
+tfjob__map_node *tfjob__map_next(const tfjob__map *m, size_t *bucket, tfjob__map_node *it);
+/* Free every node, calling free_val on values (may be NULL). */
+void tfjob__map_clear(tfjob__map *m, void (*free_val)(void *));
+
+/* ---- queue.c: rate-limited delaying work queue (client-go's shape) ---- */
+typedef struct tfjob__queue tfjob__queue;
+
+typedef struct tfjob__queue_opts {
+	int64_t base_ms, max_ms; /* per-item exponential backoff */
+	double qps;              /* token bucket */
+	int burst;
+	tfjob__clock_ms_fn clock; /* NULL: monotonic */
+	void *clock_payload;
+} tfjob__queue_opts;
+
+int tfjob__queue_new(tfjob__queue **out, const tfjob__queue_opts *opts);
+void tfjob__queue_free(tfjob__queue *q);
+int tfjob__queue_add(tfjob__queue *q, const char *key);
+int tfjob__queue_add_after(tfjob__queue *q, const char *key, int64_t delay_ms);
+/* Requeue with delay max(item backoff, bucket); counts a requeue. Returns the delay or <0. */
+int64_t tfjob__queue_add_rate_limited(tfjob__queue *q, const char *key);
+void tfjob__queue_forget(tfjob__queue *q, const char *key);
+int64_t tfjob__queue_num_requeues(tfjob__queue *q, const char *key);
+/* Next ready key (*out malloc'd): 0; TFJOB_ETIMEOUT after timeout_ms (0: poll, <0: forever);
+   TFJOB_ESTATE once shut down. */
+int tfjob__queue_get(tfjob__queue *q, char **out, int64_t timeout_ms);
+void tfjob__queue_done(tfjob__queue *q, const char *key);
+void tfjob__queue_shutdown(tfjob__queue *q);
+size_t tfjob__queue_len(tfjob__queue *q);        /* ready */
+size_t tfjob__queue_waiting(tfjob__queue *q);    /* delayed */
+size_t tfjob__queue_processing(tfjob__queue *q); /* handed out, not done */
+/* Move due delayed items to the ready queue (get does this too). */
+void tfjob__queue_tick(tfjob__queue *q);
+/* Wait until ready and processing are both empty, at most timeout_ms (<0 forever): 0 or TFJOB_ETIMEOUT. */
+int tfjob__queue_wait_empty(tfjob__queue *q, int64_t timeout_ms);
+
+/* ---- expectations.c ---- */
+typedef struct tfjob__expectations tfjob__expectations;
+int tfjob__exp_new(tfjob__expectations **out, int64_t timeout_ms, tfjob__clock_ms_fn clock, void *payload);
+void tfjob__exp_free(tfjob__expectations *e);
+/* sub: "worker/pods", "ps/services", ... adds > 0 creations or deletions expected. */
+int tfjob__exp_expect(tfjob__expectations *e, const char *job_key, const char *sub, int64_t adds, int64_t dels);
+void tfjob__exp_observed(tfjob__expectations *e, const char *job_key, const char *sub, int64_t adds, int64_t dels);
+/* 1 when every expectation of the job is met or expired (or none exist). */
+int tfjob__exp_satisfied(tfjob__expectations *e, const char *job_key);
+void tfjob__exp_delete(tfjob__expectations *e, const char *job_key);
+
+/* ---- cache.c: objects by key and children by owner ---- */
+typedef struct tfjob__store {
+	tfjob__map objs;  /* "ns/name" -> json_t* (immutable once stored) */
+	tfjob__map owner; /* owner key -> tfjob__map* ("ns/name" -> json_t*, borrowed from objs) */
+	int indexed;
+} tfjob__store;
+
+void tfjob__store_init(tfjob__store *s, int indexed);
+void tfjob__store_clear(tfjob__store *s);
+/* Insert or replace (takes the reference) unless the stored resourceVersion is newer (then 1). */
+int tfjob__store_put(tfjob__store *s, json_t *obj);
+/* Remove by the object's key; returns the removed object (caller decrefs) or NULL. */
+json_t *tfjob__store_del(tfjob__store *s, json_t *obj);
+/* Owner key of a child: "uid:UID" (controller TFJob ref) or "orphan:NS/JOBNAME" (label); NULL if neither.
+   Writes into buf. */
+const char *tfjob__owner_key(char *buf, size_t size, json_t *obj);
+/* New array of the children under an owner key (increfed). */
+json_t *tfjob__store_children(tfjob__store *s, const char *owner_key);
+char *tfjob__object_key(json_t *obj); /* "ns/name", malloc'd; NULL when no name */
+
+/* ---- metrics.c ---- */
+typedef struct tfjob__metrics {
+	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted, jobs_deleted;
+	_Atomic uint64_t reconciles, reconcile_errors;
+	_Atomic uint64_t latency[TFJOB_CONTROLLER_LATENCY_BUCKETS];
+	_Atomic uint64_t latency_sum_us;
+	_Atomic uint64_t queue_adds, queue_retries;
+	_Atomic uint64_t api_calls[TFJOB_API_VERB_COUNT];
+	_Atomic uint64_t api_errors, status_conflicts, relists, leader_transitions;
+} tfjob__metrics;
+
+void tfjob__metrics_observe_latency(tfjob__metrics *m, double seconds);
+
+#endif

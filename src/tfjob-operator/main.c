@@ -1,0 +1,264 @@
+/*
+ * tfjob-operator: reconciles TFJobs on a Kubernetes cluster with libtfjob's controller.
+ * Flags follow training-operator's where they apply; /healthz, /readyz and Prometheus /metrics
+ * are served by a small HTTP server; SIGTERM/SIGINT stop gracefully (in-flight reconciles end,
+ * the Lease is released).
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tfjob/tfjob.h>
+
+#include "http.h"
+
+static const char usage[] =
+	"Usage: tfjob-operator [flags]\n"
+	"Reconciles kubeflow.org/v1 TFJobs: creates their pods and services, tracks their status.\n\n"
+	"  --namespace NS                 watch only NS (default: all namespaces)\n"
+	"  --kubeconfig FILE              kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)\n"
+	"  --kube-api-qps Q               client rate limit, requests per second (default 20)\n"
+	"  --kube-api-burst N             client burst (default 30)\n"
+	"  --threadiness N, --workers N   reconcile workers (default 1; also --controller-threads)\n"
+	"  --leader-elect, --enable-leader-election\n"
+	"                                 reconcile only while holding a coordination.k8s.io Lease\n"
+	"  --leader-election-id ID        Lease name (default 1ca428e5.training-operator.kubeflow.org)\n"
+	"  --leader-election-namespace NS Lease namespace (default: --namespace, else the client's)\n"
+	"  --gang-scheduler-name NAME     volcano | scheduler-plugins (default: none)\n"
+	"  --cluster-domain D             TF_CONFIG addresses' domain (default: $CUSTOM_CLUSTER_DOMAIN)\n"
+	"  --compat C                     training-operator-1.9 reproduces v1.9 exactly (default: documented)\n"
+	"  --metrics-bind-address ADDR    Prometheus /metrics (default :8080; 0 = off)\n"
+	"  --health-probe-bind-address ADDR\n"
+	"                                 /healthz and /readyz (default :8081; 0 = off)\n"
+	"  --log-level L                  debug | info | warn | error (default info)\n"
+	"  --version                      print the version and exit\n";
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void log_line(tfjob_log_level level, const char *msg, const char *fields_json, void *payload)
+{
+	(void)payload;
+	static const char *names[] = { "debug", "info", "warn", "error" };
+	json_t *o = fields_json ? json_loads(fields_json, 0, NULL) : NULL;
+	if (!json_is_object(o)) {
+		json_decref(o);
+		o = json_object();
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	json_object_set_new(o, "ts", json_real((double)ts.tv_sec + (double)ts.tv_nsec / 1e9));
+	json_object_set_new(o, "level", json_string(names[(unsigned)level < 4 ? level : 3]));
+	json_object_set_new(o, "msg", json_string(msg));
+	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	pthread_mutex_lock(&log_mu);
+	fprintf(stderr, "%s\n", text ? text : msg);
+	fflush(stderr);
+	pthread_mutex_unlock(&log_mu);
+	free(text);
+}
+
+static void logf1(tfjob_log_level level, const char *msg, const char *key, const char *value)
+{
+	json_t *o = json_object();
+	if (key && value)
+		json_object_set_new(o, key, json_string(value));
+	char *t = json_dumps(o, JSON_COMPACT);
+	log_line(level, msg, t, NULL);
+	free(t);
+	json_decref(o);
+}
+
+static int need(int argc, char **argv, int i)
+{
+	if (i + 1 >= argc) {
+		fprintf(stderr, "tfjob-operator: %s needs a value\n%s", argv[i], usage);
+		exit(2);
+	}
+	return i + 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *ns = NULL, *kubeconfig = NULL, *le_id = NULL, *le_ns = NULL, *gang = NULL, *compat_s = NULL;
+	const char *metrics_addr = ":8080", *health_addr = ":8081", *log_level = "info";
+	const char *cluster_domain = getenv("CUSTOM_CLUSTER_DOMAIN");
+	double qps = 20;
+	int burst = 30, workers = 1, leader = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		/* accept --flag=value too */
+		char *eq = NULL;
+		if (!strncmp(a, "--", 2) && (eq = strchr(argv[i], '=')))
+			*eq = 0;
+#define VAL() (eq ? eq + 1 : argv[(i = need(argc, argv, i))])
+		if (!strcmp(a, "--namespace"))
+			ns = VAL();
+		else if (!strcmp(a, "--kubeconfig"))
+			kubeconfig = VAL();
+		else if (!strcmp(a, "--kube-api-qps"))
+			qps = atof(VAL());
+		else if (!strcmp(a, "--kube-api-burst"))
+			burst = atoi(VAL());
+		else if (!strcmp(a, "--threadiness") || !strcmp(a, "--workers") || !strcmp(a, "--controller-threads"))
+			workers = atoi(VAL());
+		else if (!strcmp(a, "--leader-elect") || !strcmp(a, "--enable-leader-election"))
+			leader = eq ? strcmp(eq + 1, "false") != 0 : 1;
+		else if (!strcmp(a, "--leader-election-id"))
+			le_id = VAL();
+		else if (!strcmp(a, "--leader-election-namespace"))
+			le_ns = VAL();
+		else if (!strcmp(a, "--gang-scheduler-name"))
+			gang = VAL();
+		else if (!strcmp(a, "--cluster-domain"))
+			cluster_domain = VAL();
+		else if (!strcmp(a, "--compat"))
+			compat_s = VAL();
+		else if (!strcmp(a, "--metrics-bind-address"))
+			metrics_addr = VAL();
+		else if (!strcmp(a, "--health-probe-bind-address"))
+			health_addr = VAL();
+		else if (!strcmp(a, "--log-level"))
+			log_level = VAL();
+		else if (!strcmp(a, "--version")) {
+			printf("tfjob-operator %s\n", TFJOB_VERSION);
+			return 0;
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "tfjob-operator: unknown flag %s\n%s", a, usage);
+			return 2;
+		}
+#undef VAL
+	}
+	if (workers < 1 || workers > 1024 || burst < 0) {
+		fprintf(stderr, "tfjob-operator: bad --threadiness or --kube-api-burst\n");
+		return 2;
+	}
+	tfjob_controller_hooks hooks = TFJOB_CONTROLLER_HOOKS_INIT;
+	hooks.log = log_line;
+	hooks.log_level = !strcmp(log_level, "debug") ? TFJOB_LOG_DEBUG
+	                  : !strcmp(log_level, "warn") ? TFJOB_LOG_WARN
+	                  : !strcmp(log_level, "error") ? TFJOB_LOG_ERROR : TFJOB_LOG_INFO;
+	tfjob_controller_options co = TFJOB_CONTROLLER_OPTIONS_INIT;
+	co.namespace_name = ns;
+	co.workers = workers;
+	co.cluster_domain = cluster_domain && *cluster_domain ? cluster_domain : NULL;
+	co.leader_election = leader;
+	co.leader_election_id = le_id;
+	co.leader_election_namespace = le_ns;
+	co.hooks = &hooks;
+	if (compat_s && tfjob_compat_from_string(&co.compat, compat_s)) {
+		fprintf(stderr, "tfjob-operator: unknown --compat %s\n", compat_s);
+		return 2;
+	}
+	if (gang && *gang) {
+		if (!strcmp(gang, "volcano"))
+			co.gang_scheduler = TFJOB_GANG_VOLCANO;
+		else if (!strcmp(gang, "scheduler-plugins") || !strcmp(gang, "scheduler-plugins-scheduler"))
+			co.gang_scheduler = TFJOB_GANG_SCHEDULER_PLUGINS;
+		else {
+			fprintf(stderr, "tfjob-operator: --gang-scheduler-name must be volcano or scheduler-plugins\n");
+			return 2;
+		}
+		if (co.gang_scheduler == TFJOB_GANG_SCHEDULER_PLUGINS && strcmp(gang, "scheduler-plugins"))
+			co.scheduler_name = gang;
+	}
+
+	/* Signals are taken by the main thread only. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (tfjob_global_init()) {
+		fprintf(stderr, "tfjob-operator: global init failed\n");
+		return 1;
+	}
+	tfjob_kube_options ko = TFJOB_KUBE_OPTIONS_INIT;
+	ko.kubeconfig = kubeconfig;
+	ko.qps = qps;
+	ko.burst = burst;
+	ko.user_agent = "tfjob-operator/" TFJOB_VERSION;
+	tfjob_transport *t = NULL;
+	tfjob_controller *c = NULL;
+	op_http *http = NULL;
+	tfjob_error *err = NULL;
+	int status = 1;
+	if (tfjob_kube_transport_new(&t, &ko, &err)) {
+		logf1(TFJOB_LOG_ERROR, "cannot configure the Kubernetes client", "error", tfjob_error_message(err));
+		goto out;
+	}
+	logf1(TFJOB_LOG_INFO, "starting tfjob-operator", "server", tfjob_kube_transport_server(t));
+	if (tfjob_controller_new(&c, t, &co, &err)) {
+		logf1(TFJOB_LOG_ERROR, "cannot make the controller", "error", tfjob_error_message(err));
+		goto out;
+	}
+	char ebuf[256];
+	if (op_http_start(&http, metrics_addr, health_addr, c, leader, ebuf, sizeof(ebuf))) {
+		logf1(TFJOB_LOG_ERROR, "cannot serve probes and metrics", "error", ebuf);
+		goto out;
+	}
+	{
+		char ports[64];
+		snprintf(ports, sizeof(ports), "%d,%d", op_http_port(http, 0), op_http_port(http, 1));
+		logf1(TFJOB_LOG_INFO, "serving metrics and probes", "ports", ports);
+	}
+	/* The first list may fail while the API server is not reachable yet: retry. */
+	for (;;) {
+		int rc = tfjob_controller_start(c, &err);
+		if (rc == 0)
+			break;
+		logf1(TFJOB_LOG_ERROR, "cannot start the controller, retrying", "error", tfjob_error_message(err));
+		tfjob_error_free(err);
+		err = NULL;
+		tfjob_controller_free(c);
+		c = NULL;
+		struct timespec ts = { 2, 0 };
+		siginfo_t si;
+		if (sigtimedwait(&set, &si, &ts) > 0) {
+			status = 0;
+			goto out;
+		}
+		if (tfjob_controller_new(&c, t, &co, &err))
+			goto out;
+		op_http_stop(http);
+		http = NULL;
+		if (op_http_start(&http, metrics_addr, health_addr, c, leader, ebuf, sizeof(ebuf)))
+			goto out;
+	}
+	for (;;) {
+		struct timespec ts = { 0, 200 * 1000 * 1000 };
+		siginfo_t si;
+		int sig = sigtimedwait(&set, &si, &ts);
+		if (sig > 0) {
+			logf1(TFJOB_LOG_INFO, "signal received, stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			status = 0;
+			break;
+		}
+		if (tfjob_controller_wait_stopped(c, 0) == 0) {
+			logf1(TFJOB_LOG_ERROR, "leader election lost", NULL, NULL);
+			status = 1;
+			break;
+		}
+	}
+out:
+	tfjob_controller_stop(c);
+	op_http_stop(http);
+	tfjob_controller_free(c);
+	tfjob_transport_free(t);
+	tfjob_error_free(err);
+	tfjob_global_cleanup();
+	if (status == 0)
+		logf1(TFJOB_LOG_INFO, "stopped", NULL, NULL);
+	return status;
+}

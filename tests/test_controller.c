@@ -1,0 +1,908 @@
+/*
+ * The controller on the memory backend: job lifecycles driven by a fake kubelet (the test sets
+ * pod status in the store), API calls per lifecycle, conflicts, adoption, gang scheduling,
+ * leader election, hooks, metrics.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctlutil.h"
+#include "testutil.h"
+
+#define NS "default"
+#define W 10000
+
+static tfjob_transport *T;
+static tfjob_controller *C;
+
+static tfjob_transport *new_store(void)
+{
+	tfjob_memory_options mo = TFJOB_MEMORY_OPTIONS_INIT;
+	mo.clock = cu_clock;
+	mo.seed = 42;
+	tfjob_transport *t = NULL;
+	ck_assert_int_eq(tfjob_memory_transport_new(&t, &mo, NULL), 0);
+	return t;
+}
+
+static void debug_log(tfjob_log_level l, const char *msg, const char *fields, void *p)
+{
+	(void)p;
+	fprintf(stderr, "[%d] %s %s\n", (int)l, msg, fields);
+}
+
+static tfjob_controller *start_on(tfjob_transport *t, tfjob_controller_options *o)
+{
+	tfjob_controller_options d = TFJOB_CONTROLLER_OPTIONS_INIT;
+	static tfjob_controller_hooks dh = TFJOB_CONTROLLER_HOOKS_INIT;
+	if (!o)
+		o = &d;
+	if (getenv("CU_LOG") && !o->hooks) { /* CU_LOG=1: the controller's log on stderr */
+		dh.log = debug_log;
+		dh.log_level = TFJOB_LOG_DEBUG;
+		o->hooks = &dh;
+	}
+	o->clock = cu_clock;
+	tfjob_controller *c = NULL;
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_controller_new(&c, t, o, &err), 0);
+	ck_assert_int_eq(tfjob_controller_start(c, &err), 0);
+	return c;
+}
+
+static void setup(void)
+{
+	cu_now = 1700000000;
+	T = new_store();
+	C = NULL;
+}
+
+static void teardown(void)
+{
+	tfjob_controller_free(C);
+	tfjob_transport_free(T);
+}
+
+static void create(const char *name, const char *types, const char *spec, const char *rp)
+{
+	char *j = cu_job(name, types, spec, rp);
+	ck_assert_int_eq(cu_create_job(T, j), 0);
+	free(j);
+}
+
+static void set_pod(const char *name, const char *phase, int code, int restarts)
+{
+	ck_assert_int_eq(cu_set_pod(T, NS, name, phase, code, restarts), 0);
+}
+
+static void metrics(tfjob_controller_metrics *m)
+{
+	m->version = TFJOB_CONTROLLER_METRICS_VERSION;
+	ck_assert_int_eq(tfjob_controller_metrics_get(m, C), 0);
+}
+
+/* Status writes must each change the status: watch the job and compare consecutive statuses. */
+typedef struct status_log {
+	pthread_mutex_t mu;
+	json_t *last;
+	int changes, noop_writes;
+} status_log;
+
+static int on_job_event(tfjob_watch_event type, const char *json, void *payload)
+{
+	status_log *l = payload;
+	if (type != TFJOB_WATCH_MODIFIED && type != TFJOB_WATCH_ADDED)
+		return 0;
+	json_t *o = json_loads(json, 0, NULL);
+	json_t *st = json_object_get(o, "status");
+	pthread_mutex_lock(&l->mu);
+	if (type == TFJOB_WATCH_MODIFIED) {
+		if (l->last && st && json_equal(l->last, st))
+			l->noop_writes++;
+		else
+			l->changes++;
+	}
+	json_decref(l->last);
+	l->last = json_incref(st);
+	pthread_mutex_unlock(&l->mu);
+	json_decref(o);
+	return 0;
+}
+
+START_TEST(ps_workers_succeed_worker0)
+{
+	status_log log = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 };
+	tfjob_watch *w = NULL;
+	tfjob_watch_options wo = TFJOB_WATCH_OPTIONS_INIT;
+	wo.on_event = on_job_event;
+	wo.payload = &log;
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+	ck_assert_int_eq(tfjob_transport_watch(&w, T, &tfjobs, NS, &wo, NULL), 0);
+
+	C = start_on(T, NULL);
+	create("job1", "PS:1:Never,Worker:2:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job1") == 3 && cu_count(T, NS, "services", "job1") == 3, W));
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job1", "Created", "True"), W));
+	ck_assert_int_eq(cu_events(T, NS, "SuccessfulCreatePod"), 3);
+	ck_assert_int_eq(cu_events(T, NS, "SuccessfulCreateService"), 3);
+	set_pod("job1-ps-0", "Running", -1, 0);
+	set_pod("job1-worker-0", "Running", -1, 0);
+	set_pod("job1-worker-1", "Running", -1, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job1", "Running", "True"), W));
+	set_pod("job1-worker-0", "Succeeded", 0, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job1", "Succeeded", "True"), W));
+	/* cleanPodPolicy Running: the running PS and worker 1 go, the finished worker 0 stays */
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job1") == 1, W));
+	ck_assert(cu_exists(T, NS, "pods", "job1-worker-0"));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+
+	tfjob_controller_metrics m;
+	metrics(&m);
+	/* The minimum: one create per pod and service, one status write per status change,
+	   deletes only for cleanup, no reads, no updates, no patches. */
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_CREATE], 6);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_DELETE], 4);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_GET], 0);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_UPDATE], 0);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_PATCH], 0);
+	ck_assert_uint_eq(m.status_conflicts, 0);
+	/* every write shows up as one change on our own watch (give it time to arrive) */
+	ck_assert(CU_WAIT(__extension__({ pthread_mutex_lock(&log.mu); int n_ = log.changes + log.noop_writes;
+	                                  pthread_mutex_unlock(&log.mu); (uint64_t)n_ >= m.api_calls[TFJOB_API_UPDATE_STATUS]; }), W));
+	tfjob_watch_free(w);
+	pthread_mutex_lock(&log.mu);
+	ck_assert_int_eq(log.noop_writes, 0);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_UPDATE_STATUS], (uint64_t)log.changes);
+	json_decref(log.last);
+	pthread_mutex_unlock(&log.mu);
+	printf("lifecycle PS1+Worker2: creates %llu, deletes %llu, status writes %llu, events %llu, reconciles %llu\n",
+	       (unsigned long long)m.api_calls[TFJOB_API_CREATE], (unsigned long long)m.api_calls[TFJOB_API_DELETE],
+	       (unsigned long long)m.api_calls[TFJOB_API_UPDATE_STATUS],
+	       (unsigned long long)m.api_calls[TFJOB_API_CREATE_EVENT], (unsigned long long)m.reconciles);
+	ck_assert_uint_eq(m.jobs_created, 1);
+	ck_assert_uint_eq(m.jobs_succeeded, 1);
+}
+END_TEST
+
+START_TEST(chief_decides)
+{
+	C = start_on(T, NULL);
+	create("job2", "Chief:1:Never,Worker:2:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job2") == 3, W));
+	set_pod("job2-chief-0", "Running", -1, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job2", "Running", "True"), W));
+	set_pod("job2-worker-0", "Succeeded", 0, 0); /* a worker alone decides nothing with a chief */
+	cu_sleep_ms(50);
+	ck_assert(!cu_cond_is(T, NS, "job2", "Succeeded", "True"));
+	set_pod("job2-chief-0", "Succeeded", 0, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job2", "Succeeded", "True"), W));
+	ck_assert(cu_cond_is(T, NS, "job2", "Running", "False"));
+}
+END_TEST
+
+START_TEST(all_workers)
+{
+	C = start_on(T, NULL);
+	create("job3", "Worker:2:Never", "\"successPolicy\":\"AllWorkers\"", NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job3") == 2, W));
+	set_pod("job3-worker-1", "Running", -1, 0);
+	set_pod("job3-worker-0", "Succeeded", 0, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job3", "Running", "True"), W));
+	ck_assert(!cu_cond_is(T, NS, "job3", "Succeeded", "True"));
+	set_pod("job3-worker-1", "Succeeded", 0, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job3", "Succeeded", "True"), W));
+}
+END_TEST
+
+START_TEST(exit_code_retryable_then_success)
+{
+	C = start_on(T, NULL);
+	create("job4", "Worker:1:ExitCode", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job4") == 1, W));
+	char *uid1 = cu_uid(T, NS, "pods", "job4-worker-0");
+	set_pod("job4-worker-0", "Failed", 137, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job4", "Restarting", "True"), W));
+	ck_assert(CU_WAIT(cu_exists(T, NS, "pods", "job4-worker-0"), W));
+	char *uid2 = NULL;
+	ck_assert(CU_WAIT((free(uid2), uid2 = cu_uid(T, NS, "pods", "job4-worker-0")) && strcmp(uid1, uid2), W));
+	ck_assert_int_ge(cu_events(T, NS, "SuccessfulDeletePod"), 1);
+	set_pod("job4-worker-0", "Running", -1, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job4", "Running", "True"), W));
+	set_pod("job4-worker-0", "Succeeded", 0, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job4", "Succeeded", "True"), W));
+	ck_assert(!cu_cond_is(T, NS, "job4", "Failed", "True"));
+	tfjob_controller_metrics m;
+	metrics(&m);
+	ck_assert_uint_eq(m.jobs_restarted, 1);
+	free(uid1);
+	free(uid2);
+}
+END_TEST
+
+START_TEST(exit_code_permanent_fails)
+{
+	C = start_on(T, NULL);
+	create("job5", "Worker:2:ExitCode", NULL, "\"cleanPodPolicy\":\"None\"");
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job5") == 2, W));
+	set_pod("job5-worker-1", "Running", -1, 0);
+	set_pod("job5-worker-0", "Failed", 1, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job5", "Failed", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job5"), 2); /* cleanPodPolicy None */
+	tfjob_controller_metrics m;
+	metrics(&m);
+	ck_assert_uint_eq(m.jobs_failed, 1);
+}
+END_TEST
+
+START_TEST(on_failure_backoff_limit)
+{
+	C = start_on(T, NULL);
+	create("job6", "Worker:1:OnFailure", NULL, "\"backoffLimit\":2");
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job6") == 1, W));
+	set_pod("job6-worker-0", "Running", -1, 1);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job6", "Running", "True"), W));
+	set_pod("job6-worker-0", "Running", -1, 2);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job6", "Failed", "True"), W));
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job6") == 0, W)); /* limit failures delete pods */
+}
+END_TEST
+
+START_TEST(active_deadline)
+{
+	C = start_on(T, NULL);
+	create("job7", "Worker:1:Never", NULL, "\"activeDeadlineSeconds\":10");
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job7") == 1, W));
+	set_pod("job7-worker-0", "Running", -1, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job7", "Running", "True"), W));
+	cu_now += 11;
+	tfjob_controller_enqueue(C, NS, "job7");
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job7", "Failed", "True"), W));
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job7") == 0, W));
+}
+END_TEST
+
+static void clean_policy(const char *policy, int left)
+{
+	C = start_on(T, NULL);
+	char rp[64];
+	snprintf(rp, sizeof(rp), "\"cleanPodPolicy\":\"%s\"", policy);
+	char *j = cu_job("job8", "PS:1:Never,Worker:2:Never", NULL, NULL);
+	/* replace the default policy */
+	char *p = strstr(j, "\"cleanPodPolicy\":\"Running\"");
+	char *nj = malloc(strlen(j) + 64);
+	snprintf(nj, strlen(j) + 64, "%.*s%s%s", (int)(p - j), j, rp, p + strlen("\"cleanPodPolicy\":\"Running\""));
+	ck_assert_int_eq(cu_create_job(T, nj), 0);
+	free(j);
+	free(nj);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job8") == 3, W));
+	set_pod("job8-ps-0", "Running", -1, 0);
+	set_pod("job8-worker-1", "Running", -1, 0);
+	set_pod("job8-worker-0", "Succeeded", 0, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job8", "Succeeded", "True"), W));
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job8") == left, W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job8"), left);
+}
+
+START_TEST(clean_pod_policy_all) { clean_policy("All", 0); }
+END_TEST
+START_TEST(clean_pod_policy_running) { clean_policy("Running", 1); }
+END_TEST
+START_TEST(clean_pod_policy_none) { clean_policy("None", 3); }
+END_TEST
+
+START_TEST(ttl_deletes_job)
+{
+	C = start_on(T, NULL);
+	create("job9", "Worker:1:Never", NULL, "\"ttlSecondsAfterFinished\":5");
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job9") == 1, W));
+	set_pod("job9-worker-0", "Succeeded", 0, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job9", "Succeeded", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert(cu_job_exists(T, NS, "job9"));
+	cu_now += 6;
+	tfjob_controller_enqueue(C, NS, "job9");
+	ck_assert(CU_WAIT(!cu_job_exists(T, NS, "job9"), W));
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job9") == 0, W)); /* garbage collected */
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	tfjob_controller_metrics m;
+	metrics(&m);
+	ck_assert_uint_eq(m.jobs_deleted, 1);
+}
+END_TEST
+
+START_TEST(suspend_and_resume)
+{
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+	C = start_on(T, NULL);
+	create("job10", "Worker:2:Never", NULL, "\"suspend\":true");
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job10", "Suspended", "True"), W));
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job10"), 0);
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &tfjobs, NS, "job10", NULL,
+	                                       "{\"spec\":{\"runPolicy\":{\"suspend\":false}}}", NULL), 0);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job10") == 2, W));
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job10", "Suspended", "False"), W));
+	set_pod("job10-worker-0", "Running", -1, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job10", "Running", "True"), W));
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &tfjobs, NS, "job10", NULL,
+	                                       "{\"spec\":{\"runPolicy\":{\"suspend\":true}}}", NULL), 0);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job10") == 0 && cu_count(T, NS, "services", "job10") == 0, W));
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job10", "Suspended", "True"), W));
+	ck_assert(cu_cond_is(T, NS, "job10", "Running", "False"));
+}
+END_TEST
+
+START_TEST(managed_by_other_untouched)
+{
+	C = start_on(T, NULL);
+	create("job11", "Worker:2:Never", NULL, "\"managedBy\":\"kueue.x-k8s.io/multikueue\"");
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	cu_sleep_ms(20);
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job11"), 0);
+	char *s = cu_cond(T, NS, "job11", "Created");
+	ck_assert_ptr_null(s);
+	tfjob_controller_metrics m;
+	metrics(&m);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_UPDATE_STATUS], 0);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_CREATE], 0);
+}
+END_TEST
+
+START_TEST(scale_down)
+{
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+	C = start_on(T, NULL);
+	create("job12", "Worker:3:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job12") == 3, W));
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &tfjobs, NS, "job12", NULL,
+	                                       "{\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":1}}}}", NULL), 0);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job12") == 1 && cu_count(T, NS, "services", "job12") == 1, W));
+	ck_assert(cu_exists(T, NS, "pods", "job12-worker-0"));
+}
+END_TEST
+
+START_TEST(pod_deleted_behind_our_back)
+{
+	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	C = start_on(T, NULL);
+	create("job13", "Worker:2:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job13") == 2, W));
+	char *uid1 = cu_uid(T, NS, "pods", "job13-worker-1");
+	ck_assert_int_eq(tfjob_transport_delete(NULL, T, &pods, NS, "job13-worker-1", NULL, NULL), 0);
+	char *uid2 = NULL;
+	ck_assert(CU_WAIT((free(uid2), uid2 = cu_uid(T, NS, "pods", "job13-worker-1")) && strcmp(uid1, uid2), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job13"), 2);
+	free(uid1);
+	free(uid2);
+}
+END_TEST
+
+START_TEST(hundred_jobs_converge)
+{
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.workers = 4;
+	C = start_on(T, &o);
+	for (int i = 0; i < 100; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "many-%d", i);
+		create(name, "PS:1:Never,Worker:2:Never", NULL, NULL);
+	}
+	for (int i = 0; i < 100; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "many-%d", i);
+		ck_assert(CU_WAIT(cu_cond_is(T, NS, name, "Created", "True"), W));
+	}
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	tfjob_controller_metrics m;
+	metrics(&m);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_CREATE], 600); /* exactly: no duplicate */
+	ck_assert_uint_eq(m.jobs_created, 100);
+	for (int i = 0; i < 100; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "many-%d-worker-0", i);
+		set_pod(name, "Succeeded", 0, 0);
+	}
+	for (int i = 0; i < 100; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "many-%d", i);
+		ck_assert(CU_WAIT(cu_cond_is(T, NS, name, "Succeeded", "True"), W));
+	}
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	metrics(&m);
+	ck_assert_uint_eq(m.jobs_succeeded, 100);
+}
+END_TEST
+
+START_TEST(invalid_spec_fails_validation)
+{
+	C = start_on(T, NULL);
+	ck_assert_int_eq(cu_create_job(T, "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"bad\"},"
+	                                  "\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":1,\"template\":{\"spec\":"
+	                                  "{\"containers\":[{\"name\":\"tensorflow\"}]}}}}}}"), 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "bad", "Failed", "True"), W));
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+	char *text = NULL;
+	ck_assert_int_eq(tfjob_transport_get(&text, T, &tfjobs, NS, "bad", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(text, "TFJobFailedValidation"));
+	ck_assert_ptr_nonnull(strstr(text, "spec.tfReplicaSpecs[Worker].template.spec.containers[0].image"));
+	tfjob_free(text);
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "bad"), 0);
+}
+END_TEST
+
+/* The pod hook changes the job while its reconcile runs: the status write conflicts, the
+   controller reads the job again, plans again and writes. */
+static int bump_job(char **out, const char *pod, const char *job, void *payload)
+{
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+	int *n = payload;
+	*out = NULL;
+	if ((*n)++ == 0)
+		tfjob_transport_patch(NULL, T, &tfjobs, NS, "job14", NULL, "{\"metadata\":{\"annotations\":{\"x\":\"y\"}}}",
+		                      NULL);
+	/* add a sidecar */
+	json_t *p = json_loads(pod, 0, NULL);
+	json_array_append_new(json_object_get(json_object_get(p, "spec"), "containers"),
+	                      json_pack("{s:s,s:s}", "name", "sidecar", "image", "busybox"));
+	*out = json_dumps(p, JSON_COMPACT);
+	json_decref(p);
+	return 0;
+}
+
+START_TEST(status_conflict_retry_and_pod_hook)
+{
+	int n = 0;
+	tfjob_controller_hooks h = TFJOB_CONTROLLER_HOOKS_INIT;
+	h.mutate_pod = bump_job;
+	h.payload = &n;
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.hooks = &h;
+	C = start_on(T, &o);
+	create("job14", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job14", "Created", "True"), W));
+	tfjob_controller_metrics m;
+	metrics(&m);
+	ck_assert_uint_ge(m.status_conflicts, 1);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_CREATE], 2); /* re-planning created nothing twice */
+	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	char *text = NULL;
+	ck_assert_int_eq(tfjob_transport_get(&text, T, &pods, NS, "job14-worker-0", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(text, "sidecar"));
+	tfjob_free(text);
+}
+END_TEST
+
+START_TEST(adopts_orphans)
+{
+	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	ck_assert_int_eq(tfjob_transport_create(NULL, T, &pods, NS,
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"job15-worker-0\",\"labels\":{"
+		"\"training.kubeflow.org/job-name\":\"job15\",\"training.kubeflow.org/operator-name\":\"tfjob-controller\","
+		"\"training.kubeflow.org/replica-type\":\"worker\",\"training.kubeflow.org/replica-index\":\"0\"}},"
+		"\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"x\"}]}}", NULL), 0);
+	C = start_on(T, NULL);
+	create("job15", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job15", "Created", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	char *text = NULL;
+	ck_assert_int_eq(tfjob_transport_get(&text, T, &pods, NS, "job15-worker-0", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"ownerReferences\""));
+	tfjob_free(text);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job15"), 1);
+	tfjob_controller_metrics m;
+	metrics(&m);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_PATCH], 1);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_CREATE], 1); /* only the service */
+}
+END_TEST
+
+START_TEST(gang_volcano_waits_for_pod_group)
+{
+	static const tfjob_resource pg = TFJOB_RESOURCE_PODGROUPS_INIT;
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.gang_scheduler = TFJOB_GANG_VOLCANO;
+	C = start_on(T, &o);
+	create("job16", "Worker:2:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_exists(T, NS, "podgroups", "job16"), W));
+	ck_assert(CU_WAIT(cu_count(T, NS, "services", "job16") == 2, W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job16"), 0); /* phase "" : wait */
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, "job16", "status",
+	                                       "{\"status\":{\"phase\":\"Inqueue\"}}", NULL), 0);
+	tfjob_controller_enqueue(C, NS, "job16");
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job16") == 2, W));
+	char *text = NULL;
+	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	ck_assert_int_eq(tfjob_transport_get(&text, T, &pods, NS, "job16-worker-0", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(text, "volcano"));
+	tfjob_free(text);
+	set_pod("job16-worker-0", "Succeeded", 0, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job16", "Succeeded", "True"), W));
+	ck_assert(CU_WAIT(!cu_exists(T, NS, "podgroups", "job16"), W));
+}
+END_TEST
+
+static int count_before, count_after;
+static int before_cb(const char *ns, const char *name, void *p) { (void)ns; (void)name; (void)p; __atomic_add_fetch(&count_before, 1, __ATOMIC_SEQ_CST); return 0; }
+static void after_cb(const char *ns, const char *name, int rc, void *p) { (void)ns; (void)name; (void)rc; (void)p; __atomic_add_fetch(&count_after, 1, __ATOMIC_SEQ_CST); }
+static int logged;
+static void log_cb(tfjob_log_level l, const char *msg, const char *fields, void *p)
+{
+	(void)l; (void)msg; (void)p;
+	json_t *f = json_loads(fields, 0, NULL);
+	ck_assert(json_is_object(f));
+	json_decref(f);
+	__atomic_add_fetch(&logged, 1, __ATOMIC_SEQ_CST);
+}
+
+START_TEST(hooks_logging_metrics_text)
+{
+	tfjob_controller_hooks h;
+	ck_assert_int_eq(tfjob_controller_hooks_init(&h, TFJOB_CONTROLLER_HOOKS_VERSION), 0);
+	h.before_reconcile = before_cb;
+	h.after_reconcile = after_cb;
+	h.log = log_cb;
+	h.log_level = TFJOB_LOG_DEBUG;
+	tfjob_controller_options o;
+	ck_assert_int_eq(tfjob_controller_options_init(&o, TFJOB_CONTROLLER_OPTIONS_VERSION), 0);
+	ck_assert_int_eq(tfjob_controller_options_init(&o, 99), TFJOB_EVERSION);
+	ck_assert_int_eq(tfjob_controller_options_init(&o, TFJOB_CONTROLLER_OPTIONS_VERSION), 0);
+	o.hooks = &h;
+	o.workers = 2;
+	C = start_on(T, &o);
+	ck_assert(tfjob_controller_is_ready(C));
+	ck_assert(tfjob_controller_is_leader(C));
+	create("job17", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job17", "Created", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_ge(__atomic_load_n(&count_before, __ATOMIC_SEQ_CST), 1);
+	ck_assert_int_eq(__atomic_load_n(&count_before, __ATOMIC_SEQ_CST), __atomic_load_n(&count_after, __ATOMIC_SEQ_CST));
+	ck_assert_int_ge(__atomic_load_n(&logged, __ATOMIC_SEQ_CST), 1);
+	char *text = NULL;
+	ck_assert_int_eq(tfjob_controller_metrics_text(&text, C, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(text, "training_operator_jobs_created_total{framework=\"tensorflow\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tfjob_controller_reconcile_time_seconds_bucket{le=\"+Inf\"}"));
+	ck_assert_ptr_nonnull(strstr(text, "workqueue_depth{name=\"tfjob\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tfjob_controller_api_requests_total{verb=\"create\"} 1\n") ? "" : strstr(text, "verb=\"create\"} 2"));
+	tfjob_free(text);
+	ck_assert_str_eq(tfjob_api_verb_name(TFJOB_API_UPDATE_STATUS), "update_status");
+	ck_assert(tfjob_controller_latency_bucket_bound(0) == 0.005);
+	ck_assert_int_eq(tfjob_controller_start(C, NULL), TFJOB_ESTATE);
+	tfjob_controller_stop(C);
+	tfjob_controller_stop(C); /* idempotent */
+	tfjob_controller_metrics m = { .version = 99 };
+	ck_assert_int_eq(tfjob_controller_metrics_get(&m, C), TFJOB_EVERSION);
+}
+END_TEST
+
+START_TEST(leader_election_failover)
+{
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.leader_election = 1;
+	o.lease_duration_ms = 1000;
+	o.renew_deadline_ms = 600;
+	o.retry_period_ms = 100;
+	o.identity = "one";
+	C = start_on(T, &o);
+	ck_assert(CU_WAIT(tfjob_controller_is_leader(C), W));
+	o.identity = "two";
+	tfjob_controller *c2 = start_on(T, &o);
+	cu_sleep_ms(300);
+	ck_assert(!tfjob_controller_is_leader(c2));
+	create("job18", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job18") == 1, W));
+	char *text = NULL;
+	static const tfjob_resource leases = { "coordination.k8s.io", "v1", "leases", 1 };
+	ck_assert_int_eq(tfjob_transport_get(&text, T, &leases, NS, "1ca428e5.training-operator.kubeflow.org", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"holderIdentity\":\"one\""));
+	tfjob_free(text);
+	tfjob_controller_stop(C); /* releases the lease */
+	ck_assert(CU_WAIT(tfjob_controller_is_leader(c2), W));
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job18", "Created", "True"), W));
+	ck_assert_int_eq(tfjob_transport_get(&text, T, &leases, NS, "1ca428e5.training-operator.kubeflow.org", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"holderIdentity\":\"two\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"leaseTransitions\":1"));
+	tfjob_free(text);
+	ck_assert_int_eq(tfjob_controller_wait_idle(c2, W), 0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job18"), 1);
+	tfjob_controller_free(c2);
+}
+END_TEST
+
+START_TEST(relist_after_compaction_and_restart)
+{
+	/* A controller restarted on a store that changed meanwhile converges with no duplicates. */
+	C = start_on(T, NULL);
+	create("job19", "Worker:3:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job19") == 3, W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	tfjob_controller_free(C);
+	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	ck_assert_int_eq(tfjob_transport_delete(NULL, T, &pods, NS, "job19-worker-2", NULL, NULL), 0);
+	tfjob_memory_compact(T);
+	C = start_on(T, NULL);
+	ck_assert(CU_WAIT(cu_exists(T, NS, "pods", "job19-worker-2"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job19"), 3);
+	tfjob_controller_metrics m;
+	metrics(&m);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_CREATE], 1);
+}
+END_TEST
+
+START_TEST(watch_gone_relists)
+{
+	/* Writes followed at once by a compaction leave a watch behind the history: 410 Gone ends
+	   it, the controller lists again and carries on. */
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+	C = start_on(T, NULL);
+	create("job20", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job20") == 1, W));
+	tfjob_controller_metrics m;
+	for (int attempt = 0; attempt < 50; attempt++) {
+		for (int i = 0; i < 30; i++) {
+			char patch[128];
+			snprintf(patch, sizeof(patch), "{\"metadata\":{\"annotations\":{\"n\":\"%d-%d\"}}}", attempt, i);
+			tfjob_transport_patch(NULL, T, &tfjobs, NS, "job20", NULL, patch, NULL);
+		}
+		tfjob_memory_compact(T);
+		cu_sleep_ms(20);
+		metrics(&m);
+		if (m.relists > 0)
+			break;
+	}
+	ck_assert_uint_ge(m.relists, 1);
+	ck_assert(CU_WAIT(tfjob_controller_is_ready(C), W));
+	create("job21", "Worker:2:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job21") == 2, W));
+	set_pod("job20-worker-0", "Succeeded", 0, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job20", "Succeeded", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job20"), 1);
+}
+END_TEST
+
+START_TEST(releases_relabelled_child)
+{
+	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	C = start_on(T, NULL);
+	create("job22", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job22") == 1, W));
+	char *uid1 = cu_uid(T, NS, "pods", "job22-worker-0");
+	/* the pod no longer matches the job's selector: released (our reference removed) and replaced */
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pods, NS, "job22-worker-0", NULL,
+	                                       "{\"metadata\":{\"labels\":{\"training.kubeflow.org/job-name\":\"someone-else\"}}}",
+	                                       NULL), 0);
+	/* (its name stays taken, so no replacement can be created while it exists: as training-operator) */
+	char *text = NULL;
+	int released = 0;
+	json_t *l = NULL;
+	for (int tries = 0; tries < 2000 && !released; tries++) {
+	json_decref(l);
+	cu_sleep_ms(5);
+	ck_assert_int_eq(tfjob_transport_list(&text, T, &pods, NS, NULL, NULL), 0);
+	l = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	size_t i;
+	json_t *p;
+	json_array_foreach(json_object_get(l, "items"), i, p) {
+		const char *u = json_string_value(json_object_get(json_object_get(p, "metadata"), "uid"));
+		if (u && !strcmp(u, uid1))
+			released = json_array_size(json_object_get(json_object_get(p, "metadata"), "ownerReferences")) == 0;
+	}
+	}
+	json_decref(l);
+	if (!released) {
+		free(uid1);
+		uid1 = NULL;
+	}
+	ck_assert_ptr_nonnull(uid1);
+	free(uid1);
+}
+END_TEST
+
+/* Someone else keeps taking the Lease: the controller stops reconciling by itself. */
+START_TEST(leader_election_lost)
+{
+	static const tfjob_resource leases = { "coordination.k8s.io", "v1", "leases", 1 };
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.leader_election = 1;
+	o.lease_duration_ms = 1000;
+	o.renew_deadline_ms = 400;
+	o.retry_period_ms = 50;
+	o.identity = "me";
+	C = start_on(T, &o);
+	ck_assert(CU_WAIT(tfjob_controller_is_leader(C), W));
+	ck_assert_int_eq(tfjob_controller_wait_stopped(C, 0), TFJOB_ETIMEOUT);
+	int64_t end = cu_mono() + 5000;
+	int stopped = 0;
+	for (int n = 0; cu_mono() < end && !stopped; n++) {
+		char patch[256];
+		snprintf(patch, sizeof(patch), "{\"spec\":{\"holderIdentity\":\"thief\",\"renewTime\":\"2030-01-01T00:00:%02d.000000Z\"}}", n % 60);
+		tfjob_transport_patch(NULL, T, &leases, NS, "1ca428e5.training-operator.kubeflow.org", NULL, patch, NULL);
+		stopped = tfjob_controller_wait_stopped(C, 20) == 0;
+	}
+	ck_assert(stopped);
+	ck_assert(!tfjob_controller_is_leader(C));
+	ck_assert(!tfjob_controller_is_ready(C));
+}
+END_TEST
+
+START_TEST(job_being_deleted_left_alone)
+{
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT, pods = TFJOB_RESOURCE_PODS_INIT;
+	C = start_on(T, NULL);
+	create("job23", "Worker:2:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job23") == 2, W));
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &tfjobs, NS, "job23", NULL,
+	                                       "{\"metadata\":{\"finalizers\":[\"example.com/keep\"]}}", NULL), 0);
+	tfjob_delete_options d = TFJOB_DELETE_OPTIONS_INIT;
+	d.propagation = TFJOB_PROPAGATION_ORPHAN;
+	ck_assert_int_eq(tfjob_transport_delete(NULL, T, &tfjobs, NS, "job23", &d, NULL), 0);
+	ck_assert(cu_job_exists(T, NS, "job23")); /* kept by its finalizer, with a deletionTimestamp */
+	/* let the job's watch deliver the deletionTimestamp first (watches of different resources
+	   are not ordered with each other, as with any informer) */
+	cu_sleep_ms(100);
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(tfjob_transport_delete(NULL, T, &pods, NS, "job23-worker-1", NULL, NULL), 0);
+	cu_sleep_ms(50);
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert(!cu_exists(T, NS, "pods", "job23-worker-1")); /* not recreated */
+}
+END_TEST
+
+static int by_rv(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	long long rx = atoll(json_string_value(json_object_get(json_object_get(x, "metadata"), "resourceVersion")));
+	long long ry = atoll(json_string_value(json_object_get(json_object_get(y, "metadata"), "resourceVersion")));
+	return rx < ry ? -1 : rx > ry;
+}
+
+/* Children are created in the planner's order (the store's resourceVersions tell the order). */
+START_TEST(executor_follows_plan_order)
+{
+	char *j = cu_job("job24", "Chief:1:Never,PS:2:Never,Worker:3:Never", NULL, NULL);
+	ck_assert_int_eq(cu_create_job(T, j), 0);
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+	char *stored = NULL;
+	ck_assert_int_eq(tfjob_transport_get(&stored, T, &tfjobs, NS, "job24", NULL), 0);
+	tfjob_job *job = tu_parse(stored);
+	tfjob_plan_options po = TFJOB_PLAN_OPTIONS_INIT;
+	po.now = cu_now;
+	tfjob_plan *plan = NULL;
+	ck_assert_int_eq(tfjob_plan_new(&plan, job, NULL, NULL, &po, NULL), 0);
+	json_t *want = json_array();
+	for (size_t i = 0; i < tfjob_plan_action_count(plan); i++)
+		if (tfjob_plan_action_type(plan, i) == TFJOB_ACTION_CREATE)
+			json_array_append_new(want, json_sprintf("%s/%s", tfjob_object_kind_name(tfjob_plan_action_kind(plan, i)),
+			                                         tfjob_plan_action_name(plan, i)));
+	ck_assert_uint_eq(json_array_size(want), 12);
+	C = start_on(T, NULL);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job24", "Created", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	json_t *all[64];
+	size_t n = 0;
+	const char *kinds[2] = { "pods", "services" };
+	json_t *lists[2];
+	for (int k = 0; k < 2; k++) {
+		char *text = NULL;
+		ck_assert_int_eq(tfjob_transport_list(&text, T, tfjob_resource_lookup(kinds[k]), NS, NULL, NULL), 0);
+		lists[k] = json_loads(text, 0, NULL);
+		tfjob_free(text);
+		size_t i;
+		json_t *o;
+		json_array_foreach(json_object_get(lists[k], "items"), i, o) {
+			json_object_set_new(o, "kind", json_string(k ? "Service" : "Pod"));
+			all[n++] = o;
+		}
+	}
+	qsort(all, n, sizeof(all[0]), by_rv);
+	ck_assert_uint_eq(n, 12);
+	for (size_t i = 0; i < n; i++) {
+		char got[256];
+		snprintf(got, sizeof(got), "%s/%s", json_string_value(json_object_get(all[i], "kind")),
+		         json_string_value(json_object_get(json_object_get(all[i], "metadata"), "name")));
+		ck_assert_str_eq(got, json_string_value(json_array_get(want, i)));
+	}
+	json_decref(lists[0]);
+	json_decref(lists[1]);
+	json_decref(want);
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+	tfjob_free(stored);
+	free(j);
+}
+END_TEST
+
+START_TEST(gang_scheduler_plugins_and_namespace)
+{
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.gang_scheduler = TFJOB_GANG_SCHEDULER_PLUGINS;
+	o.namespace_name = NS; /* jobs elsewhere are not ours */
+	C = start_on(T, &o);
+	char *j = cu_job("elsewhere", "Worker:1:Never", NULL, NULL);
+	char *p = strstr(j, "\"namespace\":\"default\"");
+	memcpy(p, "\"namespace\":\"other00\"", strlen("\"namespace\":\"other00\""));
+	ck_assert_int_eq(tfjob_transport_create(NULL, T, tfjob_resource_lookup("tfjobs"), "other00", j, NULL), 0);
+	free(j);
+	create("job25", "Worker:2:Never", NULL, NULL);
+	static const tfjob_resource pg = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", 1 };
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job25") == 2, W)); /* scheduler-plugins: no waiting */
+	ck_assert_int_eq(tfjob_transport_get(NULL, T, &pg, NS, "job25", NULL), 0);
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, "other00", "pods", "elsewhere"), 0);
+	ck_assert(!cu_cond_is(T, "other00", "elsewhere", "Created", "True"));
+}
+END_TEST
+
+START_TEST(api_errors)
+{
+	tfjob_controller *c = NULL;
+	ck_assert_int_eq(tfjob_controller_new(&c, NULL, NULL, NULL), TFJOB_EINVAL);
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.version = 7;
+	ck_assert_int_eq(tfjob_controller_new(&c, T, &o, NULL), TFJOB_EVERSION);
+	tfjob_controller_free(NULL);
+	ck_assert_int_eq(tfjob_controller_hooks_init(NULL, 1), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_controller_wait_idle(NULL, 0), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_controller_is_ready(NULL), 0);
+	ck_assert_str_eq(tfjob_api_verb_name((tfjob_api_verb)42), "unknown");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("controller");
+	TCase *tc = tcase_create("lifecycle");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, ps_workers_succeed_worker0);
+	tcase_add_test(tc, chief_decides);
+	tcase_add_test(tc, all_workers);
+	tcase_add_test(tc, exit_code_retryable_then_success);
+	tcase_add_test(tc, exit_code_permanent_fails);
+	tcase_add_test(tc, on_failure_backoff_limit);
+	tcase_add_test(tc, active_deadline);
+	tcase_add_test(tc, clean_pod_policy_all);
+	tcase_add_test(tc, clean_pod_policy_running);
+	tcase_add_test(tc, clean_pod_policy_none);
+	tcase_add_test(tc, ttl_deletes_job);
+	tcase_add_test(tc, suspend_and_resume);
+	tcase_add_test(tc, managed_by_other_untouched);
+	tcase_add_test(tc, scale_down);
+	tcase_add_test(tc, pod_deleted_behind_our_back);
+	tcase_add_test(tc, hundred_jobs_converge);
+	tcase_add_test(tc, invalid_spec_fails_validation);
+	tcase_add_test(tc, status_conflict_retry_and_pod_hook);
+	tcase_add_test(tc, adopts_orphans);
+	tcase_add_test(tc, gang_volcano_waits_for_pod_group);
+	tcase_add_test(tc, hooks_logging_metrics_text);
+	tcase_add_test(tc, leader_election_failover);
+	tcase_add_test(tc, relist_after_compaction_and_restart);
+	tcase_add_test(tc, watch_gone_relists);
+	tcase_add_test(tc, releases_relabelled_child);
+	tcase_add_test(tc, leader_election_lost);
+	tcase_add_test(tc, job_being_deleted_left_alone);
+	tcase_add_test(tc, executor_follows_plan_order);
+	tcase_add_test(tc, gang_scheduler_plugins_and_namespace);
+	tcase_add_test(tc, api_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	tfjob_global_init();
+	int rc = tu_run(suite());
+	tfjob_global_cleanup();
+	return rc;
+}
