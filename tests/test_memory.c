@@ -5,6 +5,7 @@
  */
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -814,7 +815,7 @@ static int monotonic_event(tfjob_watch_event type, const char *json, void *paylo
 	if (rv <= last_rv_seen)
 		rv_order_ok = 0;
 	last_rv_seen = rv;
-	(*(int *)payload)++;
+	atomic_fetch_add((atomic_int *)payload, 1); /* read by the test's thread while the watch runs */
 	json_decref(v);
 	return 0;
 }
@@ -823,7 +824,7 @@ START_TEST(concurrency_smoke)
 {
 	tfjob_transport *t = new_store(0);
 	json_decref(create_ok(t, &TFJOBS, "{\"metadata\":{\"name\":\"counter\"},\"spec\":{\"n\":0}}"));
-	int events = 0;
+	atomic_int events = 0;
 	tfjob_watch_options wo = TFJOB_WATCH_OPTIONS_INIT;
 	wo.on_event = monotonic_event;
 	wo.payload = &events;
@@ -839,10 +840,10 @@ START_TEST(concurrency_smoke)
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(v, "spec"), "n")), 200);
 	ck_assert_str_eq(meta(v, "resourceVersion"), "201");
 	json_decref(v);
-	for (int i = 0; i < 500 && events < 200; i++)
+	for (int i = 0; i < 500 && atomic_load(&events) < 200; i++)
 		usleep(10000);
 	tfjob_watch_free(w);
-	ck_assert_int_eq(events, 200);
+	ck_assert_int_eq(atomic_load(&events), 200);
 	ck_assert(rv_order_ok);
 	tfjob_transport_free(t);
 }
