@@ -18,3 +18,7 @@ go vet ./...
 go test -count=1 -race ./...
 go test -count=1 -run='^$' -fuzz=FuzzParse -fuzztime="${GO_FUZZ_SECONDS:-20}s" ./tfjob
 go test -count=1 -run='^$' -fuzz=FuzzPlan -fuzztime="${GO_FUZZ_SECONDS:-20}s" ./tfjob
+# The example Go operator runs a job to success on its fake cluster.
+cd ../../examples/go-operator
+go vet .
+go run . | tee /dev/stderr | tail -n 1 | grep -qx 'TFJob succeeded'
