@@ -72,6 +72,13 @@ TFJOB_EXTERN int tfjob_error_column(const tfjob_error *err);
 /** The HTTP status of a transport error, 0 when not applicable. */
 TFJOB_EXTERN int tfjob_error_http_status(const tfjob_error *err);
 
+/**
+ * Structured details of an API error as JSON text: the API server's status.details
+ * ({"name":...,"kind":...,"causes":[{"reason":...,"message":...,"field":...}]}), e.g. the causes
+ * of a 422 Invalid answer; NULL when the error has none. Borrowed from the error.
+ */
+TFJOB_EXTERN const char *tfjob_error_details_json(const tfjob_error *err);
+
 /** Release an error. Accepts NULL. */
 TFJOB_EXTERN void tfjob_error_free(tfjob_error *err);
 

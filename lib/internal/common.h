@@ -28,6 +28,7 @@ struct tfjob_error {
 	int line;
 	int column;
 	int http_status;
+	char *details_json; /* API status.details as JSON, or NULL */
 };
 
 /* Fill *err (when err is non-NULL) and return code. The message is formatted with printf rules. */

@@ -54,5 +54,15 @@ void usage_simulate(FILE *out);
 
 /* --now: parse an RFC 3339 time, or read the clock when value is NULL. Prints errors; EXIT_USAGE on failure. */
 int ctl_parse_now(int64_t *out, const char *value);
+int cmd_apply(int argc, char **argv);
+void usage_apply(FILE *out);
+int cmd_get(int argc, char **argv);
+void usage_get(FILE *out);
+int cmd_describe(int argc, char **argv);
+void usage_describe(FILE *out);
+int cmd_delete(int argc, char **argv);
+void usage_delete(FILE *out);
+int cmd_watch(int argc, char **argv);
+void usage_watch(FILE *out);
 
 #endif

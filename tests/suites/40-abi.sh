@@ -31,7 +31,7 @@ if ! diff -u abi/libtfjob.symbols "$TMP/symbols" >"$TMP/symdiff"; then
 fi
 # Every exported function must be declared in a public header (nothing exported by accident).
 for s in $(cat "$TMP/symbols"); do
-  grep -qE "\\b$s\\s*\\(" include/tfjob/*.h || bad "$s is exported but declared in no public header"
+  grep -qE "\\b$s\\s*\\(" include/tfjob/*.h include/tfjob/sys/*.h || bad "$s is exported but declared in no public header"
 done
 
 step "(b) SONAME"

@@ -1,0 +1,55 @@
+/*
+ * Internal declarations shared by the files of lib/transport/. Not installed.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef TFJOB_TRANSPORT_INTERNAL_H
+#define TFJOB_TRANSPORT_INTERNAL_H
+
+#include <jansson.h>
+
+#include "internal/common.h"
+#include "tfjob/sys/transport.h"
+
+struct tfjob_transport {
+	tfjob_transport_backend be;
+};
+
+/* Fill *err (when non-NULL) with an API error; returns code. */
+int tfjob__api_fail(tfjob_error **err, int code, int http_status, const char *details_json,
+                    const char *fmt, ...) TFJOB_PRINTF(5, 6);
+
+/* Milliseconds of a monotonic clock. */
+int64_t tfjob__monotonic_ms(void);
+/* Sleep ms milliseconds (less when interrupted by a signal is fine). */
+void tfjob__sleep_ms(int64_t ms);
+
+/* The URL path of a resource collection: /api/v1/namespaces/NS/pods or /apis/G/V/... */
+char *tfjob__resource_path(const tfjob_resource *res, const char *ns, const char *name, const char *sub);
+
+/* "pods" -> "Pod" style kind for a built-in plural; NULL when unknown. */
+const char *tfjob__resource_kind(const tfjob_resource *res);
+
+/* Format a Unix time as RFC 3339 UTC ("2024-01-02T03:04:05Z") into buf (>= 21 bytes). */
+void tfjob__format_time(char *buf, size_t size, int64_t t);
+/* Parse RFC 3339 into Unix seconds; -1 when it is not a time. */
+int64_t tfjob__parse_time(const char *s);
+
+/* Label selectors (selector.c). */
+typedef struct tfjob__selector tfjob__selector;
+int tfjob__selector_parse(tfjob__selector **out, const char *text, tfjob_error **err);
+int tfjob__selector_matches(const tfjob__selector *sel, const json_t *labels);
+void tfjob__selector_free(tfjob__selector *sel);
+
+/* Field selectors on metadata.name / metadata.namespace (selector.c). */
+int tfjob__field_selector_parse(tfjob__selector **out, const char *text, tfjob_error **err);
+int tfjob__field_selector_matches(const tfjob__selector *sel, const json_t *object);
+
+/* JSON merge patch (RFC 7386): returns a new value (patch applied to a copy of target). */
+json_t *tfjob__merge_patch(const json_t *target, const json_t *patch);
+
+/* Parse object JSON text that must be an object. New reference in *out. */
+int tfjob__parse_object(json_t **out, const char *text, const char *what, tfjob_error **err);
+/* Dump to a malloc'ed compact string; TFJOB_ENOMEM. */
+int tfjob__tr_dump(char **out, const json_t *value, tfjob_error **err);
+
+#endif

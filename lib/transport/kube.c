@@ -1,0 +1,565 @@
+/*
+ * The Kubernetes REST backend: configuration, credentials, requests with rate limiting and
+ * retries, and the verbs.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "transport/kube_internal.h"
+
+#define TOKEN_FILE_REFRESH_MS 60000
+#define EXEC_EXPIRY_MARGIN_S 10
+
+/* ---- Credentials ---- */
+
+static int refresh_token_file(struct tfjob__kube *k, tfjob_error **err)
+{
+	int64_t now = tfjob__monotonic_ms();
+	if (k->token && k->token_read_ms && now - k->token_read_ms < TOKEN_FILE_REFRESH_MS)
+		return 0;
+	char *text = NULL;
+	int rc = tfjob__read_file(&text, NULL, k->cfg.token_file, err);
+	if (rc)
+		return k->token ? 0 : rc; /* keep the last good token when the file is briefly unreadable */
+	size_t n = strlen(text);
+	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' '))
+		text[--n] = '\0';
+	if (k->token) {
+		memset(k->token, 0, strlen(k->token));
+		free(k->token);
+	}
+	k->token = text;
+	k->token_read_ms = now;
+	return 0;
+}
+
+static int refresh_exec(struct tfjob__kube *k, tfjob_error **err)
+{
+	time_t now = time(NULL);
+	if (k->exec_valid && (!k->exec_cred.expiry || now + EXEC_EXPIRY_MARGIN_S < k->exec_cred.expiry))
+		return 0;
+	struct tfjob__exec_result fresh;
+	int rc = tfjob__exec_credential_run(&fresh, k->cfg.exec, &k->cfg, err);
+	if (rc)
+		return rc;
+	tfjob__exec_result_clear(&k->exec_cred);
+	k->exec_cred = fresh;
+	k->exec_valid = 1;
+	return 0;
+}
+
+static void set_pem_blob(CURL *easy, CURLoption opt, const char *data, size_t len)
+{
+	struct curl_blob blob = { (void *)data, len, CURL_BLOB_COPY };
+	curl_easy_setopt(easy, opt, &blob);
+}
+
+static int add_bearer(struct curl_slist **headers, const char *token)
+{
+	char *line = tfjob__strdup_printf("Authorization: Bearer %s", token);
+	struct curl_slist *more = line ? curl_slist_append(*headers, line) : NULL;
+	if (line) {
+		memset(line, 0, strlen(line));
+		free(line);
+	}
+	if (!more)
+		return TFJOB_ENOMEM;
+	*headers = more;
+	return 0;
+}
+
+int tfjob__kube_auth_apply(struct tfjob__kube *k, CURL *easy, struct curl_slist **headers, tfjob_error **err)
+{
+	int rc = 0;
+	pthread_mutex_lock(&k->auth_mu);
+	const char *token = k->cfg.token;
+	if (k->cfg.exec) {
+		rc = refresh_exec(k, err);
+		if (!rc && k->exec_cred.cert_data && k->exec_cred.key_data) {
+			set_pem_blob(easy, CURLOPT_SSLCERT_BLOB, k->exec_cred.cert_data, k->exec_cred.cert_len);
+			set_pem_blob(easy, CURLOPT_SSLKEY_BLOB, k->exec_cred.key_data, k->exec_cred.key_len);
+		}
+		token = rc ? NULL : k->exec_cred.token;
+	} else if (k->cfg.token_file) {
+		rc = refresh_token_file(k, err);
+		token = rc ? NULL : k->token;
+	}
+	if (!rc && token && token[0] && add_bearer(headers, token))
+		rc = tfjob__oom(err);
+	if (!rc && !token && k->cfg.username && k->cfg.password) {
+		curl_easy_setopt(easy, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(easy, CURLOPT_USERNAME, k->cfg.username);
+		curl_easy_setopt(easy, CURLOPT_PASSWORD, k->cfg.password);
+	}
+	pthread_mutex_unlock(&k->auth_mu);
+	return rc;
+}
+
+int tfjob__kube_auth_invalidate(struct tfjob__kube *k)
+{
+	pthread_mutex_lock(&k->auth_mu);
+	int changed = 0;
+	if (k->cfg.exec) {
+		k->exec_valid = 0;
+		changed = 1;
+	} else if (k->cfg.token_file) {
+		k->token_read_ms = 0;
+		changed = 1;
+	}
+	pthread_mutex_unlock(&k->auth_mu);
+	return changed;
+}
+
+/* ---- Requests ---- */
+
+enum retry_class { NO_RETRY = 0, RETRY_SAFE = 1, RETRY_AMBIGUOUS = 2 };
+
+/* Whether a failed exchange may be repeated, and whether the server may have acted on it. */
+static enum retry_class classify(const struct tfjob__http_response *r)
+{
+	if (r->curl_code != CURLE_OK) {
+		switch (r->curl_code) {
+		case CURLE_COULDNT_RESOLVE_HOST:
+		case CURLE_COULDNT_RESOLVE_PROXY:
+		case CURLE_COULDNT_CONNECT:
+			return RETRY_SAFE;
+		case CURLE_OUT_OF_MEMORY:
+		case CURLE_LOGIN_DENIED:
+		case CURLE_PEER_FAILED_VERIFICATION:
+		case CURLE_SSL_CERTPROBLEM:
+		case CURLE_SSL_CACERT_BADFILE:
+		case CURLE_SSL_CONNECT_ERROR:
+		case CURLE_UNSUPPORTED_PROTOCOL:
+		case CURLE_URL_MALFORMAT:
+			return NO_RETRY;
+		default:
+			return RETRY_AMBIGUOUS;
+		}
+	}
+	if (r->status == 429 || r->status == 503)
+		return RETRY_SAFE;
+	if (r->status >= 500)
+		return RETRY_AMBIGUOUS;
+	return NO_RETRY;
+}
+
+struct request {
+	const char *method;
+	const char *path;
+	const char *body;
+	const char *content_type;
+	const char *check_path; /* POST: where to read the object back after an ambiguous failure */
+};
+
+static int take_body(char **out, struct tfjob__http_response *r)
+{
+	if (out) {
+		*out = r->body ? r->body : tfjob__strdup("{}");
+		r->body = NULL;
+		if (!*out)
+			return TFJOB_ENOMEM;
+	}
+	return 0;
+}
+
+/* After an ambiguous create: 1 when the object exists (its JSON in *out), 0 when absent, -1 unknown. */
+static int created_anyway(struct tfjob__kube *k, char **out, const char *check_path)
+{
+	struct tfjob__http_response r = { 0 };
+	tfjob__sleep_ms(tfjob__ratelimit_reserve(&k->rl));
+	tfjob__http_perform(k, "GET", check_path, NULL, NULL, &r);
+	int result = -1;
+	if (r.curl_code == CURLE_OK && r.status == 200)
+		result = take_body(out, &r) ? -1 : 1;
+	else if (r.curl_code == CURLE_OK && r.status == 404)
+		result = 0;
+	tfjob__http_response_clear(&r);
+	return result;
+}
+
+static int kube_request(struct tfjob__kube *k, char **out, const struct request *req, tfjob_error **err)
+{
+	struct tfjob__http_response r = { 0 };
+	int auth_retried = 0, ambiguous = 0, is_post = !strcmp(req->method, "POST");
+	for (int attempt = 0;; attempt++) {
+		tfjob__sleep_ms(tfjob__ratelimit_reserve(&k->rl));
+		tfjob__http_perform(k, req->method, req->path, req->body, req->content_type, &r);
+		int code = tfjob__http_code(&r);
+		if (code == 0 || (code == TFJOB_ENOTFOUND && ambiguous && !strcmp(req->method, "DELETE"))) {
+			code = take_body(out, &r) ? tfjob__oom(err) : 0;
+			tfjob__http_response_clear(&r);
+			return code;
+		}
+		if (code == TFJOB_EUNAUTHORIZED && r.curl_code == CURLE_OK && !auth_retried && tfjob__kube_auth_invalidate(k)) {
+			auth_retried = 1;
+			attempt--;
+			continue;
+		}
+		enum retry_class rc = classify(&r);
+		if (rc == NO_RETRY || attempt >= k->max_retries)
+			break;
+		if (rc == RETRY_AMBIGUOUS) {
+			ambiguous = 1;
+			if (is_post) {
+				int found = req->check_path ? created_anyway(k, out, req->check_path) : -1;
+				if (found == 1) {
+					tfjob__http_response_clear(&r);
+					return 0;
+				}
+				if (found < 0)
+					break;
+			}
+		}
+		tfjob__sleep_ms(r.retry_after_ms >= 0 ? r.retry_after_ms : tfjob__backoff_ms(k, attempt));
+	}
+	int code = tfjob__http_fail(err, req->method, req->path, &r);
+	tfjob__http_response_clear(&r);
+	return code;
+}
+
+/* ---- Verbs ---- */
+
+static int verb_get(void *data, char **out, const tfjob_resource *res, const char *ns, const char *name,
+                    tfjob_error **err)
+{
+	char *path = tfjob__resource_path(res, ns, name, NULL);
+	if (!path)
+		return tfjob__oom(err);
+	struct request req = { "GET", path, NULL, NULL, NULL };
+	int rc = kube_request(data, out, &req, err);
+	free(path);
+	return rc;
+}
+
+static int list_query(char **query, const tfjob_list_options *opts)
+{
+	char num[32];
+	int rc = 0;
+	if (opts->label_selector && opts->label_selector[0])
+		rc |= tfjob__query_add(query, "labelSelector", opts->label_selector);
+	if (opts->field_selector && opts->field_selector[0])
+		rc |= tfjob__query_add(query, "fieldSelector", opts->field_selector);
+	if (opts->limit > 0) {
+		snprintf(num, sizeof(num), "%lld", (long long)opts->limit);
+		rc |= tfjob__query_add(query, "limit", num);
+	}
+	if (opts->continue_token && opts->continue_token[0])
+		rc |= tfjob__query_add(query, "continue", opts->continue_token);
+	if (opts->resource_version)
+		rc |= tfjob__query_add(query, "resourceVersion", opts->resource_version);
+	return rc;
+}
+
+static int verb_list(void *data, char **out, const tfjob_resource *res, const char *ns, const tfjob_list_options *opts,
+                     tfjob_error **err)
+{
+	char *base = tfjob__resource_path(res, ns, NULL, NULL), *query = NULL;
+	char *path = NULL;
+	int rc = (!base || list_query(&query, opts)) ? tfjob__oom(err) : 0;
+	if (!rc && !(path = tfjob__strdup_printf("%s%s", base, query ? query : "")))
+		rc = tfjob__oom(err);
+	if (!rc) {
+		struct request req = { "GET", path, NULL, NULL, NULL };
+		rc = kube_request(data, out, &req, err);
+	}
+	free(base);
+	free(query);
+	free(path);
+	return rc;
+}
+
+static int verb_create(void *data, char **out, const tfjob_resource *res, const char *ns, const char *object_json,
+                       tfjob_error **err)
+{
+	json_t *obj;
+	int rc = tfjob__parse_object(&obj, object_json, "create", err);
+	if (rc)
+		return rc;
+	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	char *path = tfjob__resource_path(res, ns, NULL, NULL);
+	char *check = name && name[0] ? tfjob__resource_path(res, ns, name, NULL) : NULL;
+	json_decref(obj);
+	if (!path)
+		rc = tfjob__oom(err);
+	if (!rc) {
+		struct request req = { "POST", path, object_json, "application/json", check };
+		rc = kube_request(data, out, &req, err);
+	}
+	free(path);
+	free(check);
+	return rc;
+}
+
+static int put(void *data, char **out, const tfjob_resource *res, const char *ns, const char *name,
+               const char *sub, const char *object_json, tfjob_error **err)
+{
+	char *path = tfjob__resource_path(res, ns, name, sub);
+	if (!path)
+		return tfjob__oom(err);
+	struct request req = { "PUT", path, object_json, "application/json", NULL };
+	int rc = kube_request(data, out, &req, err);
+	free(path);
+	return rc;
+}
+
+static int verb_update(void *data, char **out, const tfjob_resource *res, const char *ns, const char *name,
+                       const char *object_json, tfjob_error **err)
+{
+	return put(data, out, res, ns, name, NULL, object_json, err);
+}
+
+static int verb_update_status(void *data, char **out, const tfjob_resource *res, const char *ns, const char *name,
+                              const char *object_json, tfjob_error **err)
+{
+	return put(data, out, res, ns, name, "status", object_json, err);
+}
+
+static int verb_patch(void *data, char **out, const tfjob_resource *res, const char *ns, const char *name,
+                      const char *subresource, const char *merge_patch_json, tfjob_error **err)
+{
+	char *path = tfjob__resource_path(res, ns, name, subresource);
+	if (!path)
+		return tfjob__oom(err);
+	struct request req = { "PATCH", path, merge_patch_json, "application/merge-patch+json", NULL };
+	int rc = kube_request(data, out, &req, err);
+	free(path);
+	return rc;
+}
+
+static char *delete_body(const tfjob_delete_options *opts)
+{
+	static const char *const policies[] = { NULL, "Background", "Foreground", "Orphan" };
+	json_t *b = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1");
+	if (b && policies[opts->propagation])
+		json_object_set_new(b, "propagationPolicy", json_string(policies[opts->propagation]));
+	if (b && opts->grace_period_seconds >= 0)
+		json_object_set_new(b, "gracePeriodSeconds", json_integer(opts->grace_period_seconds));
+	if (b && (opts->precondition_uid || opts->precondition_resource_version)) {
+		json_t *pre = json_object();
+		if (pre && opts->precondition_uid)
+			json_object_set_new(pre, "uid", json_string(opts->precondition_uid));
+		if (pre && opts->precondition_resource_version)
+			json_object_set_new(pre, "resourceVersion", json_string(opts->precondition_resource_version));
+		json_object_set_new(b, "preconditions", pre);
+	}
+	char *text = b ? json_dumps(b, JSON_COMPACT) : NULL;
+	json_decref(b);
+	return text;
+}
+
+static int verb_delete(void *data, char **out, const tfjob_resource *res, const char *ns, const char *name,
+                       const tfjob_delete_options *opts, tfjob_error **err)
+{
+	char *path = tfjob__resource_path(res, ns, name, NULL);
+	char *body = delete_body(opts);
+	int rc = (!path || !body) ? tfjob__oom(err) : 0;
+	if (!rc) {
+		struct request req = { "DELETE", path, body, "application/json", NULL };
+		rc = kube_request(data, out, &req, err);
+	}
+	free(path);
+	free(body);
+	return rc;
+}
+
+/* ---- Lifecycle ---- */
+
+static void share_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *arg)
+{
+	(void)h;
+	(void)a;
+	struct tfjob__kube *k = arg;
+	pthread_mutex_lock(&k->share_locks[d]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data d, void *arg)
+{
+	(void)h;
+	struct tfjob__kube *k = arg;
+	pthread_mutex_unlock(&k->share_locks[d]);
+}
+
+static void kube_free(void *data)
+{
+	struct tfjob__kube *k = data;
+	if (!k)
+		return;
+	if (k->share)
+		curl_share_cleanup(k->share);
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_destroy(&k->share_locks[i]);
+	pthread_mutex_destroy(&k->auth_mu);
+	if (k->rl_ready)
+		tfjob__ratelimit_destroy(&k->rl);
+	tfjob__kube_config_clear(&k->cfg);
+	free(k->url_base);
+	free(k->connect_to);
+	free(k->user_agent);
+	if (k->token) {
+		memset(k->token, 0, strlen(k->token));
+		free(k->token);
+	}
+	tfjob__exec_result_clear(&k->exec_cred);
+	free(k);
+}
+
+static const char *kube_namespace(void *data) { return ((struct tfjob__kube *)data)->cfg.namespace_name; }
+
+/* url_base and, with tls-server-name, the CONNECT_TO entry that keeps the real address. */
+static int setup_url(struct tfjob__kube *k, tfjob_error **err)
+{
+	CURLU *u = curl_url();
+	char *host = NULL, *port = NULL, *url = NULL;
+	int rc = 0;
+	if (!u || curl_url_set(u, CURLUPART_URL, k->cfg.server, 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT))
+		rc = tfjob__fail(err, TFJOB_ESCHEMA, "invalid server URL '%s'", k->cfg.server);
+	if (!rc && k->cfg.tls_server_name) {
+		k->connect_to = tfjob__strdup_printf("%s:%s:%s:%s", k->cfg.tls_server_name, port, host, port);
+		curl_url_set(u, CURLUPART_HOST, k->cfg.tls_server_name, 0);
+	}
+	if (!rc && curl_url_get(u, CURLUPART_URL, &url, 0))
+		rc = tfjob__oom(err);
+	if (!rc) {
+		size_t n = strlen(url);
+		while (n > 0 && url[n - 1] == '/')
+			url[--n] = '\0';
+		k->url_base = tfjob__strdup(url);
+		if (!k->url_base || (k->cfg.tls_server_name && !k->connect_to))
+			rc = tfjob__oom(err);
+	}
+	curl_free(host);
+	curl_free(port);
+	curl_free(url);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+static int load_config(struct tfjob__kube_config *cfg, const tfjob_kube_options *opts, tfjob_error **err)
+{
+	if (opts->source == TFJOB_KUBE_SOURCE_IN_CLUSTER)
+		return tfjob__incluster_load(cfg, opts->in_cluster_dir, err);
+	tfjob_error *kerr = NULL;
+	int rc = tfjob__kubeconfig_load(cfg, opts->kubeconfig, opts->context, &kerr);
+	/* AUTO: no kubeconfig at all (and none named) falls back to the in-cluster configuration. */
+	if (rc == TFJOB_ENOTFOUND && opts->source == TFJOB_KUBE_SOURCE_AUTO && !opts->kubeconfig && !opts->context &&
+	    getenv("KUBERNETES_SERVICE_HOST") && strstr(tfjob_error_message(kerr), "no kubeconfig found")) {
+		tfjob_error_free(kerr);
+		return tfjob__incluster_load(cfg, opts->in_cluster_dir, err);
+	}
+	if (rc && err)
+		*err = kerr;
+	else
+		tfjob_error_free(kerr);
+	return rc;
+}
+
+static int apply_options(struct tfjob__kube *k, const tfjob_kube_options *opts, tfjob_error **err)
+{
+	if (opts->namespace_name && opts->namespace_name[0]) {
+		free(k->cfg.namespace_name);
+		k->cfg.namespace_name = tfjob__strdup(opts->namespace_name);
+	}
+	if (!k->cfg.namespace_name)
+		k->cfg.namespace_name = tfjob__strdup("default");
+	k->user_agent = opts->user_agent ? tfjob__strdup(opts->user_agent) : tfjob__strdup_printf("libtfjob/%s", tfjob_version());
+	k->connect_timeout_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
+	k->request_timeout_ms = opts->request_timeout_ms > 0 ? opts->request_timeout_ms : 60000;
+	k->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 200;
+	k->max_retries = opts->max_retries > 0 ? opts->max_retries : (opts->max_retries < 0 ? 0 : 5);
+	double qps = opts->qps != 0 ? opts->qps : 5.0;
+	tfjob__ratelimit_init(&k->rl, qps, opts->burst > 0 ? opts->burst : 10);
+	k->rl_ready = 1;
+	if (!k->cfg.namespace_name || !k->user_agent)
+		return tfjob__oom(err);
+	return 0;
+}
+
+static int setup_share(struct tfjob__kube *k, tfjob_error **err)
+{
+	k->share = curl_share_init();
+	if (!k->share)
+		return tfjob__oom(err);
+	curl_share_setopt(k->share, CURLSHOPT_LOCKFUNC, share_lock);
+	curl_share_setopt(k->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+	curl_share_setopt(k->share, CURLSHOPT_USERDATA, k);
+	curl_share_setopt(k->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+	curl_share_setopt(k->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	curl_share_setopt(k->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+	return 0;
+}
+
+int tfjob_kube_options_init(tfjob_kube_options *opts, unsigned int version)
+{
+	if (!opts)
+		return TFJOB_EINVAL;
+	if (version == 0 || version > TFJOB_KUBE_OPTIONS_VERSION)
+		return TFJOB_EVERSION;
+	*opts = (tfjob_kube_options)TFJOB_KUBE_OPTIONS_INIT;
+	opts->version = version;
+	return 0;
+}
+
+static struct tfjob__kube *kube_alloc(void)
+{
+	struct tfjob__kube *k = calloc(1, sizeof(*k));
+	if (!k)
+		return NULL;
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&k->share_locks[i], NULL);
+	pthread_mutex_init(&k->auth_mu, NULL);
+	return k;
+}
+
+int tfjob_kube_transport_new(tfjob_transport **out, const tfjob_kube_options *opts, tfjob_error **err)
+{
+	tfjob_kube_options defaults = TFJOB_KUBE_OPTIONS_INIT;
+	if (!out)
+		return tfjob__fail(err, TFJOB_EINVAL, "kube transport: NULL out");
+	if (!opts)
+		opts = &defaults;
+	int rc = tfjob__check_version(err, opts->version, TFJOB_KUBE_OPTIONS_VERSION, "kube options");
+	if (rc)
+		return rc;
+	struct tfjob__kube *k = kube_alloc();
+	if (!k)
+		return tfjob__oom(err);
+	rc = load_config(&k->cfg, opts, err);
+	if (!rc)
+		rc = apply_options(k, opts, err);
+	if (!rc)
+		rc = setup_url(k, err);
+	if (!rc)
+		rc = setup_share(k, err);
+	if (!rc) {
+		tfjob_transport_backend be = {
+			.version = TFJOB_TRANSPORT_BACKEND_VERSION,
+			.data = k,
+			.free = kube_free,
+			.default_namespace = kube_namespace,
+			.get = verb_get,
+			.list = verb_list,
+			.create = verb_create,
+			.update = verb_update,
+			.update_status = verb_update_status,
+			.patch = verb_patch,
+			.del = verb_delete,
+			.watch = tfjob__kube_watch,
+		};
+		rc = tfjob_transport_new(out, &be, err);
+	}
+	if (rc)
+		kube_free(k);
+	return rc;
+}
+
+int tfjob_kube_transport_is(const tfjob_transport *t) { return t && t->be.free == kube_free; }
+
+const char *tfjob_kube_transport_server(const tfjob_transport *t)
+{
+	return tfjob_kube_transport_is(t) ? ((struct tfjob__kube *)t->be.data)->cfg.server : NULL;
+}

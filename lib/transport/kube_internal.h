@@ -1,0 +1,168 @@
+/*
+ * Internal declarations of the Kubernetes backend (configuration, credentials, HTTP). Not installed.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef TFJOB_TRANSPORT_KUBE_INTERNAL_H
+#define TFJOB_TRANSPORT_KUBE_INTERNAL_H
+
+#include <curl/curl.h>
+#include <pthread.h>
+
+#include "tfjob/kube.h"
+#include "transport/internal.h"
+
+/* users[].user.exec of a kubeconfig. */
+struct tfjob__exec_config {
+	char *api_version;
+	char *command;
+	char **args;
+	size_t nargs;
+	char **env; /* "NAME=value" */
+	size_t nenv;
+	char *install_hint;
+	int provide_cluster_info;
+};
+
+/* A resolved configuration: one cluster, one user, one namespace. */
+struct tfjob__kube_config {
+	char *server;
+	char *ca_data; /* PEM bytes, from certificate-authority-data or the certificate-authority file */
+	size_t ca_len;
+	int insecure;
+	char *tls_server_name;
+	char *proxy_url;
+	char *cert_data; /* client certificate PEM */
+	size_t cert_len;
+	char *key_data;  /* client key PEM */
+	size_t key_len;
+	char *token;
+	char *token_file;
+	char *username;
+	char *password;
+	struct tfjob__exec_config *exec;
+	char *namespace_name;
+	char *source; /* where it came from, for messages ("kubeconfig /x/y", "in-cluster") */
+};
+
+void tfjob__kube_config_clear(struct tfjob__kube_config *c);
+void tfjob__exec_config_free(struct tfjob__exec_config *e);
+
+/* Read a whole file into a NUL-terminated buffer. TFJOB_EIO (the message names the path). */
+int tfjob__read_file(char **out, size_t *len, const char *path, tfjob_error **err);
+
+/* Base64 (standard alphabet, padding optional, white space ignored). TFJOB_ESCHEMA when invalid. */
+int tfjob__base64_decode(char **out, size_t *len, const char *text, const char *what, tfjob_error **err);
+char *tfjob__base64_encode(const char *data, size_t len);
+
+/*
+ * Load kubeconfig files: explicit (a path, or NULL for $KUBECONFIG, else ~/.kube/config) and
+ * resolve the context (NULL: current-context). TFJOB_ENOTFOUND when no file exists (found = 0).
+ */
+int tfjob__kubeconfig_load(struct tfjob__kube_config *out, const char *explicit_path, const char *context,
+                           tfjob_error **err);
+
+/* The in-cluster configuration from the environment and dir (NULL: the standard directory). */
+int tfjob__incluster_load(struct tfjob__kube_config *out, const char *dir, tfjob_error **err);
+
+/* Credentials from an exec plugin. */
+struct tfjob__exec_result {
+	char *token;
+	char *cert_data;
+	size_t cert_len;
+	char *key_data;
+	size_t key_len;
+	int64_t expiry; /* Unix seconds; 0: does not expire */
+};
+
+void tfjob__exec_result_clear(struct tfjob__exec_result *r);
+
+/* Run the plugin (no shell; our own environment is not changed). cluster may be NULL. */
+int tfjob__exec_credential_run(struct tfjob__exec_result *out, const struct tfjob__exec_config *exec,
+                               const struct tfjob__kube_config *cluster, tfjob_error **err);
+
+/* Token bucket. */
+struct tfjob__ratelimit {
+	pthread_mutex_t mu;
+	double qps;   /* <= 0: unlimited */
+	double burst;
+	double tokens;
+	int64_t last_ms;
+};
+
+void tfjob__ratelimit_init(struct tfjob__ratelimit *rl, double qps, int burst);
+/* Milliseconds the caller must wait before its request (a token is reserved). */
+int64_t tfjob__ratelimit_reserve(struct tfjob__ratelimit *rl);
+void tfjob__ratelimit_destroy(struct tfjob__ratelimit *rl);
+
+/* The client shared by every request of a kube transport. */
+struct tfjob__kube {
+	struct tfjob__kube_config cfg;
+	char *url_base;     /* scheme://host:port[/prefix] as used in URLs (tls-server-name applied) */
+	char *connect_to;   /* CURLOPT_CONNECT_TO entry for tls-server-name, or NULL */
+	char *user_agent;
+	CURLSH *share;
+	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+	struct tfjob__ratelimit rl;
+	int rl_ready;
+	int64_t connect_timeout_ms, request_timeout_ms, retry_base_ms;
+	int max_retries;
+	/* Credentials that change: guarded by auth_mu. */
+	pthread_mutex_t auth_mu;
+	char *token;            /* current bearer token (static, from tokenFile, or from exec) */
+	int64_t token_read_ms;  /* when tokenFile was last read */
+	struct tfjob__exec_result exec_cred;
+	int exec_valid;
+};
+
+/* One HTTP exchange. */
+struct tfjob__http_response {
+	long status;           /* 0 when no response */
+	char *body;
+	size_t len;
+	int64_t retry_after_ms; /* -1 when absent */
+	CURLcode curl_code;
+	char curl_error[CURL_ERROR_SIZE];
+};
+
+void tfjob__http_response_clear(struct tfjob__http_response *r);
+
+/*
+ * A configured easy handle for method and path (which includes the query): URL, sharing, TLS,
+ * proxy, timeouts (no overall timeout when streaming). *connect_to is freed by the caller after
+ * curl_easy_cleanup(). NULL when out of memory.
+ */
+CURL *tfjob__http_easy(struct tfjob__kube *k, const char *method, const char *path, const char *body,
+                       struct curl_slist **connect_to, int streaming);
+/* Accept (and Content-Type) headers; NULL when out of memory. */
+struct curl_slist *tfjob__http_headers(const char *content_type);
+/* A CURLOPT_HEADERFUNCTION that records Retry-After into a struct tfjob__http_response. */
+size_t tfjob__http_on_header(char *data, size_t size, size_t n, void *arg);
+
+/* Perform a request once and collect the response. */
+void tfjob__http_perform(struct tfjob__kube *k, const char *method, const char *path, const char *body,
+                         const char *content_type, struct tfjob__http_response *resp);
+
+/* Store the response's error (API Status or curl error) in *err and return its code. */
+int tfjob__http_fail(tfjob_error **err, const char *method, const char *path, const struct tfjob__http_response *r);
+
+/* The code a response stands for (0 for 2xx). */
+int tfjob__http_code(const struct tfjob__http_response *r);
+
+/* Credentials: refresh after a 401 (re-read tokenFile, re-run exec). Returns 1 when something may have changed. */
+int tfjob__kube_auth_invalidate(struct tfjob__kube *k);
+/* Fill headers/TLS credentials of an easy handle. */
+int tfjob__kube_auth_apply(struct tfjob__kube *k, CURL *easy, struct curl_slist **headers, tfjob_error **err);
+
+/* Backoff for attempt n (0-based) with jitter, in ms. */
+int64_t tfjob__backoff_ms(const struct tfjob__kube *k, int attempt);
+
+/* Sleep ms, in slices, returning early (1) when stop says so. stop may be NULL. */
+int tfjob__sleep_unless(int64_t ms, const tfjob_watch_sink *stop);
+
+int tfjob__kube_watch(void *data, tfjob_watch_sink *sink, const tfjob_resource *res, const char *ns,
+                      const tfjob_watch_options *opts, tfjob_error **err);
+
+/* Append "&key=escaped(value)" (or "?" first) to a query under construction. */
+int tfjob__query_add(char **query, const char *key, const char *value);
+
+#endif

@@ -1,0 +1,274 @@
+/*
+ * Watches against the API server: a streaming GET ?watch=true whose body is split into events
+ * as it arrives; bookmarks; reconnects from the last resourceVersion with backoff; TFJOB_EGONE
+ * (relist) on HTTP 410 or an in-stream ERROR event with code 410.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/kube_internal.h"
+#include "transport/watch_splitter.h"
+
+/* State of one watch across its reconnects. */
+struct stream {
+	struct tfjob__kube *k;
+	tfjob_watch_sink *sink;
+	tfjob__splitter splitter;
+	char *rv;              /* last resourceVersion seen (resume point) */
+	int got_events;        /* events in the current connection */
+	int stop;              /* the callback asked to stop */
+	int error_code;        /* an in-stream ERROR event: its TFJOB_E* code */
+	int error_status;
+	char *error_message;
+	struct tfjob__http_response resp; /* status, Retry-After and (for errors) the body */
+	long http_status;
+};
+
+static tfjob_watch_event event_type(const char *s)
+{
+	if (!s)
+		return 0;
+	if (!strcmp(s, "ADDED"))
+		return TFJOB_WATCH_ADDED;
+	if (!strcmp(s, "MODIFIED"))
+		return TFJOB_WATCH_MODIFIED;
+	if (!strcmp(s, "DELETED"))
+		return TFJOB_WATCH_DELETED;
+	if (!strcmp(s, "BOOKMARK"))
+		return TFJOB_WATCH_BOOKMARK;
+	return 0;
+}
+
+static int error_event(struct stream *st, const json_t *status)
+{
+	json_int_t code = json_integer_value(json_object_get(status, "code"));
+	const char *msg = json_string_value(json_object_get(status, "message"));
+	st->error_status = (int)code;
+	struct tfjob__http_response fake = { .status = (long)code };
+	st->error_code = code == 410 ? TFJOB_EGONE : tfjob__http_code(&fake);
+	if (!st->error_code)
+		st->error_code = TFJOB_ESERVER;
+	free(st->error_message);
+	st->error_message = tfjob__strdup(msg ? msg : "watch error");
+	return 1;
+}
+
+/* One complete JSON value of the stream: {"type":...,"object":{...}}. Non-zero stops the transfer. */
+static int on_value(const char *value, size_t len, void *payload)
+{
+	(void)len;
+	struct stream *st = payload;
+	json_t *ev = json_loads(value, 0, NULL);
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	json_t *obj = json_object_get(ev, "object");
+	int rc = 0;
+	if (type && !strcmp(type, "ERROR")) {
+		rc = error_event(st, obj);
+	} else if (event_type(type) && json_is_object(obj)) {
+		const char *rv = json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+		if (rv && rv[0]) {
+			char *copy = tfjob__strdup(rv);
+			if (copy) {
+				free(st->rv);
+				st->rv = copy;
+			}
+		}
+		char *text = json_dumps(obj, JSON_COMPACT);
+		st->got_events = 1;
+		if (text && tfjob_watch_sink_emit(st->sink, event_type(type), text))
+			rc = st->stop = 1;
+		free(text);
+	}
+	json_decref(ev);
+	return rc;
+}
+
+static size_t on_data(char *data, size_t size, size_t n, void *arg)
+{
+	struct stream *st = arg;
+	size_t len = size * n;
+	if (st->http_status != 200) {
+		/* An error answer: keep the body (a Status) for the message. */
+		if (st->resp.len + len > 65536)
+			return len;
+		char *grown = realloc(st->resp.body, st->resp.len + len + 1);
+		if (!grown)
+			return 0;
+		memcpy(grown + st->resp.len, data, len);
+		st->resp.body = grown;
+		st->resp.len += len;
+		grown[st->resp.len] = '\0';
+		return len;
+	}
+	int rc = tfjob__splitter_feed(&st->splitter, data, len, on_value, st);
+	return rc == 0 ? len : 0;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+	struct stream *st = arg;
+	if (size * n > 5 && !strncmp(data, "HTTP/", 5)) {
+		const char *sp = strchr(data, ' ');
+		st->http_status = sp ? strtol(sp + 1, NULL, 10) : 0;
+	}
+	return tfjob__http_on_header(data, size, n, &st->resp);
+}
+
+static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	(void)a;
+	(void)b;
+	(void)c;
+	(void)d;
+	struct stream *st = arg;
+	return tfjob_watch_sink_stopped(st->sink) ? 1 : 0;
+}
+
+static char *watch_path(const tfjob_resource *res, const char *ns, const tfjob_watch_options *opts, const char *rv,
+                        int64_t timeout)
+{
+	char *base = tfjob__resource_path(res, ns, NULL, NULL), *q = NULL;
+	char num[32];
+	snprintf(num, sizeof(num), "%lld", (long long)timeout);
+	int bad = !base || tfjob__query_add(&q, "watch", "true");
+	if (!bad && rv && rv[0])
+		bad = tfjob__query_add(&q, "resourceVersion", rv);
+	if (!bad && opts->allow_bookmarks)
+		bad = tfjob__query_add(&q, "allowWatchBookmarks", "true");
+	if (!bad && opts->label_selector && opts->label_selector[0])
+		bad = tfjob__query_add(&q, "labelSelector", opts->label_selector);
+	if (!bad && opts->field_selector && opts->field_selector[0])
+		bad = tfjob__query_add(&q, "fieldSelector", opts->field_selector);
+	if (!bad)
+		bad = tfjob__query_add(&q, "timeoutSeconds", num);
+	char *path = bad ? NULL : tfjob__strdup_printf("%s%s", base, q);
+	free(base);
+	free(q);
+	return path;
+}
+
+/* One connection: stream until it ends. Fills st->resp.curl_code / st->http_status. */
+static void connect_once(struct stream *st, const char *path)
+{
+	struct tfjob__kube *k = st->k;
+	tfjob__http_response_clear(&st->resp);
+	st->http_status = 0;
+	st->got_events = 0;
+	st->error_code = 0;
+	tfjob__splitter_reset(&st->splitter);
+	struct curl_slist *connect_to = NULL;
+	CURL *easy = tfjob__http_easy(k, "GET", path, NULL, &connect_to, 1);
+	struct curl_slist *headers = easy ? tfjob__http_headers(NULL) : NULL;
+	tfjob_error *auth_err = NULL;
+	if (!easy || !headers) {
+		st->resp.curl_code = CURLE_OUT_OF_MEMORY;
+		snprintf(st->resp.curl_error, sizeof(st->resp.curl_error), "out of memory");
+	} else if (tfjob__kube_auth_apply(k, easy, &headers, &auth_err)) {
+		st->resp.curl_code = CURLE_LOGIN_DENIED;
+		snprintf(st->resp.curl_error, sizeof(st->resp.curl_error), "%s", tfjob_error_message(auth_err));
+		tfjob_error_free(auth_err);
+	} else {
+		curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+		curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_data);
+		curl_easy_setopt(easy, CURLOPT_WRITEDATA, st);
+		curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+		curl_easy_setopt(easy, CURLOPT_HEADERDATA, st);
+		curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(easy, CURLOPT_XFERINFODATA, st);
+		curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, st->resp.curl_error);
+		/* Detect a dead peer: less than 1 byte in 10 minutes is a broken stream. */
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, 600L);
+		st->resp.curl_code = curl_easy_perform(easy);
+		curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &st->resp.status);
+		if (st->resp.curl_code != CURLE_OK && !st->resp.curl_error[0])
+			snprintf(st->resp.curl_error, sizeof(st->resp.curl_error), "%s", curl_easy_strerror(st->resp.curl_code));
+	}
+	curl_easy_cleanup(easy);
+	curl_slist_free_all(headers);
+	curl_slist_free_all(connect_to);
+}
+
+enum outcome { DONE, RECONNECT, FAIL };
+
+/* What to do after a connection ended. */
+static enum outcome judge(struct stream *st, const tfjob_watch_options *opts, int *auth_retried, const char *path,
+                          int *code, tfjob_error **err)
+{
+	if (st->stop || tfjob_watch_sink_stopped(st->sink))
+		return DONE;
+	if (st->error_code) {
+		*code = tfjob__api_fail(err, st->error_code, st->error_status, NULL, "%s", st->error_message);
+		return st->error_code == TFJOB_EGONE || !opts->reconnect ? FAIL : RECONNECT;
+	}
+	if (st->resp.curl_code == CURLE_OK && st->resp.status == 200) {
+		*auth_retried = 0;
+		return opts->reconnect ? RECONNECT : DONE; /* the server ended the stream (timeoutSeconds) */
+	}
+	if (st->resp.curl_code != CURLE_OK && st->resp.status == 200)
+		st->resp.status = 0; /* broken mid-stream: a network error */
+	int c = tfjob__http_code(&st->resp);
+	if (c == TFJOB_EUNAUTHORIZED && st->resp.curl_code == CURLE_OK && !*auth_retried &&
+	    tfjob__kube_auth_invalidate(st->k)) {
+		*auth_retried = 1;
+		return RECONNECT;
+	}
+	*code = tfjob__http_fail(err, "GET", path, &st->resp);
+	if (c == TFJOB_EGONE || !opts->reconnect)
+		return FAIL;
+	int transient = st->resp.curl_code != CURLE_OK || st->resp.status == 429 || st->resp.status >= 500;
+	return transient ? RECONNECT : FAIL;
+}
+
+int tfjob__kube_watch(void *data, tfjob_watch_sink *sink, const tfjob_resource *res, const char *ns,
+                      const tfjob_watch_options *opts, tfjob_error **err)
+{
+	struct stream st = { .k = data, .sink = sink };
+	tfjob__splitter_init(&st.splitter, 0);
+	tfjob__http_response_clear(&st.resp);
+	st.rv = opts->resource_version ? tfjob__strdup(opts->resource_version) : NULL;
+	int auth_retried = 0, failures = 0, code = 0;
+	for (;;) {
+		int64_t timeout = opts->timeout_seconds > 0 ? opts->timeout_seconds : 300 + rand() % 300;
+		char *path = watch_path(res, ns, opts, st.rv, timeout);
+		if (!path) {
+			code = tfjob__oom(err);
+			break;
+		}
+		if (tfjob__sleep_unless(tfjob__ratelimit_reserve(&st.k->rl), sink)) {
+			free(path);
+			break;
+		}
+		connect_once(&st, path);
+		tfjob_error *e = NULL;
+		int c = 0;
+		enum outcome o = judge(&st, opts, &auth_retried, path, &c, &e);
+		free(path);
+		if (o == DONE) {
+			tfjob_error_free(e);
+			break;
+		}
+		if (o == FAIL) {
+			code = c;
+			if (err)
+				*err = e;
+			else
+				tfjob_error_free(e);
+			break;
+		}
+		tfjob_error_free(e);
+		failures = (st.got_events || (c == 0 && !st.error_code)) ? 0 : failures + 1;
+		int64_t wait = st.resp.retry_after_ms >= 0 ? st.resp.retry_after_ms
+		                                           : (failures ? tfjob__backoff_ms(st.k, failures - 1) : 0);
+		if (tfjob__sleep_unless(wait, sink))
+			break;
+	}
+	tfjob__splitter_free(&st.splitter);
+	tfjob__http_response_clear(&st.resp);
+	free(st.rv);
+	free(st.error_message);
+	return code;
+}

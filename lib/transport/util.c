@@ -1,0 +1,145 @@
+/*
+ * Small helpers of the transport layer: time, paths, JSON, merge patch.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "transport/internal.h"
+
+int tfjob__api_fail(tfjob_error **err, int code, int http_status, const char *details_json, const char *fmt, ...)
+{
+	if (!err)
+		return code;
+	va_list ap;
+	va_start(ap, fmt);
+	tfjob__failv(err, code, fmt, ap);
+	va_end(ap);
+	if (*err) {
+		(*err)->http_status = http_status;
+		if (details_json)
+			(*err)->details_json = tfjob__strdup(details_json);
+	}
+	return code;
+}
+
+int64_t tfjob__monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void tfjob__sleep_ms(int64_t ms)
+{
+	if (ms <= 0)
+		return;
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+char *tfjob__resource_path(const tfjob_resource *res, const char *ns, const char *name, const char *sub)
+{
+	char *base = (!res->group || !res->group[0]) ? tfjob__strdup_printf("/api/%s", res->version)
+	                                             : tfjob__strdup_printf("/apis/%s/%s", res->group, res->version);
+	if (!base)
+		return NULL;
+	char *path;
+	if (res->namespaced && ns && ns[0])
+		path = tfjob__strdup_printf("%s/namespaces/%s/%s%s%s%s%s", base, ns, res->resource, name ? "/" : "",
+		                            name ? name : "", sub ? "/" : "", sub ? sub : "");
+	else
+		path = tfjob__strdup_printf("%s/%s%s%s%s%s", base, res->resource, name ? "/" : "", name ? name : "",
+		                            sub ? "/" : "", sub ? sub : "");
+	free(base);
+	return path;
+}
+
+void tfjob__format_time(char *buf, size_t size, int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int64_t tfjob__parse_time(const char *s)
+{
+	if (!s)
+		return -1;
+	struct tm tm;
+	memset(&tm, 0, sizeof(tm));
+	int n = 0;
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+	           &tm.tm_sec, &n) != 6)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	int64_t t = (int64_t)timegm(&tm);
+	const char *rest = s + n;
+	if (*rest == '.')
+		for (rest++; *rest >= '0' && *rest <= '9'; rest++)
+			;
+	if (*rest == 'Z' || *rest == 'z')
+		return t;
+	int oh, om;
+	if ((rest[0] == '+' || rest[0] == '-') && sscanf(rest + 1, "%2d:%2d", &oh, &om) == 2) {
+		int64_t off = oh * 3600 + om * 60;
+		return rest[0] == '+' ? t - off : t + off;
+	}
+	return -1;
+}
+
+json_t *tfjob__merge_patch(const json_t *target, const json_t *patch)
+{
+	if (!json_is_object(patch))
+		return json_deep_copy(patch);
+	json_t *result = json_is_object(target) ? json_deep_copy(target) : json_object();
+	if (!result)
+		return NULL;
+	const char *key;
+	json_t *value;
+	json_object_foreach((json_t *)patch, key, value) {
+		if (json_is_null(value)) {
+			json_object_del(result, key);
+			continue;
+		}
+		json_t *merged = tfjob__merge_patch(json_object_get(result, key), value);
+		if (!merged || json_object_set_new(result, key, merged)) {
+			json_decref(result);
+			return NULL;
+		}
+	}
+	return result;
+}
+
+int tfjob__parse_object(json_t **out, const char *text, const char *what, tfjob_error **err)
+{
+	if (!text)
+		return tfjob__fail(err, TFJOB_EINVAL, "%s: no JSON given", what);
+	json_error_t jerr;
+	json_t *v = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	if (!v)
+		return tfjob__fail(err, TFJOB_EPARSE, "%s: %d:%d: %s", what, jerr.line, jerr.column, jerr.text);
+	if (!json_is_object(v)) {
+		json_decref(v);
+		return tfjob__fail(err, TFJOB_ESCHEMA, "%s: expected a JSON object", what);
+	}
+	*out = v;
+	return 0;
+}
+
+int tfjob__tr_dump(char **out, const json_t *value, tfjob_error **err)
+{
+	if (!out)
+		return 0;
+	char *s = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!s)
+		return tfjob__oom(err);
+	*out = s;
+	return 0;
+}

@@ -1,0 +1,260 @@
+/*
+ * tfjobctl: what the cluster commands (apply, get, describe, delete, watch) share: the
+ * --kubeconfig/--context/--namespace flags, the connection, error reporting, ages, YAML output.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cluster.h"
+
+const tfjob_resource ctl_tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+const tfjob_resource ctl_events = TFJOB_RESOURCE_EVENTS_INIT;
+
+int ctl_cluster_option(struct ctl_cluster *c, int ch, const char *value)
+{
+	switch (ch) {
+	case CTL_OPT_KUBECONFIG:
+		c->kubeconfig = value;
+		return 1;
+	case CTL_OPT_CONTEXT:
+		c->context = value;
+		return 1;
+	case 'n':
+		c->namespace_name = value;
+		return 1;
+	case CTL_OPT_COMPAT:
+		if (!ctl_parse_compat(&c->compat, value))
+			c->bad = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int ctl_connect(tfjob_transport **out, const struct ctl_cluster *c)
+{
+	if (c->bad)
+		return EXIT_USAGE;
+	if (tfjob_global_init())
+		return ctl_fail("cannot initialise the transport layer");
+	tfjob_kube_options opts = TFJOB_KUBE_OPTIONS_INIT;
+	opts.kubeconfig = c->kubeconfig;
+	opts.context = c->context;
+	opts.namespace_name = c->namespace_name;
+	opts.user_agent = "tfjobctl/" TFJOB_VERSION;
+	tfjob_error *err = NULL;
+	if (tfjob_kube_transport_new(out, &opts, &err)) {
+		tfjob_global_cleanup();
+		return ctl_fail_err(err);
+	}
+	return 0;
+}
+
+void ctl_disconnect(tfjob_transport *t)
+{
+	tfjob_transport_free(t);
+	tfjob_global_cleanup();
+}
+
+static const char *reason_of(int code)
+{
+	switch (code) {
+	case TFJOB_ENOTFOUND:
+		return "NotFound";
+	case TFJOB_EEXISTS:
+		return "AlreadyExists";
+	case TFJOB_ECONFLICT:
+		return "Conflict";
+	case TFJOB_EFORBIDDEN:
+		return "Forbidden";
+	case TFJOB_EUNAUTHORIZED:
+		return "Unauthorized";
+	case TFJOB_EINVALID:
+		return "Invalid";
+	case TFJOB_EGONE:
+		return "Expired";
+	case TFJOB_ETOOMANYREQUESTS:
+		return "TooManyRequests";
+	case TFJOB_ETIMEOUT:
+		return "Timeout";
+	case TFJOB_EINVAL:
+		return "BadRequest";
+	default:
+		return "InternalError";
+	}
+}
+
+int ctl_api_fail(tfjob_error *err)
+{
+	int status = tfjob_error_http_status(err);
+	if (status) {
+		fprintf(stderr, "Error from server (%s): %s\n", reason_of(tfjob_error_code_of(err)), tfjob_error_message(err));
+		tfjob_error_free(err);
+		return EXIT_NEGATIVE;
+	}
+	return ctl_fail_err(err);
+}
+
+json_t *ctl_parse_json(const char *text)
+{
+	json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+	if (!v)
+		ctl_fail("the server sent something that is not JSON");
+	return v;
+}
+
+void ctl_age(char *buf, size_t size, const char *timestamp, time_t now)
+{
+	struct tm tm;
+	memset(&tm, 0, sizeof(tm));
+	if (!timestamp || sscanf(timestamp, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+	                         &tm.tm_min, &tm.tm_sec) != 6) {
+		snprintf(buf, size, "<unknown>");
+		return;
+	}
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	long long s = (long long)(now - timegm(&tm));
+	if (s < 0)
+		s = 0;
+	long long m = s / 60, h = s / 3600, d = s / 86400;
+	if (s < 120)
+		snprintf(buf, size, "%llds", s);
+	else if (m < 10)
+		snprintf(buf, size, s % 60 ? "%lldm%llds" : "%lldm", m, s % 60);
+	else if (h < 3)
+		snprintf(buf, size, "%lldm", m);
+	else if (h < 8)
+		snprintf(buf, size, m % 60 ? "%lldh%lldm" : "%lldh", h, m % 60);
+	else if (h < 48)
+		snprintf(buf, size, "%lldh", h);
+	else if (d < 8)
+		snprintf(buf, size, h % 24 ? "%lldd%lldh" : "%lldd", d, h % 24);
+	else
+		snprintf(buf, size, "%lldd", d);
+}
+
+const char *ctl_job_state(const json_t *job)
+{
+	const json_t *conds = json_object_get(json_object_get(job, "status"), "conditions");
+	size_t n = json_array_size(conds);
+	const char *t = n ? json_string_value(json_object_get(json_array_get(conds, n - 1), "type")) : NULL;
+	return t ? t : "";
+}
+
+/* ---- YAML output (block style; strings quoted whenever plain style could be misread) ---- */
+
+static int plain_safe(const char *s)
+{
+	static const char *const reserved[] = { "", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False",
+	                                        "FALSE", "yes", "Yes", "no", "No", "on", "On", "off", "Off", "y", "n", "Y", "N" };
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (!strcmp(s, reserved[i]))
+			return 0;
+	if (strchr("-?:,[]{}#&*!|>'\"%@` \t", s[0]) || s[strlen(s) - 1] == ' ')
+		return 0;
+	if (strstr(s, ": ") || strstr(s, " #") || strchr(s, '\n') || s[strlen(s) - 1] == ':')
+		return 0;
+	char *end;
+	strtod(s, &end);
+	if (*end == '\0')
+		return 0; /* looks like a number */
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			return 0;
+	return 1;
+}
+
+static void yaml_scalar(FILE *out, const json_t *v)
+{
+	if (json_is_string(v) && plain_safe(json_string_value(v))) {
+		fputs(json_string_value(v), out);
+		return;
+	}
+	char *s = json_dumps(v, JSON_ENCODE_ANY);
+	fputs(s ? s : "null", out);
+	free(s);
+}
+
+static int is_empty_container(const json_t *v)
+{
+	return (json_is_object(v) && json_object_size(v) == 0) || (json_is_array(v) && json_array_size(v) == 0);
+}
+
+static void yaml_value(FILE *out, const json_t *v, int indent);
+
+static void yaml_key(FILE *out, const char *key)
+{
+	json_t *k = json_string(key);
+	yaml_scalar(out, k);
+	json_decref(k);
+	fputc(':', out);
+}
+
+static void yaml_object(FILE *out, const json_t *v, int indent, int first_inline)
+{
+	const char *key;
+	json_t *val;
+	int first = 1;
+	json_object_foreach((json_t *)v, key, val) {
+		if (!(first && first_inline))
+			fprintf(out, "%*s", indent, "");
+		first = 0;
+		yaml_key(out, key);
+		if ((json_is_object(val) || json_is_array(val)) && !is_empty_container(val)) {
+			fputc('\n', out);
+			yaml_value(out, val, json_is_array(val) ? indent : indent + 2);
+		} else {
+			fputc(' ', out);
+			if (is_empty_container(val))
+				fputs(json_is_object(val) ? "{}" : "[]", out);
+			else
+				yaml_scalar(out, val);
+			fputc('\n', out);
+		}
+	}
+}
+
+static void yaml_value(FILE *out, const json_t *v, int indent)
+{
+	if (json_is_object(v)) {
+		yaml_object(out, v, indent, 0);
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *item;
+		json_array_foreach((json_t *)v, i, item) {
+			fprintf(out, "%*s- ", indent, "");
+			if (json_is_object(item) && json_object_size(item) > 0)
+				yaml_object(out, item, indent + 2, 1);
+			else if (json_is_array(item) && json_array_size(item) > 0) {
+				fputc('\n', out);
+				yaml_value(out, item, indent + 2);
+			} else {
+				if (is_empty_container(item))
+					fputs(json_is_object(item) ? "{}" : "[]", out);
+				else
+					yaml_scalar(out, item);
+				fputc('\n', out);
+			}
+		}
+	} else {
+		fprintf(out, "%*s", indent, "");
+		yaml_scalar(out, v);
+		fputc('\n', out);
+	}
+}
+
+void ctl_print_yaml(FILE *out, const json_t *v) { yaml_value(out, v, 0); }
+
+void ctl_print_json(FILE *out, const json_t *v)
+{
+	char *s = json_dumps(v, JSON_INDENT(4) | JSON_ENCODE_ANY);
+	if (s) {
+		fputs(s, out);
+		fputc('\n', out);
+	}
+	free(s);
+}

@@ -1,0 +1,171 @@
+/*
+ * tfjobctl apply -f FILE [--kubeconfig F] [--context C] [-n NS]
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cluster.h"
+
+void usage_apply(FILE *out)
+{
+	fprintf(out,
+	        "usage: tfjobctl apply -f FILE [--compat C] [--kubeconfig F] [--context C] [-n NS]\n\n"
+	        "Create the TFJobs of FILE in the cluster, or update those that exist: their spec, labels\n"
+	        "and annotations are replaced by FILE's (the server's metadata and status are kept).\n"
+	        "Every TFJob is validated first; an invalid one is not sent.\n\n"
+	        "  -f, --filename FILE  YAML or JSON, one or more TFJobs ('-' for standard input)\n"
+	        CTL_CLUSTER_USAGE "\n"
+	        "Exit status: 0 applied, 1 invalid or refused by the server, 2 usage, input,\n"
+	        "configuration or connection error.\n");
+}
+
+/* The server's object with the desired spec, labels and annotations. */
+static json_t *merged_object(const json_t *server, const json_t *desired)
+{
+	json_t *next = json_deep_copy(server);
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)desired, key, v) {
+		if (strcmp(key, "metadata") && strcmp(key, "status"))
+			json_object_set(next, key, v);
+	}
+	json_t *meta = json_object_get(next, "metadata");
+	const json_t *dmeta = json_object_get(desired, "metadata");
+	static const char *const keys[] = { "labels", "annotations", "finalizers", "ownerReferences" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *dv = json_object_get(dmeta, keys[i]);
+		if (dv)
+			json_object_set(meta, keys[i], dv);
+		else if (i < 2)
+			json_object_del(meta, keys[i]);
+	}
+	return next;
+}
+
+static int update_existing(tfjob_transport *t, const char *ns, const char *name, const json_t *desired, tfjob_error **err)
+{
+	for (int attempt = 0;; attempt++) {
+		char *text = NULL;
+		int rc = tfjob_transport_get(&text, t, &ctl_tfjobs, ns, name, err);
+		if (rc)
+			return rc;
+		json_t *server = json_loads(text, 0, NULL);
+		tfjob_free(text);
+		json_t *next = merged_object(server, desired);
+		char *body = json_dumps(next, JSON_COMPACT);
+		char *out = NULL;
+		rc = tfjob_transport_update(&out, t, &ctl_tfjobs, ns, body, err);
+		if (rc == 0) {
+			json_t *stored = json_loads(out, 0, NULL);
+			const char *before = json_string_value(json_object_get(json_object_get(server, "metadata"), "resourceVersion"));
+			const char *after = json_string_value(json_object_get(json_object_get(stored, "metadata"), "resourceVersion"));
+			printf("tfjob.kubeflow.org/%s %s\n", name, before && after && !strcmp(before, after) ? "unchanged" : "configured");
+			json_decref(stored);
+		}
+		tfjob_free(out);
+		free(body);
+		json_decref(next);
+		json_decref(server);
+		if (rc != TFJOB_ECONFLICT || attempt == 4)
+			return rc;
+		tfjob_error_free(*err);
+		*err = NULL;
+	}
+}
+
+static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
+{
+	char *text = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_job_to_json(&text, job, TFJOB_JSON_COMPACT, &err))
+		return ctl_fail_err(err);
+	json_t *desired = json_loads(text, 0, NULL);
+	const char *name = tfjob_job_name(job);
+	const char *ons = tfjob_job_namespace(job);
+	if (ons && flag_ns && strcmp(ons, flag_ns)) {
+		json_decref(desired);
+		tfjob_free(text);
+		return ctl_fail("apply: the namespace of TFJob %s (%s) does not match --namespace %s", name, ons, flag_ns);
+	}
+	const char *ns = ons ? ons : flag_ns ? flag_ns : tfjob_transport_namespace(t);
+	int rc = 0;
+	if (!name) {
+		rc = tfjob_transport_create(NULL, t, &ctl_tfjobs, ns, text, &err);
+		if (!rc)
+			printf("tfjob.kubeflow.org (generated name) created\n");
+	} else {
+		rc = tfjob_transport_create(NULL, t, &ctl_tfjobs, ns, text, &err);
+		if (rc == 0)
+			printf("tfjob.kubeflow.org/%s created\n", name);
+		else if (rc == TFJOB_EEXISTS) {
+			tfjob_error_free(err);
+			err = NULL;
+			rc = update_existing(t, ns, name, desired, &err);
+		}
+	}
+	json_decref(desired);
+	tfjob_free(text);
+	return rc ? ctl_api_fail(err) : EXIT_OK;
+}
+
+static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, const char *path)
+{
+	int status = EXIT_OK;
+	for (size_t i = 0; i < count; i++) {
+		tfjob_validate_options vo = TFJOB_VALIDATE_OPTIONS_INIT;
+		vo.compat = compat;
+		tfjob_field_errors *errs = NULL;
+		tfjob_error *err = NULL;
+		if (tfjob_job_validate(&errs, jobs[i], &vo, &err))
+			return ctl_fail_err(err);
+		for (size_t j = 0; j < tfjob_field_errors_count(errs); j++) {
+			fprintf(stderr, "%s: %s\n", path, tfjob_field_errors_message(errs, j));
+			status = EXIT_NEGATIVE;
+		}
+		tfjob_field_errors_free(errs);
+	}
+	return status;
+}
+
+int cmd_apply(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CTL_CLUSTER_LONGOPTS,
+		{ "filename", required_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctl_cluster cl = { 0 };
+	const char *path = NULL;
+	int ch;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":f:n:", longopts, NULL)) != -1) {
+		if (ctl_cluster_option(&cl, ch, optarg))
+			continue;
+		if (ch == 'f')
+			path = optarg;
+		else if (ch == ':')
+			return ctl_fail("apply: option '%s' needs a value", argv[optind - 1]);
+		else
+			return ctl_fail("apply: unknown option '%s' (see tfjobctl apply --help)", argv[optind - 1]);
+	}
+	if (cl.bad)
+		return EXIT_USAGE;
+	if (!path || optind != argc)
+		return ctl_fail("apply: expected -f FILE and nothing else (see tfjobctl apply --help)");
+	tfjob_job **jobs = NULL;
+	size_t count = 0;
+	if (ctl_load_jobs(&jobs, &count, path))
+		return EXIT_USAGE;
+	int status = validate_all(jobs, count, cl.compat, path);
+	tfjob_transport *t = NULL;
+	if (status == EXIT_OK)
+		status = ctl_connect(&t, &cl);
+	for (size_t i = 0; status == EXIT_OK && i < count; i++)
+		status = apply_one(t, cl.namespace_name, jobs[i]);
+	if (t)
+		ctl_disconnect(t);
+	tfjob_job_array_free(jobs, count);
+	return status;
+}
