@@ -16,5 +16,6 @@
 #include "exitcode.h"
 #include "cluster.h"
 #include "plan.h"
+#include "local.h"
 
 #endif
