@@ -90,6 +90,25 @@ void tfjob__run_event(run *r, const char *kind, const char *name, const char *ty
 	char *obj = tfjob__strdup_printf("%s/%s", kind, name ? name : "");
 	json_object_set_new(e, "object", json_string(obj ? obj : kind));
 	free(obj);
+	/* The same event again (planner events repeat every step) is counted, as Kubernetes'
+	 * event recorder aggregates it, and not reported again. */
+	size_t i;
+	json_t *old;
+	json_array_foreach(r->events, i, old) {
+		static const char *const keys[] = { "type", "reason", "object", "message" };
+		bool same = true;
+		for (size_t k = 0; k < 4 && same; k++)
+			same = !strcmp(tfjob__str(old, keys[k]), tfjob__str(e, keys[k]));
+		if (same) {
+			int64_t n = 1;
+			tfjob__int(&n, old, "count");
+			json_object_set_new(old, "count", json_integer(n + 1));
+			json_object_set(old, "lastTime", json_object_get(e, "time"));
+			json_decref(e);
+			return;
+		}
+	}
+	json_object_set_new(e, "count", json_integer(1));
 	json_array_append(r->events, e);
 	json_array_append_new(r->pending, e);
 	if (flush)

@@ -126,9 +126,14 @@ void ctl_run_describe(FILE *out, const char *run_dir)
 		fprintf(out, "  %-8s %-22s %-20s %-28s %s\n", "Type", "Reason", "Time", "Object", "Message");
 		size_t i;
 		json_t *e;
-		json_array_foreach(events, i, e)
-			fprintf(out, "  %-8s %-22s %-20s %-28s %s\n", s(e, "type"), s(e, "reason"), s(e, "time"), s(e, "object"),
-			        s(e, "message"));
+		json_array_foreach(events, i, e) {
+			long long n = json_integer_value(json_object_get(e, "count"));
+			char count[32] = "";
+			if (n > 1)
+				snprintf(count, sizeof count, "(x%lld) ", n);
+			fprintf(out, "  %-8s %-22s %-20s %-28s %s%s\n", s(e, "type"), s(e, "reason"), s(e, "time"), s(e, "object"),
+			        count, s(e, "message"));
+		}
 	}
 	json_decref(job);
 	json_decref(pods);
