@@ -124,6 +124,55 @@ static void child(const char *cwd, char **argv, char **envp, int devnull, int lo
 	child_fail("cannot run", argv[0], errno == ENOENT || errno == ENOTDIR ? 127 : 126);
 }
 
+/* The PATH the process will see: its env's, else ours. */
+static const char *path_of(char **envp)
+{
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "PATH=", 5))
+			return envp[i] + 5;
+	return "/usr/local/bin:/usr/bin:/bin";
+}
+
+/* 0 when argv0 can be executed (found in PATH, or relative to cwd), else an errno value. */
+static int check_executable(const char *argv0, const char *cwd, char **envp)
+{
+	char buf[4096];
+	if (strchr(argv0, '/')) {
+		if (argv0[0] == '/')
+			snprintf(buf, sizeof buf, "%s", argv0);
+		else
+			snprintf(buf, sizeof buf, "%s/%s", cwd, argv0);
+		return access(buf, X_OK) == 0 ? 0 : errno;
+	}
+	const char *path = path_of(envp);
+	int found = ENOENT;
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		snprintf(buf, sizeof buf, "%.*s%s%s", (int)len, path, len ? "/" : "", argv0);
+		if (access(buf, X_OK) == 0)
+			return 0;
+		if (errno == EACCES)
+			found = EACCES;
+		path += len + (path[len] == ':');
+	}
+	return found;
+}
+
+/* The command cannot run: exit 127 (not found) or 126 (not executable), as a shell reports it. */
+static void cannot_run(tfjob_local *l, lpod *p, int log, int e)
+{
+	char msg[600];
+	snprintf(msg, sizeof msg, "tfjob local: cannot run '%s': %s\n", p->launch.argv[0], strerror(e));
+	ssize_t n = write(log, msg, strlen(msg));
+	(void)n;
+	p->state = LPOD_DONE;
+	p->code = e == ENOENT || e == ENOTDIR ? 127 : 126;
+	p->started_wall = p->finished_wall = tfjob__local_wall();
+	msg[strlen(msg) - 1] = '\0';
+	tfjob__local_event(l, p->name, "Warning", "Exited", "Container %s exited with code %d: %s", p->launch.container,
+	                   p->code, msg + 13);
+}
+
 static void start_failed(tfjob_local *l, lpod *p, const char *what)
 {
 	free(p->spawn_error);
@@ -151,11 +200,20 @@ int tfjob__local_spawn(tfjob_local *l, lpod *p)
 	} else if (devnull < 0 || log < 0) {
 		start_failed(l, p, log < 0 ? p->log_path : "/dev/null");
 		rc = TFJOB_EIO;
+	} else if ((rc = check_executable(p->launch.argv[0], cwd, envp)) != 0) {
+		cannot_run(l, p, log, rc);
+		rc = 0;
 	} else {
 		pid_t parent = getpid();
+		/* No signal handler of the caller may run in the child before exec: block everything
+		 * around fork; the child resets the handlers, then unblocks. */
+		sigset_t all, saved;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &saved);
 		pid_t pid = fork();
 		if (pid == 0)
 			child(cwd, p->launch.argv, envp, devnull, log, parent);
+		pthread_sigmask(SIG_SETMASK, &saved, NULL);
 		if (pid < 0) {
 			start_failed(l, p, "fork");
 			rc = TFJOB_EIO;
