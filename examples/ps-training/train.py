@@ -3,8 +3,9 @@
 
 Reads TF_CONFIG as a TFJob replica does. Parameter servers ("ps") each hold one shard of the
 weights and serve it over TCP on their TF_CONFIG address (one JSON object per line:
-{"op": "pull"}, {"op": "push", "grad": [...]}, {"op": "done"}, {"op": "count"}, {"op": "stop"}).
-Workers connect to every PS (retrying until it is up), pull the weights, compute the gradient of
+{"op": "pull"}, {"op": "push", "grad": [...]}, {"op": "ready"}, {"op": "done"}, {"op": "count"},
+{"op": "stop"}).
+Workers connect to every PS (retrying until it is up), wait until every worker is connected, pull the weights, compute the gradient of
 the mean squared error on a mini-batch of synthetic data (seeded), and push it; each logs
 "step N loss L". The coordinator (the chief if the job has one, else worker 0) waits until every
 worker is done, writes the checkpoint and the final loss, tells the PSs to stop, and every process
@@ -49,6 +50,7 @@ class PS:
         self.lr = lr
         self.lock = threading.Lock()
         self.updates = 0
+        self.ready = 0
         self.done = 0
 
 
@@ -68,11 +70,14 @@ def serve_ps(addr, shard, num_ps, lr):
                         state.w = [w - state.lr * g for w, g in zip(state.w, req["grad"])]
                         state.updates += 1
                         resp = {"ok": True}
+                    elif op == "ready":
+                        state.ready += 1
+                        resp = {"ready": state.ready}
                     elif op == "done":
                         state.done += 1
                         resp = {"done": state.done}
                     elif op == "count":
-                        resp = {"done": state.done, "updates": state.updates}
+                        resp = {"ready": state.ready, "done": state.done, "updates": state.updates}
                     elif op == "stop":
                         resp = {"ok": True, "updates": state.updates}
                     else:
@@ -93,7 +98,7 @@ def serve_ps(addr, shard, num_ps, lr):
         log("ps %d: serving shard %d (%d weights) on %s" % (shard, shard, len(state.w), addr))
         stop.wait()
         log("ps %d: stopped after %d updates" % (shard, state.updates))
-        server.shutdown()
+    # Leaving the block closes the socket; the serving thread is a daemon: the process exits now.
 
 
 # ---- worker ----
@@ -159,6 +164,11 @@ def run_worker(cluster, task_type, index, steps, coordinator):
     xs, ys = make_data(index)
     rng = random.Random(SEED + 100 + index)
     name = "%s %d" % (task_type, index)
+    workers = len(cluster.get("worker", [])) + len(cluster.get("chief", [])) + len(cluster.get("master", []))
+    # Start together, so that every worker's log shows the whole loss curve.
+    conns[0].call(op="ready")
+    while conns[0].call(op="count")["ready"] < workers:
+        time.sleep(0.02)
     for step in range(1, steps + 1):
         w = pull(conns, num_ps)
         batch = rng.sample(range(SAMPLES), BATCH)
@@ -170,7 +180,6 @@ def run_worker(cluster, task_type, index, steps, coordinator):
     if not coordinator:
         log("%s: done" % name)
         return
-    workers = len(cluster.get("worker", [])) + (1 if task_type == "chief" else 0)
     while conns[0].call(op="count")["done"] < workers:
         time.sleep(0.05)
     w = pull(conns, num_ps)

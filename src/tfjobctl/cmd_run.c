@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +91,17 @@ static char *condition_line(const json_t *status)
 	return strdup(buf);
 }
 
+/* Print one line; on a terminal cut to its width, so that the redrawn block keeps its height. */
+static void line_out(const struct view *v, const char *text)
+{
+	struct winsize ws;
+	int cols = v->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col - 1 : 0;
+	if (cols > 0 && (int)strlen(text) > cols)
+		printf("%.*s\n", cols, text);
+	else
+		printf("%s\n", text);
+}
+
 static void erase(struct view *v)
 {
 	if (v->tty && v->drawn) {
@@ -111,8 +123,11 @@ static void draw(struct view *v)
 		char sum[160];
 		ctl_pod_summary(sum, sizeof sum, p);
 		const json_t *meta = json_object_get(p, "metadata");
-		printf("\033[2K  %-28s %-40s restarts %lld\n", jstr(json_object_get(meta, "name")), sum,
-		       (long long)json_integer_value(json_object_get(ctl_pod_tf_status(p), "restartCount")));
+		char text[512];
+		snprintf(text, sizeof text, "  %-28s %-40s restarts %lld", jstr(json_object_get(meta, "name")), sum,
+		         (long long)json_integer_value(json_object_get(ctl_pod_tf_status(p), "restartCount")));
+		printf("\033[2K");
+		line_out(v, text);
 		v->drawn++;
 	}
 	char *line = condition_line(v->status);
@@ -150,9 +165,11 @@ static void on_update(tfjob_local_update what, const char *json, void *payload)
 	char ts[16];
 	clock_str(ts, sizeof ts);
 	if (what == TFJOB_LOCAL_UPDATE_EVENT) {
-		printf("%s %-7s %-20s %-24s %s\n", ts, jstr(json_object_get(doc, "type")),
-		       jstr(json_object_get(doc, "reason")), jstr(json_object_get(doc, "object")),
-		       jstr(json_object_get(doc, "message")));
+		char text[2048];
+		snprintf(text, sizeof text, "%s %-7s %-20s %-24s %s", ts, jstr(json_object_get(doc, "type")),
+		         jstr(json_object_get(doc, "reason")), jstr(json_object_get(doc, "object")),
+		         jstr(json_object_get(doc, "message")));
+		line_out(v, text);
 		json_decref(doc);
 	} else if (what == TFJOB_LOCAL_UPDATE_PODS) {
 		json_decref(v->pods);
@@ -322,6 +339,11 @@ int cmd_run(int argc, char **argv)
 		return ctl_fail("run: cannot make a run directory%s%s: %s", run_dir ? " " : "", run_dir ? run_dir : "",
 		                strerror(errno));
 	}
+	char *abs_dir = realpath(dir, NULL);
+	if (abs_dir) {
+		free(dir);
+		dir = abs_dir;
+	}
 	char *base = manifest_dir(file);
 	lopts.run_dir = dir;
 	lopts.base_dir = base;
@@ -360,7 +382,8 @@ int cmd_run(int argc, char **argv)
 		tfjob_error_free(err);
 		status = rc == TFJOB_EINVAL || rc == TFJOB_EINVALID ? EXIT_USAGE : EXIT_NEGATIVE;
 	} else {
-		printf("\nTFJob %s: %s. Logs and state: %s\n", tfjob_job_name(job), tfjob_local_outcome_name(outcome), dir);
+		printf("\nTFJob %s: %s. State and logs: %s (tfjobctl get --run-dir DIR, tfjobctl logs DIR POD)\n",
+		       tfjob_job_name(job), tfjob_local_outcome_name(outcome), dir);
 		status = outcome == TFJOB_LOCAL_SUCCEEDED ? EXIT_OK : outcome == TFJOB_LOCAL_FAILED ? EXIT_NEGATIVE
 		                                                                                  : EXIT_INTERRUPTED;
 	}
