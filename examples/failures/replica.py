@@ -6,7 +6,8 @@ Environment:
   EXIT_CODE   the exit code of the failing replica (default 1)
   FAIL_ONCE   "1": fail only the first time; a marker file in TFJOB_RUN_DIR remembers it, so the
               restarted replica succeeds
-  SLEEP       seconds each replica works before it exits (default 1)
+  SLEEP       seconds a succeeding replica works before it exits (default 2)
+  FAIL_AFTER  seconds the failing replica works before it fails (default 0.5)
 """
 import json
 import os
@@ -21,8 +22,9 @@ once = os.environ.get("FAIL_ONCE") == "1"
 marker = os.path.join(os.environ.get("TFJOB_RUN_DIR", "."), "%s-%d.failed-once" % (kind, index))
 
 print("%s %d: working" % (kind, index), flush=True)
-time.sleep(float(os.environ.get("SLEEP", "1")))
-if kind == "worker" and index == fail_index and not (once and os.path.exists(marker)):
+failing = kind == "worker" and index == fail_index and not (once and os.path.exists(marker))
+time.sleep(float(os.environ.get("FAIL_AFTER" if failing else "SLEEP", "0.5" if failing else "2")))
+if failing:
     if once:
         open(marker, "w").close()
     print("%s %d: failing with exit code %d%s" % (kind, index, code, " (only this once)" if once else ""), flush=True)

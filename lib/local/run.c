@@ -13,6 +13,8 @@
 
 #define IDLE_WAIT_MS 1000
 #define QUIET_REQUEUE_MS 100
+#define RESTART_DELAY_MS 1000      /* first delay before recreating a restarted replica */
+#define RESTART_DELAY_MAX_MS 30000 /* doubling up to this */
 
 int tfjob_local_run_options_init(tfjob_local_run_options *opts, unsigned int version)
 {
@@ -122,6 +124,9 @@ static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **er
 		const char *name = tfjob_plan_action_name(plan, i);
 		int rc = 0;
 		if (type == TFJOB_ACTION_EVENT) {
+			const char *reason = tfjob_plan_action_reason(plan, i);
+			if (reason && !strcmp(reason, "TFJobRestarting"))
+				r->restarted = true;
 			tfjob__run_event(r, "TFJob", r->name, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
 			                 tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i), true);
 			continue;
@@ -214,6 +219,10 @@ static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 	tfjob_plan *plan = NULL;
 	if (!rc) {
 		r->popts.now = tfjob__local_wall();
+		/* The work queue's requeue count: each restart is a rate-limited requeue, so backoffLimit
+		 * bounds ExitCode restarts too (documented mode); v1.9's operator always reports 0. */
+		r->popts.requeues = r->compat == TFJOB_COMPAT_TRAINING_OPERATOR_1_9 ? 0 : r->restarts;
+		r->restarted = false;
 		rc = tfjob_plan_new(&plan, r->job, pods, svcs, &r->popts, err);
 	}
 	free(pods);
@@ -231,6 +240,15 @@ static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 	tfjob_plan_free(plan);
 	if (rc)
 		return rc;
+	if (r->restarted) {
+		/* Rate limit, as a work queue's per-item backoff: the replica is recreated after 1 s,
+		 * 2 s, 4 s, ... 30 s, not in a tight loop. Decisions stay the planner's. */
+		int64_t delay = RESTART_DELAY_MS;
+		for (int64_t n = 0; n < r->restarts && delay < RESTART_DELAY_MAX_MS; n++)
+			delay *= 2;
+		r->restarts++;
+		r->not_before_ms = tfjob__local_now_ms() + (delay < RESTART_DELAY_MAX_MS ? delay : RESTART_DELAY_MAX_MS);
+	}
 	*done = r->deleted || (tfjob_job_is_finished(r->job) && quiet && !requeue && !any_deleting(r->local));
 	*wait_ms = IDLE_WAIT_MS;
 	if (requeue)
@@ -287,6 +305,14 @@ static int loop(run *r, tfjob_error **err)
 		rc = tfjob_local_poll(r->local, wait_ms, err);
 		if (rc < 0)
 			return rc;
+		/* Rate-limited after a restart: keep the processes reaped, but do not reconcile yet. */
+		while (!r->local->interrupts && tfjob__local_now_ms() < r->not_before_ms) {
+			rc = tfjob_local_poll(r->local, r->not_before_ms - tfjob__local_now_ms(), err);
+			if (rc < 0)
+				return rc;
+			if (rc > 0)
+				tfjob__run_flush_events(r, NULL);
+		}
 	}
 }
 

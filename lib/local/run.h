@@ -23,6 +23,9 @@ typedef struct run {
 	json_t *pending;             /* events not yet sent through the transport */
 	char *last_pods;             /* pods.json as last written */
 	bool deleted;
+	int64_t restarts;            /* restarts the planner ordered (TFJobRestarting events) */
+	int64_t not_before_ms;       /* rate limit: no reconcile before this (monotonic ms) */
+	bool restarted;              /* the last step ordered a restart */
 } run;
 
 int tfjob__run_init(run *r, tfjob_local *local, const tfjob_local_run_options *opts, tfjob_error **err);

@@ -194,6 +194,17 @@ check(len(events(d, "BackOff")) >= 2, "backoffLimit: restarts with backoff")
 check(took < 30, f"backoffLimit: took {took:.1f} s")
 nothing_left(d, "backoffLimit")
 
+# 4b. backoffLimit also bounds ExitCode restarts (each is a rate-limited requeue: 1 s, 2 s, ...)
+d = os.path.join(tmp, "backoff-exitcode")
+path = job("backoff-exitcode", 1, ["sh", "-c", "exit 137"], policy="ExitCode", run_policy="backoffLimit: 2")
+rc, out, err, took = run(["run", "--run-dir", d, path], timeout=60)
+failed = condition(d, "Failed")
+check(rc == 1 and failed and "backoff limit" in failed["message"].lower(), f"backoffLimit (ExitCode): exit {rc}, {failed}")
+restarting = events(d, "TFJobRestarting")
+check(restarting and restarting[0].get("count") == 2, f"backoffLimit 2: 2 restarts, got {restarting}")
+check(2.5 <= took < 20, f"backoffLimit (ExitCode): restarts are rate limited (1 s, 2 s), took {took:.1f} s")
+nothing_left(d, "backoffLimit (ExitCode)")
+
 # 5. activeDeadlineSeconds: a job that runs too long fails and its processes are stopped
 d = os.path.join(tmp, "deadline")
 path = job("deadline", 2, ["sh", "-c", "echo up; exec sleep 60"], run_policy="activeDeadlineSeconds: 2")
