@@ -211,7 +211,7 @@ path = job("deadline", 2, ["sh", "-c", "echo up; exec sleep 60"], run_policy="ac
 rc, out, err, took = run(["run", "--run-dir", d, "--grace-period", "1", path], timeout=60)
 failed = condition(d, "Failed")
 check(rc == 1 and failed and "deadline" in failed["message"].lower(), f"deadline: exit {rc}, {failed}")
-check(2 <= took < 15, f"deadline: took {took:.1f} s")
+check(1 <= took < 15, f"deadline: took {took:.1f} s")  # startTime has second precision: 1-3 s
 nothing_left(d, "deadline")
 
 # 6. cleanPodPolicy: which processes the end of the job stops (TTL keeps the run open for a look)
