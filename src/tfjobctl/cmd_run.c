@@ -332,7 +332,14 @@ int cmd_run(int argc, char **argv)
 		tfjob_job_free(job);
 		return rc;
 	}
-	char *dir = run_dir ? strdup(run_dir) : default_run_dir(tfjob_job_name(job));
+	/* metadata.generateName: the store picks the name; the run directory uses the prefix. */
+	const char *shown = tfjob_job_name(job) ? tfjob_job_name(job) : tfjob_job_generate_name(job);
+	char label[300];
+	snprintf(label, sizeof label, "%s", shown && shown[0] ? shown : "tfjob");
+	size_t ll = strlen(label);
+	while (ll > 1 && label[ll - 1] == '-')
+		label[--ll] = '\0';
+	char *dir = run_dir ? strdup(run_dir) : default_run_dir(label);
 	if (!dir || (run_dir && mkdirs(run_dir) != 0)) {
 		tfjob_job_free(job);
 		free(dir);
@@ -364,7 +371,8 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	printf("Running TFJob %s from %s\nRun directory: %s\n", tfjob_job_name(job), file, dir);
+	printf("Running TFJob %s%s from %s\nRun directory: %s\n", shown ? shown : "", tfjob_job_name(job) ? "" : "*", file,
+	       dir);
 	fflush(stdout);
 	tfjob_local_outcome outcome = TFJOB_LOCAL_FAILED;
 	rc = tfjob_local_run(&outcome, g_local, job, &ropts, &err);
@@ -383,7 +391,7 @@ int cmd_run(int argc, char **argv)
 		status = rc == TFJOB_EINVAL || rc == TFJOB_EINVALID ? EXIT_USAGE : EXIT_NEGATIVE;
 	} else {
 		printf("\nTFJob %s: %s. State and logs: %s (tfjobctl get --run-dir DIR, tfjobctl logs DIR POD)\n",
-		       tfjob_job_name(job), tfjob_local_outcome_name(outcome), dir);
+		       label, tfjob_local_outcome_name(outcome), dir);
 		status = outcome == TFJOB_LOCAL_SUCCEEDED ? EXIT_OK : outcome == TFJOB_LOCAL_FAILED ? EXIT_NEGATIVE
 		                                                                                  : EXIT_INTERRUPTED;
 	}
