@@ -242,13 +242,13 @@ END_TEST
 
 START_TEST(test_signal_is_128_plus_n)
 {
-	ck_assert_int_eq(create_pod("killed", "Never", "[\"sh\",\"-c\",\"kill -9 $$\"]", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(create_pod("killed", "Never", "[\"sh\",\"-c\",\"kill -9 $$$$\"]", NULL, NULL, NULL), 0);
 	json_t *pod = wait_phase("killed", "Failed", 5000);
 	ck_assert_int_eq(exit_code(pod), 137);
 	json_t *t = json_object_get(json_object_get(container(pod), "state"), "terminated");
 	ck_assert_int_eq(json_integer_value(json_object_get(t, "signal")), 9);
 	json_decref(pod);
-	ck_assert_int_eq(create_pod("segv", "Never", "[\"sh\",\"-c\",\"kill -SEGV $$\"]", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(create_pod("segv", "Never", "[\"sh\",\"-c\",\"kill -SEGV $$$$\"]", NULL, NULL, NULL), 0);
 	pod = wait_phase("segv", "Failed", 5000);
 	ck_assert_int_eq(exit_code(pod), 139);
 	json_decref(pod);
@@ -403,6 +403,20 @@ START_TEST(test_env_workdir_and_relative_paths)
 	char want[600];
 	snprintf(want, sizeof want, "script in %s/sub FOO=bar EMPTY=[] args=x y\n", run_dir);
 	ck_assert_str_eq(read_log("envy"), want);
+}
+END_TEST
+
+START_TEST(test_variable_expansion)
+{
+	/* $(VAR) from the container's env, $$ escapes, unknown references stay; env values see earlier entries. */
+	ck_assert_int_eq(create_pod("exp", "Never", "[\"echo\",\"$(GREETING)\"]",
+	                            ",\"args\":[\"$(WHO)\",\"$$(WHO)\",\"$(NOPE)\",\"a$$b\",\"$(TF_CONFIG_PATH\"],"
+	                            "\"env\":[{\"name\":\"WHO\",\"value\":\"world\"},"
+	                            "{\"name\":\"GREETING\",\"value\":\"hello-$(WHO)\"}]",
+	                            NULL, NULL), 0);
+	json_t *pod = wait_phase("exp", "Succeeded", 5000);
+	json_decref(pod);
+	ck_assert_str_eq(read_log("exp"), "hello-world world $(WHO) $(NOPE) a$b $(TF_CONFIG_PATH\n");
 }
 END_TEST
 
@@ -592,6 +606,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_delete_terminates_with_143);
 	tcase_add_test(tc, test_shutdown_keeps_final_state);
 	tcase_add_test(tc, test_env_workdir_and_relative_paths);
+	tcase_add_test(tc, test_variable_expansion);
 	tcase_add_test(tc, test_refused_fields);
 	tcase_add_test(tc, test_ignored_reported_once);
 	tcase_add_test(tc, test_list_with_selector);

@@ -136,6 +136,61 @@ void tfjob__launch_free(tfjob__launch *launch)
 	memset(launch, 0, sizeof *launch);
 }
 
+/* The value of NAME among the first n "NAME=value" entries (the last one wins), or NULL. */
+static const char *lookup(char **env, size_t n, const char *name, size_t len)
+{
+	const char *found = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(env[i], name, len) && env[i][len] == '=')
+			found = env[i] + len + 1;
+	return found;
+}
+
+/*
+ * Kubernetes' variable expansion of command, args and env values: $(NAME) is replaced by the
+ * value of the container's env variable NAME when it is defined (for env values: defined
+ * earlier), kept as it is otherwise; $$ is an escaped $. A new string, or NULL (out of memory).
+ */
+static char *expand(const char *in, char **env, size_t n)
+{
+	size_t cap = strlen(in) + 1, len = 0;
+	char *out = malloc(cap);
+	for (const char *p = in; out && *p;) {
+		const char *piece = p;
+		size_t plen = 1;
+		if (p[0] == '$' && p[1] == '$') {
+			plen = 1;
+			p += 2;
+		} else if (p[0] == '$' && p[1] == '(' && strchr(p + 2, ')')) {
+			size_t nlen = (size_t)(strchr(p + 2, ')') - (p + 2));
+			const char *v = lookup(env, n, p + 2, nlen);
+			if (v) {
+				piece = v;
+				plen = strlen(v);
+			} else {
+				plen = nlen + 3;
+			}
+			p += nlen + 3;
+		} else {
+			p++;
+		}
+		if (len + plen + 1 > cap) {
+			cap = (len + plen + 1) * 2;
+			char *grown = realloc(out, cap);
+			if (!grown)
+				free(out);
+			out = grown;
+			if (!out)
+				break;
+		}
+		memcpy(out + len, piece, plen);
+		len += plen;
+	}
+	if (out)
+		out[len] = '\0';
+	return out;
+}
+
 static int fill(tfjob__launch *out, json_t *spec, json_t *c)
 {
 	json_t *cmd = json_object_get(c, "command"), *args = json_object_get(c, "args"), *env = tfjob__arr(c, "env");
@@ -145,18 +200,22 @@ static int fill(tfjob__launch *out, json_t *spec, json_t *c)
 	out->env = calloc(json_array_size(env) + 1, sizeof *out->env);
 	if (!out->argv || !out->env)
 		return TFJOB_ENOMEM;
-	json_array_foreach(cmd, i, v)
-		if (!(out->argv[k++] = tfjob__strdup(json_string_value(v))))
-			return TFJOB_ENOMEM;
-	json_array_foreach(args, i, v)
-		if (!(out->argv[k++] = tfjob__strdup(json_string_value(v))))
-			return TFJOB_ENOMEM;
-	k = 0;
 	json_array_foreach(env, i, v) {
 		const char *val = tfjob__str(v, "value");
-		if (!(out->env[k++] = tfjob__strdup_printf("%s=%s", tfjob__str(v, "name"), val ? val : "")))
+		char *x = expand(val ? val : "", out->env, k);
+		out->env[k] = x ? tfjob__strdup_printf("%s=%s", tfjob__str(v, "name"), x) : NULL;
+		free(x);
+		if (!out->env[k++])
 			return TFJOB_ENOMEM;
 	}
+	size_t nenv = k;
+	k = 0;
+	json_array_foreach(cmd, i, v)
+		if (!(out->argv[k++] = expand(json_string_value(v), out->env, nenv)))
+			return TFJOB_ENOMEM;
+	json_array_foreach(args, i, v)
+		if (!(out->argv[k++] = expand(json_string_value(v), out->env, nenv)))
+			return TFJOB_ENOMEM;
 	const char *wd = tfjob__str(c, "workingDir"), *name = tfjob__str(c, "name");
 	if ((wd && !(out->workdir = tfjob__strdup(wd))) || !(out->container = tfjob__strdup(name ? name : "tensorflow")))
 		return TFJOB_ENOMEM;
