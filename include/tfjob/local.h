@@ -60,7 +60,9 @@ typedef void (*tfjob_local_event_cb)(const char *pod, const char *type, const ch
 
 /**
  * Options of tfjob_local_new(). Initialise with TFJOB_LOCAL_OPTIONS_INIT or
- * tfjob_local_options_init(); zero means the default. Fields are only ever appended.
+ * tfjob_local_options_init(); zero means the default, except for grace_period_ms, where 0 means
+ * "SIGKILL at once" and the default is -1 (as the initialisers set it). Fields are only ever
+ * appended.
  */
 typedef struct tfjob_local_options {
 	unsigned int version;           /* TFJOB_LOCAL_OPTIONS_VERSION */
