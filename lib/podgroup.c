@@ -108,7 +108,8 @@ static int cmp_resource(const void *a, const void *b)
 
 static int resources_json(json_t **out, resources *list, tfjob_error **err)
 {
-	qsort(list->items, list->count, sizeof(*list->items), cmp_resource); /* Go marshals maps sorted */
+	if (list->count > 1) /* qsort must not see a NULL array, even when empty */
+		qsort(list->items, list->count, sizeof(*list->items), cmp_resource); /* Go marshals maps sorted */
 	json_t *obj = json_object();
 	if (!obj)
 		return tfjob__oom(err);

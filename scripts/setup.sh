@@ -8,8 +8,12 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 APT_PACKAGES=(
   build-essential pkg-config meson ninja-build
-  libyaml-dev libjansson-dev libcurl4-openssl-dev check
+  libyaml-dev libjansson-dev libcurl4-openssl-dev check openssl
+  # what `pkg-config --static libcurl` names, for static links of libtfjob (tests/suites/40-abi.sh)
+  libnghttp2-dev libidn2-dev librtmp-dev libssh2-1-dev libpsl-dev libkrb5-dev libldap-dev
+  libzstd-dev libbrotli-dev zlib1g-dev
   clang llvm lld valgrind abigail-tools python3 python3-pip
+  openssl curl util-linux
 )
 
 missing=()

@@ -861,6 +861,23 @@ START_TEST(pod_group_scheduler_plugins)
 }
 END_TEST
 
+/* Regression (fuzz_render): no container asks for resources, so the sum is empty. */
+START_TEST(pod_group_without_resources)
+{
+	tfjob_job *job = tfjob("ns", "\"Worker\":{\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+	                             "\"tensorflow\",\"image\":\"i\"}]}}}", NULL);
+	tfjob_render_options o = TFJOB_RENDER_OPTIONS_INIT;
+	o.gang_scheduler = TFJOB_GANG_VOLCANO;
+	json_t *pg = pod_group(job, &o);
+	json_t *spec = json_object_get(pg, "spec");
+	ck_assert_int_eq(json_integer_value(json_object_get(spec, "minMember")), 2);
+	json_t *min = json_object_get(spec, "minResources");
+	ck_assert(min == NULL || json_object_size(min) == 0);
+	json_decref(pg);
+	tfjob_job_free(job);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cluster");
@@ -883,6 +900,7 @@ int main(void)
 	tcase_add_test(tc, render_all_order);
 	tcase_add_test(tc, defaulted_example_both_modes);
 	tcase_add_test(tc, pod_group_volcano);
+	tcase_add_test(tc, pod_group_without_resources);
 	tcase_add_test(tc, pod_group_scheduler_plugins);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

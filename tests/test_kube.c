@@ -454,6 +454,12 @@ START_TEST(exec_plugin)
 	o = fast_options(write_kubeconfig("exec4.yaml", plain.url, NULL, exec_user("client.authentication.k8s.io/v9"), NULL));
 	ck_assert_int_eq(tfjob_kube_transport_new(&t, &o, &err), TFJOB_ESCHEMA);
 	tfjob_error_free(err);
+	char user[4096];
+	snprintf(user, sizeof(user), "%s      interactiveMode: Always\n", exec_user("client.authentication.k8s.io/v1"));
+	o = fast_options(write_kubeconfig("exec5.yaml", plain.url, NULL, user, NULL));
+	ck_assert_int_eq(tfjob_kube_transport_new(&t, &o, &err), TFJOB_ESCHEMA);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "interactiveMode"));
+	tfjob_error_free(err);
 }
 END_TEST
 
@@ -672,6 +678,28 @@ START_TEST(create_is_never_retried_blindly)
 	                    "{\"method\":\"POST\",\"status\":201,\"path\":\"*\",\"body\":{}}]");
 	ck_assert_int_eq(tfjob_transport_create(NULL, t, &PODS, NULL, pod, NULL), 0);
 	ck_assert_uint_eq(log_count(&plain), 2);
+	/* A PUT repeated after an ambiguous failure meets its own first attempt (409): the stored
+	 * object holds what was sent, so the update happened. A real conflict stays one. */
+	const char *job = "{\"metadata\":{\"name\":\"j\",\"resourceVersion\":\"5\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"x\":1}}";
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"method\":\"PUT\",\"status\":502,\"path\":\"*\",\"body\":" STATUS(502, "InternalError", "x") "},"
+	                    "{\"method\":\"PUT\",\"status\":409,\"path\":\"*\",\"body\":" STATUS(409, "Conflict", "modified") "},"
+	                    "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/default/pods/j\",\"body\":"
+	                    "{\"metadata\":{\"name\":\"j\",\"resourceVersion\":\"6\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"x\":1},\"status\":{}}}]");
+	ck_assert_int_eq(tfjob_transport_update(&out, t, &PODS, NULL, job, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"6\""));
+	tfjob_free(out);
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"method\":\"PUT\",\"status\":502,\"path\":\"*\",\"body\":" STATUS(502, "InternalError", "x") "},"
+	                    "{\"method\":\"PUT\",\"status\":409,\"path\":\"*\",\"body\":" STATUS(409, "Conflict", "modified") "},"
+	                    "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/default/pods/j\",\"body\":"
+	                    "{\"metadata\":{\"name\":\"j\",\"resourceVersion\":\"6\"},\"spec\":{\"x\":2}}}]");
+	ck_assert_int_eq(tfjob_transport_update(NULL, t, &PODS, NULL, job, NULL), TFJOB_ECONFLICT);
+	/* Without an ambiguous failure a 409 is never second-guessed. */
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"method\":\"PUT\",\"status\":409,\"path\":\"*\",\"body\":" STATUS(409, "Conflict", "modified") "}]");
+	ck_assert_int_eq(tfjob_transport_update(NULL, t, &PODS, NULL, job, NULL), TFJOB_ECONFLICT);
+	ck_assert_uint_eq(log_count(&plain), 1);
 	/* A DELETE retried after an ambiguous failure that finds the object gone has succeeded. */
 	fault_reset(&plain);
 	fault_rules(&plain, "[{\"method\":\"DELETE\",\"status\":500,\"path\":\"*\",\"body\":" STATUS(500, "InternalError", "x") "},"
@@ -860,6 +888,21 @@ START_TEST(watch_stream_reconnect_and_gone)
 }
 END_TEST
 
+START_TEST(watch_backs_off_from_empty_streams)
+{
+	tfjob_transport *t = kube_plain(NULL);
+	fault_rules(&plain, "[{\"path\":\"*\",\"times\":-1,\"chunks\":[]}]");
+	struct collector c;
+	tfjob_watch *w = watch(t, &c, "5", 1);
+	usleep(1000000);
+	tfjob_watch_free(w);
+	size_t n = log_count(&plain);
+	ck_assert_msg(n >= 2 && n < 20, "%zu reconnects in a second", n);
+	ck_assert_int_eq(c.closed_code, 0);
+	tfjob_transport_free(t);
+}
+END_TEST
+
 START_TEST(watch_stop_while_idle)
 {
 	tfjob_transport *t = kube_plain(NULL);
@@ -901,6 +944,7 @@ int main(void)
 	tcase_add_test(tc, network_errors_and_timeouts);
 	tcase_add_test(tc, rate_limit);
 	tcase_add_test(tc, watch_stream_reconnect_and_gone);
+	tcase_add_test(tc, watch_backs_off_from_empty_streams);
 	tcase_add_test(tc, watch_stop_while_idle);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

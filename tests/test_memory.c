@@ -215,12 +215,23 @@ START_TEST(update_conflicts_and_status)
 	json_t *u4 = parse(out);
 	tfjob_free(out);
 	ck_assert_str_eq(meta(u4, "resourceVersion"), meta(u3, "resourceVersion"));
-	/* Without resourceVersion: unconditional. Wrong uid: precondition failure. */
-	ck_assert_int_eq(tfjob_transport_update(NULL, t, &TFJOBS, NULL, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"x\":3}}", NULL), 0);
-	ck_assert_int_eq(tfjob_transport_update(NULL, t, &TFJOBS, NULL,
-	                                        "{\"metadata\":{\"name\":\"a\",\"uid\":\"nope\"},\"spec\":{\"x\":3}}", &err),
+	/* Without resourceVersion: refused for custom resources (422), unconditional for core ones. */
+	ck_assert_int_eq(tfjob_transport_update(NULL, t, &TFJOBS, NULL, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"x\":3}}", &err),
+	                 TFJOB_EINVALID);
+	ck_assert_int_eq(tfjob_error_http_status(err), 422);
+	ck_assert_str_eq(tfjob_error_message(err), "tfjobs.kubeflow.org \"a\" is invalid: metadata.resourceVersion: Invalid "
+	                                           "value: 0: must be specified for an update");
+	tfjob_error_free(err);
+	json_decref(create_ok(t, &PODS, "{\"metadata\":{\"name\":\"p\"}}"));
+	ck_assert_int_eq(tfjob_transport_update(NULL, t, &PODS, NULL, "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"x\":3}}", NULL), 0);
+	/* Wrong uid: the storage layer's precondition failure. */
+	ck_assert_int_eq(tfjob_transport_update(NULL, t, &PODS, NULL,
+	                                        "{\"metadata\":{\"name\":\"p\",\"uid\":\"nope\"},\"spec\":{\"x\":3}}", &err),
 	                 TFJOB_ECONFLICT);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "Precondition failed: UID in precondition: nope"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "Operation cannot be fulfilled on pods \"p\": StorageError: "
+	                                                       "invalid object, Code: 4, Key: /registry/pods/default/p, "
+	                                                       "ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: "
+	                                                       "UID in precondition: nope, UID in object meta: "));
 	tfjob_error_free(err);
 	/* Missing object, missing name. */
 	ck_assert_int_eq(tfjob_transport_update(NULL, t, &TFJOBS, NULL, "{\"metadata\":{\"name\":\"zz\"}}", NULL), TFJOB_ENOTFOUND);
@@ -427,13 +438,16 @@ START_TEST(delete_preconditions_finalizers_gc)
 	tfjob_error *err = NULL;
 	d.precondition_uid = "wrong";
 	ck_assert_int_eq(tfjob_transport_delete(NULL, t, &TFJOBS, NULL, "j", &d, &err), TFJOB_ECONFLICT);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "Precondition failed: UID in precondition: wrong"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "Operation cannot be fulfilled on TFJob.kubeflow.org \"j\": the "
+	                                                       "UID in the precondition (wrong) does not match the UID in record ("));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "The object might have been deleted and then recreated"));
 	tfjob_error_free(err);
 	err = NULL;
 	d.precondition_uid = meta(job, "uid");
 	d.precondition_resource_version = "999";
 	ck_assert_int_eq(tfjob_transport_delete(NULL, t, &TFJOBS, NULL, "j", &d, &err), TFJOB_ECONFLICT);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "ResourceVersion in precondition: 999"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "the ResourceVersion in the precondition (999) does not match "
+	                                                       "the ResourceVersion in record ("));
 	tfjob_error_free(err);
 	d.precondition_resource_version = meta(job, "resourceVersion");
 	char *out = NULL;
@@ -477,6 +491,16 @@ START_TEST(delete_preconditions_finalizers_gc)
 	ck_assert_int_eq(tfjob_transport_get(NULL, t, &TFJOBS, NULL, "f", NULL), TFJOB_ENOTFOUND);
 	d.version = 0;
 	ck_assert_int_eq(tfjob_transport_delete(NULL, t, &TFJOBS, NULL, "f", &d, NULL), TFJOB_EVERSION);
+	/* Deleting a namespace deletes what is in it. */
+	static const tfjob_resource NS = TFJOB_RESOURCE_NAMESPACES_INIT;
+	json_decref(create_ok(t, &NS, "{\"metadata\":{\"name\":\"team\"}}"));
+	json_decref(create_ok(t, &PODS, "{\"metadata\":{\"name\":\"t1\",\"namespace\":\"team\"}}"));
+	json_decref(create_ok(t, &TFJOBS, "{\"metadata\":{\"name\":\"t2\",\"namespace\":\"team\"}}"));
+	json_decref(create_ok(t, &PODS, "{\"metadata\":{\"name\":\"t3\",\"namespace\":\"team2\"}}"));
+	ck_assert_int_eq(tfjob_transport_delete(NULL, t, &NS, NULL, "team", NULL, NULL), 0);
+	ck_assert_uint_eq(list_names(t, &PODS, "team", NULL, NULL, names, sizeof(names)), 0);
+	ck_assert_uint_eq(list_names(t, &TFJOBS, "team", NULL, NULL, names, sizeof(names)), 0);
+	ck_assert_uint_eq(list_names(t, &PODS, "team2", NULL, NULL, names, sizeof(names)), 1);
 	json_decref(f);
 	json_decref(fd);
 	json_decref(still);

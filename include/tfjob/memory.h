@@ -8,14 +8,17 @@
  * metadata.namespace), pagination, a status subresource for every resource except "events"
  * (update ignores status, update_status ignores everything else), JSON merge patch,
  * deletion with finalizers (deletionTimestamp) and garbage collection of dependents through
- * ownerReferences (Background and Foreground delete them, Orphan removes the reference), and
+ * ownerReferences (Background and Foreground delete them, Orphan removes the reference), deletion
+ * of a Namespace's contents with it, 422 for updates of custom resources without a
+ * resourceVersion, the API server's own error messages (checked against kube-apiserver), and
  * watches with bookmarks over a bounded event history (410 Gone, "too old resource version",
  * when a watch starts before it). Thread-safe. Used by unit tests, the simulator and anyone
  * testing a controller.
  *
- * Differences from a real API server: no schema validation or admission; a continue token
- * lists the current state after the previous page rather than a snapshot; deletion of pods is
- * immediate (no kubelet), Foreground deletion removes dependents synchronously.
+ * Differences from a real API server: no schema validation, defaulting or admission; namespaces
+ * need not exist; a continue token lists the current state after the previous page rather than
+ * a snapshot; deletion of pods is immediate (no kubelet); garbage collection and Foreground
+ * deletion happen synchronously.
  */
 #ifndef TFJOB_MEMORY_H
 #define TFJOB_MEMORY_H

@@ -9,13 +9,13 @@
 #include "version.h"
 #include "error.h"
 #include "job.h"
-#include "transport.h"
-#include "memory.h"
-#include "kube.h"
 #include "validate.h"
 #include "exitcode.h"
 #include "cluster.h"
 #include "plan.h"
+#include "transport.h"
+#include "memory.h"
+#include "kube.h"
 #include "local.h"
 
 #endif

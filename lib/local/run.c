@@ -170,6 +170,25 @@ static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **er
 	return 0;
 }
 
+/* Write the job's status to the store, at the resourceVersion we hold (we are its only writer),
+ * and keep the new resourceVersion. */
+static int store_status(run *r, tfjob_error **err)
+{
+	char *text = tfjob__dump(r->job->root, 0), *stored = NULL;
+	if (!text)
+		return tfjob__oom(err);
+	tfjob_resource res = TFJOB_RESOURCE_TFJOBS_INIT;
+	int rc = tfjob_transport_update_status(&stored, r->t, &res, r->ns, text, err);
+	free(text);
+	json_t *o = rc ? NULL : json_loads(stored, 0, NULL);
+	tfjob_free(stored);
+	json_t *rv = json_object_get(tfjob__obj(o, "metadata"), "resourceVersion");
+	if (rv)
+		json_object_set(tfjob__obj(r->job->root, "metadata"), "resourceVersion", rv);
+	json_decref(o);
+	return rc;
+}
+
 static int write_status(run *r, const tfjob_plan *plan, tfjob_error **err)
 {
 	char *st = NULL;
@@ -177,19 +196,9 @@ static int write_status(run *r, const tfjob_plan *plan, tfjob_error **err)
 	if (!rc)
 		rc = tfjob_job_set_status_json(r->job, st, err);
 	if (!rc) {
-		char *obj = NULL;
-		if (tfjob_job_to_json(&obj, r->job, 0, NULL) == 0) {
-			json_t *o = json_loads(obj, 0, NULL);
-			json_object_del(tfjob__obj(o, "metadata"), "resourceVersion"); /* we are the only writer */
-			char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-			tfjob_resource res = TFJOB_RESOURCE_TFJOBS_INIT;
-			if (text)
-				tfjob_transport_update_status(NULL, r->t, &res, r->ns, text, NULL);
-			free(text);
-			json_decref(o);
-		}
-		tfjob_free(obj);
-		rc = tfjob__run_save_job(r, err);
+		rc = store_status(r, err);
+		if (!rc)
+			rc = tfjob__run_save_job(r, err);
 		if (!rc && r->on_update)
 			r->on_update(TFJOB_LOCAL_UPDATE_STATUS, st, r->payload);
 	}

@@ -123,6 +123,9 @@ static int spawn_plugin(pid_t *pid, int *out_fd, const struct tfjob__exec_config
 	int fds[2];
 	if (pipe(fds))
 		return tfjob__fail(err, TFJOB_EIO, "exec plugin: pipe: %s", strerror(errno));
+	/* Not inherited by other children; dup2 onto the plugin's stdout clears the flag there. */
+	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
 	char **argv = calloc(exec->nargs + 2, sizeof(char *));
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);

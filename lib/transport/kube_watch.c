@@ -242,7 +242,9 @@ int tfjob__kube_watch(void *data, tfjob_watch_sink *sink, const tfjob_resource *
 			free(path);
 			break;
 		}
+		int64_t started = tfjob__monotonic_ms();
 		connect_once(&st, path);
+		int short_lived = !st.got_events && tfjob__monotonic_ms() - started < 1000;
 		tfjob_error *e = NULL;
 		int c = 0;
 		enum outcome o = judge(&st, opts, &auth_retried, path, &c, &e);
@@ -260,7 +262,8 @@ int tfjob__kube_watch(void *data, tfjob_watch_sink *sink, const tfjob_resource *
 			break;
 		}
 		tfjob_error_free(e);
-		failures = (st.got_events || (c == 0 && !st.error_code)) ? 0 : failures + 1;
+		/* Back off unless the connection did useful work (events, or a normal end after a while). */
+		failures = (st.got_events || (c == 0 && !st.error_code && !short_lived)) ? 0 : failures + 1;
 		int64_t wait = st.resp.retry_after_ms >= 0 ? st.resp.retry_after_ms
 		                                           : (failures ? tfjob__backoff_ms(st.k, failures - 1) : 0);
 		if (tfjob__sleep_unless(wait, sink))

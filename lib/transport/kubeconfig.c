@@ -351,6 +351,14 @@ static int load_exec(struct tfjob__exec_config **out, const json_t *exec, tfjob_
 			e->env[e->nenv++] = tfjob__strdup_printf("%s=%s", name, value ? value : "");
 	}
 	e->provide_cluster_info = json_is_true(json_object_get(exec, "provideClusterInfo"));
+	/* There is no terminal to talk to: a plugin that must be interactive cannot work. */
+	const char *mode = json_string_value(json_object_get(exec, "interactiveMode"));
+	if (mode && !strcmp(mode, "Always")) {
+		int r = tfjob__fail(err, TFJOB_ESCHEMA, "kubeconfig: exec plugin '%s' needs interactiveMode Always, "
+		                    "which a library cannot offer", e->command ? e->command : "");
+		tfjob__exec_config_free(e);
+		return r;
+	}
 	if (!e->command) {
 		tfjob__exec_config_free(e);
 		return tfjob__fail(err, TFJOB_ESCHEMA, "kubeconfig: exec plugin without a command");

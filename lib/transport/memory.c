@@ -89,14 +89,39 @@ static int conflict_modified(tfjob_error **err, const tfjob_resource *res, const
 	return TFJOB_ECONFLICT;
 }
 
-static int precondition_failed(tfjob_error **err, const tfjob_resource *res, const char *name, const char *what,
+/* An update whose uid does not match: the storage layer's message. */
+static int update_uid_mismatch(tfjob_error **err, const tfjob_resource *res, const char *ns, const char *name,
                                const char *want, const char *have)
 {
 	char q[256];
 	qualified(q, sizeof(q), res);
-	char *msg = tfjob__strdup_printf("Operation cannot be fulfilled on %s \"%s\": Precondition failed: %s in "
-	                                 "precondition: %s, %s in object meta: %s", q, name, what, want, what,
-	                                 have ? have : "");
+	const char *g = res->group && res->group[0] ? res->group : NULL;
+	char *msg = tfjob__strdup_printf("Operation cannot be fulfilled on %s \"%s\": StorageError: invalid object, Code: 4, "
+	                                 "Key: /registry/%s%s%s/%s%s%s, ResourceVersion: 0, AdditionalErrorMsg: "
+	                                 "Precondition failed: UID in precondition: %s, UID in object meta: %s",
+	                                 q, name, g ? g : "", g ? "/" : "", res->resource, ns[0] ? ns : "", ns[0] ? "/" : "",
+	                                 name, want, have ? have : "");
+	api_error(err, TFJOB_ECONFLICT, 409, res, name, msg);
+	free(msg);
+	return TFJOB_ECONFLICT;
+}
+
+/* A delete precondition that does not hold (named Kind.group, as the API server does). */
+static int delete_precondition_failed(tfjob_error **err, const tfjob_resource *res, const char *name, const char *what,
+                                      const char *want, const char *have)
+{
+	const char *kind = tfjob__resource_kind(res);
+	char q[256];
+	if (kind && res->group && res->group[0])
+		snprintf(q, sizeof(q), "%s.%s", kind, res->group);
+	else if (kind)
+		snprintf(q, sizeof(q), "%s", kind);
+	else
+		qualified(q, sizeof(q), res);
+	char *msg = tfjob__strdup_printf("Operation cannot be fulfilled on %s \"%s\": the %s in the precondition (%s) does "
+	                                 "not match the %s in record (%s). The object might have been %s",
+	                                 q, name, what, want, what, have ? have : "",
+	                                 strcmp(what, "UID") ? "modified" : "deleted and then recreated");
 	api_error(err, TFJOB_ECONFLICT, 409, res, name, msg);
 	free(msg);
 	return TFJOB_ECONFLICT;
@@ -356,16 +381,29 @@ static int spec_changed(const json_t *a, const json_t *b)
 	return changed;
 }
 
-/* Check the resourceVersion and uid the caller sent against the stored object. */
-static int check_preconditions(const json_t *incoming, const json_t *cur, const tfjob_resource *res,
+/*
+ * Check the resourceVersion and uid the caller sent against the stored object. Custom resources
+ * (any group but the core one) do not allow unconditional updates, as the API server's CRD
+ * strategy; patches carry the stored version and pass.
+ */
+static int check_preconditions(const json_t *incoming, const json_t *cur, const tfjob_resource *res, const char *ns,
                                const char *name, tfjob_error **err)
 {
 	const char *rv = meta_str(incoming, "resourceVersion");
 	if (rv && rv[0] && strcmp(rv, meta_str(cur, "resourceVersion")))
 		return conflict_modified(err, res, name);
+	if ((!rv || !rv[0]) && res->group && res->group[0]) {
+		char q[256];
+		qualified(q, sizeof(q), res);
+		char *msg = tfjob__strdup_printf("%s \"%s\" is invalid: metadata.resourceVersion: Invalid value: 0: must be "
+		                                 "specified for an update", q, name);
+		api_error(err, TFJOB_EINVALID, 422, res, name, msg);
+		free(msg);
+		return TFJOB_EINVALID;
+	}
 	const char *uid = meta_str(incoming, "uid");
 	if (uid && uid[0] && strcmp(uid, meta_str(cur, "uid")))
-		return precondition_failed(err, res, name, "UID", uid, meta_str(cur, "uid"));
+		return update_uid_mismatch(err, res, ns, name, uid, meta_str(cur, "uid"));
 	return 0;
 }
 
@@ -431,7 +469,7 @@ static int store_update(struct mem_store *s, char **out, const tfjob_resource *r
 	if (!key)
 		return tfjob__oom(err);
 	json_t *cur = json_object_get(s->objects, key);
-	int rc = cur ? check_preconditions(incoming, cur, res, name, err) : not_found(err, res, name);
+	int rc = cur ? check_preconditions(incoming, cur, res, ns, name, err) : not_found(err, res, name);
 	json_t *next = rc ? NULL : merge_update(incoming, cur, res, status);
 	if (!rc && !next)
 		rc = tfjob__oom(err);
@@ -596,6 +634,33 @@ static int collect_dependents(struct mem_store *s, const char *uid, int depth)
 	return rc;
 }
 
+/* The namespace controller's job: everything in a deleted namespace goes too. */
+static int delete_namespace_contents(struct mem_store *s, const char *name, int depth)
+{
+	json_t *keys = json_array();
+	const char *key;
+	json_t *obj;
+	json_object_foreach(s->objects, key, obj) {
+		/* key = group/resource/ns/name: the third component is the namespace */
+		const char *p = strchr(key, '/');
+		p = p ? strchr(p + 1, '/') : NULL;
+		size_t n = strlen(name);
+		if (keys && p && !strncmp(p + 1, name, n) && p[1 + n] == '/')
+			json_array_append_new(keys, json_string(key));
+	}
+	if (!keys)
+		return TFJOB_ENOMEM;
+	size_t i;
+	json_t *k;
+	int rc = 0;
+	json_array_foreach(keys, i, k) {
+		if (!rc && json_object_get(s->objects, json_string_value(k)))
+			rc = delete_key(s, json_string_value(k), TFJOB_PROPAGATION_BACKGROUND, depth + 1);
+	}
+	json_decref(keys);
+	return rc;
+}
+
 /* Delete the object at key: finalizers make it terminate, otherwise it goes (and its dependents). */
 static int delete_key(struct mem_store *s, const char *key, tfjob_propagation policy, int depth)
 {
@@ -620,8 +685,13 @@ static int delete_key(struct mem_store *s, const char *key, tfjob_propagation po
 		rc = orphan_dependents(s, uid);
 	else if (uid && policy == TFJOB_PROPAGATION_FOREGROUND)
 		rc = collect_dependents(s, uid, depth);
+	int is_namespace = !strncmp(key, "/namespaces//", 13);
+	char *ns_name = is_namespace ? tfjob__strdup(key + 13) : NULL;
 	if (!rc && json_object_get(s->objects, key))
 		rc = remove_object(s, key, json_object_get(s->objects, key));
+	if (!rc && ns_name)
+		rc = delete_namespace_contents(s, ns_name, depth);
+	free(ns_name);
 	if (!rc && uid && policy != TFJOB_PROPAGATION_ORPHAN && policy != TFJOB_PROPAGATION_FOREGROUND)
 		rc = collect_dependents(s, uid, depth);
 	free(uid);
@@ -641,10 +711,10 @@ static int mem_delete(void *data, char **out, const tfjob_resource *res, const c
 	if (!cur)
 		rc = not_found(err, res, name);
 	else if (opts->precondition_uid && strcmp(opts->precondition_uid, meta_str(cur, "uid")))
-		rc = precondition_failed(err, res, name, "UID", opts->precondition_uid, meta_str(cur, "uid"));
+		rc = delete_precondition_failed(err, res, name, "UID", opts->precondition_uid, meta_str(cur, "uid"));
 	else if (opts->precondition_resource_version &&
 	         strcmp(opts->precondition_resource_version, meta_str(cur, "resourceVersion")))
-		rc = precondition_failed(err, res, name, "ResourceVersion", opts->precondition_resource_version,
+		rc = delete_precondition_failed(err, res, name, "ResourceVersion", opts->precondition_resource_version,
 		                         meta_str(cur, "resourceVersion"));
 	if (!rc) {
 		json_t *keep = json_incref(cur);

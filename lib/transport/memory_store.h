@@ -31,7 +31,6 @@ struct mem_store {
 	void *clock_payload;
 	uint64_t rng;
 	char *default_ns;
-	int closing;
 };
 
 /* The key prefix of a resource in a namespace (ns NULL or "": every namespace). Caller frees. */

@@ -82,9 +82,18 @@ static int initial_events(struct mem_store *s, struct watcher *w, struct batch *
 static int new_events(struct mem_store *s, struct watcher *w, struct batch *b)
 {
 	size_t plen = strlen(w->prefix);
-	for (size_t i = 0; i < s->hist_len; i++) {
+	/* Versions grow along the ring: find the first event after the cursor by bisection. */
+	size_t lo = 0, hi = s->hist_len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->hist[(s->hist_start + mid) % s->hist_cap].rv <= w->cursor)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < s->hist_len; i++) {
 		struct mem_event *e = &s->hist[(s->hist_start + i) % s->hist_cap];
-		if (e->rv <= w->cursor || strncmp(e->key, w->prefix, plen))
+		if (strncmp(e->key, w->prefix, plen))
 			continue;
 		int now = matches(w, e->obj), before = matches(w, e->prev);
 		tfjob_watch_event type = e->type;

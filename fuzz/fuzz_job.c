@@ -1,7 +1,7 @@
 /*
  * libFuzzer target for the foundation: parse (any YAML/JSON stream), validate in both modes
  * (also as an update of the first job), default in both modes, and check that defaulting is
- * idempotent and survives a JSON round trip. Built and run by tests/suites/25-fuzz.sh.
+ * idempotent and survives a JSON round trip. Built and run by fuzz/run.sh (tests/suites/70-fuzz.sh).
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdint.h>
