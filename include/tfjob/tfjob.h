@@ -18,5 +18,6 @@
 #include "memory.h"
 #include "kube.h"
 #include "controller.h"
+#include "local.h"
 
 #endif

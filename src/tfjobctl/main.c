@@ -21,6 +21,8 @@ static const struct command commands[] = {
 	{ "describe", "describe a TFJob: conditions, replica statuses, events", cmd_describe, usage_describe },
 	{ "delete", "delete TFJobs from the cluster", cmd_delete, usage_delete },
 	{ "watch", "follow a TFJob until it finishes", cmd_watch, usage_watch },
+	{ "run", "run a TFJob on this machine, its replicas as local processes", cmd_run, usage_run },
+	{ "logs", "print or follow a replica's log of a local run (tfjobctl run)", cmd_logs, usage_logs },
 };
 
 static void usage(FILE *out)
@@ -54,14 +56,23 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (!strcmp(name, commands[i].name)) {
+			bool run_dir = false; /* get --run-dir: a local run instead of the cluster */
 			for (int a = 2; a < argc; a++) {
 				if (!strcmp(argv[a], "--"))
 					break;
+				if (!strncmp(argv[a], "--run-dir", 9))
+					run_dir = true;
 				if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
 					commands[i].usage(stdout);
+					if (commands[i].run == cmd_get) {
+						printf("\n");
+						usage_get_run_dir(stdout);
+					}
 					return EXIT_OK;
 				}
 			}
+			if (run_dir && commands[i].run == cmd_get)
+				return cmd_get_run_dir(argc - 1, argv + 1);
 			return commands[i].run(argc - 1, argv + 1);
 		}
 	}

@@ -64,5 +64,12 @@ int cmd_delete(int argc, char **argv);
 void usage_delete(FILE *out);
 int cmd_watch(int argc, char **argv);
 void usage_watch(FILE *out);
+int cmd_run(int argc, char **argv);
+void usage_run(FILE *out);
+int cmd_logs(int argc, char **argv);
+void usage_logs(FILE *out);
+/* tfjobctl get --run-dir DIR: a local run's state (local_view.c). */
+int cmd_get_run_dir(int argc, char **argv);
+void usage_get_run_dir(FILE *out);
 
 #endif

@@ -1,0 +1,469 @@
+/*
+ * The local process engine: the Pod table, the kubelet loop (start, reap, restart, escalate),
+ * interrupts and shutdown.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "local/internal.h"
+
+int64_t tfjob__local_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t tfjob__local_wall(void) { return (int64_t)time(NULL); }
+
+void tfjob__local_event(tfjob_local *l, const char *pod, const char *type, const char *reason, const char *fmt, ...)
+{
+	if (!l->on_event)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = tfjob__strdup_vprintf(fmt, ap);
+	va_end(ap);
+	l->on_event(pod, type, reason, msg ? msg : "(out of memory)", l->event_payload);
+	free(msg);
+}
+
+int tfjob_local_options_init(tfjob_local_options *opts, unsigned int version)
+{
+	if (!opts)
+		return TFJOB_EINVAL;
+	if (version == 0 || version > TFJOB_LOCAL_OPTIONS_VERSION)
+		return TFJOB_EVERSION;
+	tfjob_local_options init = TFJOB_LOCAL_OPTIONS_INIT;
+	init.version = version;
+	*opts = init;
+	return 0;
+}
+
+static int make_dir(const char *path, tfjob_error **err)
+{
+	if (mkdir(path, 0777) == 0 || errno == EEXIST) {
+		struct stat st;
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			return 0;
+	}
+	return tfjob__fail(err, TFJOB_EIO, "run directory %s: %s", path, strerror(errno ? errno : ENOTDIR));
+}
+
+int tfjob_local_new(tfjob_local **out, const tfjob_local_options *opts, tfjob_error **err)
+{
+	if (!out || !opts || !opts->run_dir || !opts->run_dir[0])
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_new: out, options and options.run_dir are required");
+	*out = NULL;
+	int rc = tfjob__check_version(err, opts->version, TFJOB_LOCAL_OPTIONS_VERSION, "tfjob_local_options");
+	if (rc)
+		return rc;
+	rc = make_dir(opts->run_dir, err);
+	if (rc)
+		return rc;
+	tfjob_local *l = calloc(1, sizeof *l);
+	if (!l)
+		return tfjob__oom(err);
+	l->wake[0] = l->wake[1] = -1;
+	char cwd[4096];
+	const char *base = opts->base_dir && opts->base_dir[0] ? opts->base_dir : getcwd(cwd, sizeof cwd);
+	l->run_dir = realpath(opts->run_dir, NULL);
+	l->base_dir = base ? realpath(base, NULL) : NULL;
+	if (!l->run_dir || !l->base_dir) {
+		rc = tfjob__fail(err, TFJOB_EIO, "%s: %s", l->run_dir ? "base directory" : "run directory", strerror(errno));
+		goto fail;
+	}
+	if (pipe(l->wake) != 0) {
+		rc = tfjob__fail(err, TFJOB_EIO, "wake-up pipe: %s", strerror(errno));
+		goto fail;
+	}
+	for (int i = 0; i < 2; i++) {
+		fcntl(l->wake[i], F_SETFD, FD_CLOEXEC);
+		fcntl(l->wake[i], F_SETFL, O_NONBLOCK);
+	}
+	l->backoff_initial_ms = opts->backoff_initial_ms > 0 ? opts->backoff_initial_ms : 10000;
+	l->backoff_max_ms = opts->backoff_max_ms > 0 ? opts->backoff_max_ms : 300000;
+	l->grace_ms = opts->grace_period_ms;
+	l->on_event = opts->on_event;
+	l->event_payload = opts->event_payload;
+	l->ports = json_object();
+	l->ignored = json_object();
+	if (!l->ports || !l->ignored) {
+		rc = tfjob__oom(err);
+		goto fail;
+	}
+	pthread_mutex_init(&l->lock, NULL);
+	*out = l;
+	return 0;
+fail:
+	free(l->run_dir);
+	free(l->base_dir);
+	json_decref(l->ports);
+	json_decref(l->ignored);
+	for (int i = 0; i < 2; i++)
+		if (l->wake[i] >= 0)
+			close(l->wake[i]);
+	free(l);
+	return rc;
+}
+
+static void pod_free(lpod *p)
+{
+	free(p->ns);
+	free(p->name);
+	json_decref(p->obj);
+	tfjob__launch_free(&p->launch);
+	free(p->log_path);
+	free(p->spawn_error);
+	free(p);
+}
+
+void tfjob_local_free(tfjob_local *l)
+{
+	if (!l)
+		return;
+	tfjob_local_shutdown(l, NULL);
+	for (lpod *p = l->pods, *n; p; p = n) {
+		n = p->next;
+		pod_free(p);
+	}
+	close(l->wake[0]);
+	close(l->wake[1]);
+	json_decref(l->ports);
+	json_decref(l->ignored);
+	free(l->run_dir);
+	free(l->base_dir);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}
+
+void tfjob__local_wake(tfjob_local *l)
+{
+	char c = 0;
+	ssize_t n = write(l->wake[1], &c, 1);
+	(void)n;
+}
+
+void tfjob_local_interrupt(tfjob_local *l)
+{
+	if (!l)
+		return;
+	int saved = errno;
+	l->interrupts++;
+	tfjob__local_wake(l);
+	errno = saved;
+}
+
+int tfjob_local_interrupted(const tfjob_local *l) { return l ? (int)l->interrupts : 0; }
+
+lpod *tfjob__local_find(tfjob_local *l, const char *ns, const char *name)
+{
+	for (lpod *p = l->pods; p; p = p->next)
+		if (!strcmp(p->name, name) && !strcmp(p->ns, ns))
+			return p;
+	return NULL;
+}
+
+int tfjob__local_add(tfjob_local *l, const char *ns, json_t *obj, tfjob__launch *launch, tfjob_error **err)
+{
+	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	lpod *p = calloc(1, sizeof *p);
+	if (!p || !name)
+		goto oom;
+	p->ns = tfjob__strdup(ns);
+	p->name = tfjob__strdup(name);
+	p->log_path = tfjob__strdup_printf("%s/%s.log", l->run_dir, name);
+	if (!p->ns || !p->name || !p->log_path)
+		goto oom;
+	p->obj = obj;
+	p->launch = *launch;
+	memset(launch, 0, sizeof *launch);
+	p->state = LPOD_PENDING;
+	p->created_wall = tfjob__local_wall();
+	p->backoff_ms = l->backoff_initial_ms;
+	lpod **tail = &l->pods;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = p;
+	tfjob__local_wake(l);
+	return 0;
+oom:
+	if (p) {
+		free(p->ns);
+		free(p->name);
+		free(p->log_path);
+		free(p);
+	}
+	json_decref(obj);
+	tfjob__launch_free(launch);
+	return tfjob__oom(err);
+}
+
+static void unlink_pod(tfjob_local *l, lpod *p)
+{
+	for (lpod **pp = &l->pods; *pp; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			pod_free(p);
+			return;
+		}
+	}
+}
+
+static int64_t grace_of(tfjob_local *l, lpod *p, int64_t asked)
+{
+	if (asked >= 0)
+		return asked;
+	if (l->grace_ms >= 0)
+		return l->grace_ms;
+	if (p->launch.grace_ms >= 0)
+		return p->launch.grace_ms;
+	return TFJOB__LOCAL_DEFAULT_GRACE_MS;
+}
+
+static void terminate(tfjob_local *l, lpod *p, int64_t grace_ms)
+{
+	tfjob__local_event(l, p->name, "Normal", "Killing", "Stopping container %s (process group %d): SIGTERM, SIGKILL after %lld ms",
+	                   p->launch.container, (int)p->pid, (long long)grace_ms);
+	tfjob__local_signal(p, SIGTERM);
+	p->kill_at_ms = tfjob__local_now_ms() + grace_ms;
+	if (grace_ms == 0) {
+		tfjob__local_signal(p, SIGKILL);
+		p->killed = true;
+	}
+}
+
+int tfjob__local_delete(tfjob_local *l, const char *ns, const char *name, int64_t grace_ms)
+{
+	lpod *p = tfjob__local_find(l, ns, name);
+	if (!p)
+		return TFJOB_ENOTFOUND;
+	if (p->state != LPOD_RUNNING) {
+		unlink_pod(l, p);
+		tfjob__local_wake(l);
+		return 0;
+	}
+	if (!p->deleting) {
+		p->deleting = true;
+		p->deletion_wall = tfjob__local_wall();
+		terminate(l, p, grace_of(l, p, grace_ms));
+	} else if (grace_ms >= 0 && tfjob__local_now_ms() + grace_ms < p->kill_at_ms) {
+		p->kill_at_ms = tfjob__local_now_ms() + grace_ms; /* a shorter grace period wins, as in Kubernetes */
+	}
+	tfjob__local_wake(l);
+	return 0;
+}
+
+/* ---- the kubelet loop ---- */
+
+static const char *signame(int sig)
+{
+	switch (sig) {
+	case SIGTERM: return "SIGTERM";
+	case SIGKILL: return "SIGKILL";
+	case SIGINT: return "SIGINT";
+	case SIGSEGV: return "SIGSEGV";
+	case SIGABRT: return "SIGABRT";
+	case SIGHUP: return "SIGHUP";
+	case SIGUSR1: return "SIGUSR1";
+	default: return "signal";
+	}
+}
+
+static void exited(tfjob_local *l, lpod *p, int status)
+{
+	tfjob__local_decode_status(status, &p->code, &p->signal);
+	tfjob__local_signal(p, SIGKILL); /* the rest of the group goes with the container */
+	p->pid = 0;
+	p->finished_wall = tfjob__local_wall();
+	if (p->signal)
+		tfjob__local_event(l, p->name, p->code ? "Warning" : "Normal", "Exited", "Container %s exited with code %d (%s)",
+		                   p->launch.container, p->code, signame(p->signal));
+	else
+		tfjob__local_event(l, p->name, p->code ? "Warning" : "Normal", "Exited", "Container %s exited with code %d",
+		                   p->launch.container, p->code);
+	bool restart = !l->stopping && !p->deleting &&
+	               (p->launch.policy == LPOD_ALWAYS || (p->launch.policy == LPOD_ON_FAILURE && p->code != 0));
+	if (!restart) {
+		p->state = LPOD_DONE;
+		return;
+	}
+	int64_t now = tfjob__local_now_ms();
+	if (now - p->started_ms >= 10 * 60 * 1000)
+		p->backoff_ms = l->backoff_initial_ms; /* ran 10 minutes: the kubelet forgets the backoff */
+	p->state = LPOD_BACKOFF;
+	p->restart_at_ms = now + p->backoff_ms;
+	tfjob__local_event(l, p->name, "Warning", "BackOff", "Back-off %lld ms restarting container %s (restart %d)",
+	                   (long long)p->backoff_ms, p->launch.container, p->restarts + 1);
+	p->backoff_ms = p->backoff_ms * 2 > l->backoff_max_ms ? l->backoff_max_ms : p->backoff_ms * 2;
+}
+
+static void remember_last(lpod *p)
+{
+	p->has_last = true;
+	p->last_code = p->code;
+	p->last_signal = p->signal;
+	p->last_started_wall = p->started_wall;
+	p->last_finished_wall = p->finished_wall;
+}
+
+/* One pass over the Pods; returns the number of changes and the next timer (monotonic ms, or -1). */
+static int work(tfjob_local *l, int64_t *next_timer)
+{
+	int changes = 0;
+	int64_t now = tfjob__local_now_ms();
+	*next_timer = -1;
+	for (lpod *p = l->pods, *n; p; p = n) {
+		n = p->next;
+		if (p->state == LPOD_PENDING && !l->stopping) {
+			tfjob__local_spawn(l, p);
+			changes++;
+		} else if (p->state == LPOD_BACKOFF && !l->stopping && !p->deleting) {
+			if (now >= p->restart_at_ms) {
+				remember_last(p);
+				p->restarts++;
+				tfjob__local_spawn(l, p);
+				changes++;
+			} else if (*next_timer < 0 || p->restart_at_ms < *next_timer) {
+				*next_timer = p->restart_at_ms;
+			}
+		} else if (p->state == LPOD_RUNNING) {
+			int status;
+			pid_t r = waitpid(p->pid, &status, WNOHANG);
+			if (r == p->pid || (r < 0 && errno == ECHILD)) {
+				if (r < 0)
+					status = 0; /* reaped by someone else (SIGCHLD ignored): nothing to report */
+				bool deleting = p->deleting;
+				exited(l, p, status);
+				changes++;
+				if (deleting)
+					unlink_pod(l, p);
+				continue;
+			}
+			if (p->deleting && !p->killed) {
+				if (now >= p->kill_at_ms) {
+					tfjob__local_event(l, p->name, "Warning", "Killing",
+					                   "Grace period over: SIGKILL to process group %d", (int)p->pid);
+					tfjob__local_signal(p, SIGKILL);
+					p->killed = true;
+				} else if (*next_timer < 0 || p->kill_at_ms < *next_timer) {
+					*next_timer = p->kill_at_ms;
+				}
+			}
+		}
+	}
+	return changes;
+}
+
+static void drain(tfjob_local *l)
+{
+	char buf[64];
+	while (read(l->wake[0], buf, sizeof buf) > 0)
+		;
+}
+
+int tfjob_local_poll(tfjob_local *l, int64_t timeout_ms, tfjob_error **err)
+{
+	if (!l)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_poll: local is required");
+	int64_t start = tfjob__local_now_ms();
+	for (;;) {
+		int64_t timer;
+		pthread_mutex_lock(&l->lock);
+		int changes = work(l, &timer);
+		pthread_mutex_unlock(&l->lock);
+		if (changes > 0)
+			return changes;
+		if (l->interrupts)
+			return 0;
+		int64_t now = tfjob__local_now_ms();
+		if (timeout_ms >= 0 && now - start >= timeout_ms)
+			return 0;
+		int64_t wait = TFJOB__LOCAL_TICK_MS;
+		if (timeout_ms >= 0 && start + timeout_ms - now < wait)
+			wait = start + timeout_ms - now;
+		if (timer >= 0 && timer - now < wait)
+			wait = timer - now > 0 ? timer - now : 0;
+		struct pollfd pfd = { l->wake[0], POLLIN, 0 };
+		poll(&pfd, 1, (int)wait);
+		drain(l);
+	}
+}
+
+size_t tfjob_local_running_count(const tfjob_local *cl)
+{
+	if (!cl)
+		return 0;
+	tfjob_local *l = (tfjob_local *)cl;
+	size_t n = 0;
+	pthread_mutex_lock(&l->lock);
+	for (lpod *p = l->pods; p; p = p->next)
+		n += p->state == LPOD_RUNNING;
+	pthread_mutex_unlock(&l->lock);
+	return n;
+}
+
+int tfjob_local_shutdown(tfjob_local *l, tfjob_error **err)
+{
+	if (!l)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_shutdown: local is required");
+	int stopped = 0;
+	pthread_mutex_lock(&l->lock);
+	l->stopping = true;
+	for (lpod *p = l->pods; p; p = p->next) {
+		if (p->state == LPOD_PENDING && !p->spawn_error) {
+			p->spawn_error = tfjob__strdup("never started: the engine was shut down");
+			p->code = 128 + SIGTERM;
+		}
+		if (p->state == LPOD_BACKOFF || p->state == LPOD_PENDING)
+			p->state = LPOD_DONE;
+		if (p->state != LPOD_RUNNING)
+			continue;
+		stopped++;
+		int64_t grace = l->interrupts > 1 ? 0 : grace_of(l, p, -1);
+		if (!p->deleting || l->interrupts > 1) {
+			if (p->deleting && !p->killed) {
+				tfjob__local_signal(p, SIGKILL);
+				p->killed = true;
+			} else if (!p->deleting) {
+				terminate(l, p, grace);
+			}
+		}
+	}
+	pthread_mutex_unlock(&l->lock);
+	/* Reap everything; escalation happens in work() through kill_at_ms. */
+	for (;;) {
+		int64_t timer;
+		pthread_mutex_lock(&l->lock);
+		int running = 0;
+		int64_t now = tfjob__local_now_ms();
+		for (lpod *p = l->pods; p; p = p->next) {
+			if (p->state != LPOD_RUNNING)
+				continue;
+			if (!p->killed && (now >= p->kill_at_ms || l->interrupts > 1)) {
+				tfjob__local_event(l, p->name, "Warning", "Killing", "SIGKILL to process group %d", (int)p->pid);
+				tfjob__local_signal(p, SIGKILL);
+				p->killed = true;
+			}
+		}
+		work(l, &timer);
+		for (lpod *p = l->pods; p; p = p->next)
+			running += p->state == LPOD_RUNNING;
+		pthread_mutex_unlock(&l->lock);
+		if (!running)
+			break;
+		struct pollfd pfd = { l->wake[0], POLLIN, 0 };
+		poll(&pfd, 1, TFJOB__LOCAL_TICK_MS);
+		drain(l);
+	}
+	return stopped;
+}

@@ -1,0 +1,103 @@
+/*
+ * Internal declarations of the local backend (lib/local/). Not installed.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef TFJOB_LOCAL_INTERNAL_H
+#define TFJOB_LOCAL_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include "internal/common.h"
+#include "tfjob/local.h"
+
+#define TFJOB__LOCAL_PID_ANNOTATION "local.kubeflow.org/pid"
+#define TFJOB__LOCAL_DEFAULT_GRACE_MS 30000
+#define TFJOB__LOCAL_TICK_MS 20
+
+typedef enum lpod_policy { LPOD_NEVER = 0, LPOD_ON_FAILURE = 1, LPOD_ALWAYS = 2 } lpod_policy;
+
+typedef enum lpod_state {
+	LPOD_PENDING = 0,  /* created, not started yet */
+	LPOD_RUNNING = 1,  /* a process group is alive */
+	LPOD_BACKOFF = 2,  /* exited, waiting to restart in place */
+	LPOD_DONE = 3      /* exited for good (or never started: spawn_error) */
+} lpod_state;
+
+/* What is needed to start a Pod's process (podspec.c). */
+typedef struct tfjob__launch {
+	char **argv;      /* NULL-terminated */
+	char **env;       /* NAME=value entries of the container (NULL-terminated) */
+	char *workdir;    /* absolute or relative to the base dir; NULL: the base dir */
+	char *container;  /* the container's name ("tensorflow") */
+	lpod_policy policy;
+	int64_t grace_ms; /* -1: default */
+} tfjob__launch;
+
+typedef struct lpod {
+	struct lpod *next;
+	char *ns, *name;
+	json_t *obj;          /* the Pod as created (metadata + spec); status is computed */
+	tfjob__launch launch;
+	char *log_path;
+	lpod_state state;
+	pid_t pid;
+	int64_t created_wall, started_wall, finished_wall;
+	int64_t started_ms;   /* monotonic */
+	int restarts;
+	int64_t backoff_ms, restart_at_ms;
+	bool has_last;        /* a previous termination (lastState) */
+	int last_code, last_signal;
+	int64_t last_started_wall, last_finished_wall;
+	int code, signal;     /* of the current termination when state is BACKOFF or DONE */
+	bool deleting;        /* deletion asked: removed once the process is gone */
+	int64_t deletion_wall, kill_at_ms;
+	bool killed;          /* SIGKILL sent */
+	char *spawn_error;    /* why the process could not start */
+} lpod;
+
+struct tfjob_local {
+	pthread_mutex_t lock;
+	char *run_dir, *base_dir;
+	int64_t backoff_initial_ms, backoff_max_ms, grace_ms;
+	tfjob_local_event_cb on_event;
+	void *event_payload;
+	lpod *pods;
+	int wake[2];
+	volatile sig_atomic_t interrupts;
+	bool stopping;        /* shutdown: no (re)start any more */
+	json_t *ports;        /* "type/index" -> port */
+	json_t *ignored;      /* set of reported ignored fields */
+};
+
+/* engine.c */
+int64_t tfjob__local_now_ms(void);
+int64_t tfjob__local_wall(void);
+void tfjob__local_event(tfjob_local *l, const char *pod, const char *type, const char *reason, const char *fmt, ...)
+	TFJOB_PRINTF(5, 6);
+lpod *tfjob__local_find(tfjob_local *l, const char *ns, const char *name);
+/* Add a Pod (takes obj, launch); starts nothing. */
+int tfjob__local_add(tfjob_local *l, const char *ns, json_t *obj, tfjob__launch *launch, tfjob_error **err);
+/* Delete: terminate its process (grace_ms < 0: default) or remove it at once. TFJOB_ENOTFOUND. */
+int tfjob__local_delete(tfjob_local *l, const char *ns, const char *name, int64_t grace_ms);
+void tfjob__local_wake(tfjob_local *l);
+
+/* podspec.c: the launch of a Pod; reports ignored fields. */
+int tfjob__launch_from_pod(tfjob__launch *out, tfjob_local *l, json_t *pod, tfjob_error **err);
+/* Checks a pod spec (field prefix for messages); 0 or TFJOB_EINVAL. */
+int tfjob__local_check_pod_spec(json_t *spec, const char *prefix, tfjob_error **err);
+void tfjob__launch_free(tfjob__launch *launch);
+
+/* spawn.c */
+int tfjob__local_spawn(tfjob_local *l, lpod *p);
+void tfjob__local_signal(lpod *p, int sig);
+/* Decode a wait status into exit code (128+n for signals) and signal number. */
+void tfjob__local_decode_status(int status, int *code, int *sig);
+
+/* podstatus.c: the Pod with its live status (new reference). */
+json_t *tfjob__local_pod_json(const lpod *p);
+
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * A local Pod as Kubernetes reports it: phase, container state, last state, restart count,
+ * exit code, plus the process group id as an annotation.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal/job.h"
+#include "local/internal.h"
+
+static json_t *time_str(int64_t t)
+{
+	char buf[48];
+	return json_string(tfjob_time_format(buf, sizeof buf, t));
+}
+
+static json_t *terminated(int code, int sig, int64_t started, int64_t finished, const char *message)
+{
+	json_t *t = json_pack("{s:i, s:s, s:o, s:o}", "exitCode", code, "reason", code == 0 ? "Completed" : "Error",
+	                      "startedAt", time_str(started), "finishedAt", time_str(finished));
+	if (t && sig)
+		json_object_set_new(t, "signal", json_integer(sig));
+	if (t && message)
+		json_object_set_new(t, "message", json_string(message));
+	return t;
+}
+
+static const char *phase_of(const lpod *p)
+{
+	switch (p->state) {
+	case LPOD_PENDING: return "Pending";
+	case LPOD_RUNNING:
+	case LPOD_BACKOFF: return "Running";
+	default: return p->code == 0 && !p->spawn_error ? "Succeeded" : "Failed";
+	}
+}
+
+static json_t *container_status(const lpod *p)
+{
+	json_t *state = NULL;
+	switch (p->state) {
+	case LPOD_PENDING:
+		state = json_pack("{s:{s:s}}", "waiting", "reason", "ContainerCreating");
+		break;
+	case LPOD_RUNNING:
+		state = json_pack("{s:{s:o}}", "running", "startedAt", time_str(p->started_wall));
+		break;
+	case LPOD_BACKOFF:
+		state = json_pack("{s:{s:s, s:s}}", "waiting", "reason", "CrashLoopBackOff", "message",
+		                  "back-off restarting failed container");
+		break;
+	default:
+		state = json_pack("{s:o}", "terminated",
+		                  terminated(p->code, p->signal, p->started_wall ? p->started_wall : p->created_wall,
+		                             p->finished_wall ? p->finished_wall : p->created_wall, p->spawn_error));
+	}
+	json_t *cs = json_pack("{s:s, s:o, s:i, s:b, s:b}", "name", p->launch.container, "state", state, "restartCount",
+	                       p->restarts, "ready", p->state == LPOD_RUNNING, "started", p->state == LPOD_RUNNING);
+	if (!cs)
+		return NULL;
+	json_t *last = NULL;
+	if (p->state == LPOD_BACKOFF)
+		last = terminated(p->code, p->signal, p->started_wall, p->finished_wall, NULL);
+	else if (p->has_last)
+		last = terminated(p->last_code, p->last_signal, p->last_started_wall, p->last_finished_wall, NULL);
+	json_object_set_new(cs, "lastState", last ? json_pack("{s:o}", "terminated", last) : json_object());
+	return cs;
+}
+
+json_t *tfjob__local_pod_json(const lpod *p)
+{
+	json_t *pod = json_deep_copy(p->obj);
+	if (!pod)
+		return NULL;
+	json_t *meta = tfjob__obj(pod, "metadata");
+	if (meta && p->deleting)
+		json_object_set_new(meta, "deletionTimestamp", time_str(p->deletion_wall));
+	if (meta && p->pid > 0) {
+		json_t *ann = tfjob__obj(meta, "annotations");
+		if (!ann) {
+			ann = json_object();
+			json_object_set_new(meta, "annotations", ann);
+		}
+		char buf[32];
+		snprintf(buf, sizeof buf, "%d", (int)p->pid);
+		json_object_set_new(ann, TFJOB__LOCAL_PID_ANNOTATION, json_string(buf));
+	}
+	json_t *status = json_pack("{s:s, s:s, s:s, s:o}", "phase", phase_of(p), "hostIP", "127.0.0.1", "podIP", "127.0.0.1",
+	                           "containerStatuses", json_pack("[o]", container_status(p)));
+	if (!status) {
+		json_decref(pod);
+		return NULL;
+	}
+	if (p->started_wall)
+		json_object_set_new(status, "startTime", time_str(p->started_wall));
+	if (p->spawn_error) {
+		json_object_set_new(status, "reason", json_string("FailedToStart"));
+		json_object_set_new(status, "message", json_string(p->spawn_error));
+	}
+	json_object_set_new(pod, "status", status);
+	return pod;
+}

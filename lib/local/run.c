@@ -1,0 +1,392 @@
+/*
+ * tfjob_local_run(): the controller loop on the local backend. plan -> execute the actions
+ * through the transport -> wait for a process event or the requeue time -> plan again.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal/job.h"
+#include "local/internal.h"
+#include "local/run.h"
+
+#define IDLE_WAIT_MS 1000
+#define QUIET_REQUEUE_MS 100
+#define RESTART_DELAY_MS 1000      /* first delay before recreating a restarted replica */
+#define RESTART_DELAY_MAX_MS 30000 /* doubling up to this */
+
+int tfjob_local_run_options_init(tfjob_local_run_options *opts, unsigned int version)
+{
+	if (!opts)
+		return TFJOB_EINVAL;
+	if (version == 0 || version > TFJOB_LOCAL_RUN_OPTIONS_VERSION)
+		return TFJOB_EVERSION;
+	tfjob_local_run_options init = TFJOB_LOCAL_RUN_OPTIONS_INIT;
+	init.version = version;
+	*opts = init;
+	return 0;
+}
+
+const char *tfjob_local_outcome_name(tfjob_local_outcome outcome)
+{
+	switch (outcome) {
+	case TFJOB_LOCAL_SUCCEEDED: return "Succeeded";
+	case TFJOB_LOCAL_FAILED: return "Failed";
+	case TFJOB_LOCAL_INTERRUPTED: return "Interrupted";
+	default: return "Unknown";
+	}
+}
+
+/* Engine events (called with the engine's lock held): queue them; the loop records them. */
+static void engine_event(const char *pod, const char *type, const char *reason, const char *message, void *payload)
+{
+	run *r = payload;
+	tfjob__run_event(r, "Pod", pod, type, reason, message, false);
+	if (r->user_cb)
+		r->user_cb(pod, type, reason, message, r->user_payload);
+}
+
+/* Validate, default and check a copy of the job. */
+static int prepare(run *r, const tfjob_job *job, tfjob_error **err)
+{
+	int rc = tfjob_job_clone(&r->job, job, err);
+	if (rc)
+		return rc;
+	tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;
+	dopts.compat = r->compat;
+	tfjob_validate_options vopts = TFJOB_VALIDATE_OPTIONS_INIT;
+	vopts.compat = r->compat;
+	tfjob_field_errors *fe = NULL;
+	rc = tfjob_job_validate(&fe, r->job, &vopts, err);
+	if (!rc && tfjob_field_errors_count(fe) > 0)
+		rc = tfjob__fail(err, TFJOB_EINVALID, "invalid TFJob: %s", tfjob_field_errors_message(fe, 0));
+	tfjob_field_errors_free(fe);
+	if (!rc)
+		rc = tfjob_job_apply_defaults(r->job, &dopts, err);
+	if (!rc)
+		rc = tfjob_local_check(r->job, err);
+	return rc;
+}
+
+/* Store the job: the store gives it a uid, creationTimestamp and namespace. */
+static int store_job(run *r, tfjob_error **err)
+{
+	json_t *root = r->job->root;
+	json_t *meta = tfjob__obj(root, "metadata");
+	if (!tfjob__str(meta, "namespace"))
+		json_object_set_new(meta, "namespace", json_string("default"));
+	json_object_del(root, "status");
+	char *text = tfjob__dump(root, 0), *stored = NULL;
+	if (!text)
+		return tfjob__oom(err);
+	tfjob_resource res = TFJOB_RESOURCE_TFJOBS_INIT;
+	int rc = tfjob_transport_create(&stored, r->t, &res, tfjob_job_namespace(r->job), text, err);
+	free(text);
+	if (rc)
+		return rc;
+	tfjob_job *job = NULL;
+	rc = tfjob_job_parse(&job, stored, strlen(stored), NULL, err);
+	tfjob_free(stored);
+	if (rc)
+		return rc;
+	tfjob_job_free(r->job);
+	r->job = job;
+	r->ns = tfjob_job_namespace(job);
+	r->name = tfjob_job_name(job);
+	return 0;
+}
+
+static int list_items(char **out, run *r, const char *resource, tfjob_error **err)
+{
+	const tfjob_resource *res = tfjob_resource_lookup(resource);
+	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
+	char sel[400];
+	snprintf(sel, sizeof sel, "training.kubeflow.org/job-name=%s", r->name);
+	lo.label_selector = sel;
+	char *text = NULL;
+	int rc = tfjob_transport_list(&text, r->t, res, r->ns, &lo, err);
+	if (rc)
+		return rc;
+	json_t *list = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	*out = list ? json_dumps(json_object_get(list, "items"), JSON_COMPACT) : NULL;
+	json_decref(list);
+	return *out ? 0 : tfjob__oom(err);
+}
+
+static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **err)
+{
+	size_t n = tfjob_plan_action_count(plan);
+	for (size_t i = 0; i < n; i++) {
+		tfjob_action_type type = tfjob_plan_action_type(plan, i);
+		tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
+		const char *name = tfjob_plan_action_name(plan, i);
+		int rc = 0;
+		if (type == TFJOB_ACTION_EVENT) {
+			const char *reason = tfjob_plan_action_reason(plan, i);
+			if (reason && !strcmp(reason, "TFJobRestarting"))
+				r->restarted = true;
+			tfjob__run_event(r, "TFJob", r->name, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
+			                 tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i), true);
+			continue;
+		}
+		*acted = true;
+		const tfjob_resource *res = tfjob_resource_lookup(tfjob_object_kind_name(kind));
+		if (kind == TFJOB_OBJECT_TFJOB) {
+			r->deleted = true;
+			continue;
+		}
+		if (type == TFJOB_ACTION_DELETE) {
+			tfjob_error *e = NULL;
+			rc = tfjob_transport_delete(NULL, r->t, res, r->ns, name, NULL, &e);
+			if (rc == TFJOB_ENOTFOUND)
+				rc = 0;
+			else if (rc && err)
+				*err = e, e = NULL;
+			tfjob_error_free(e);
+		} else {
+			char *obj = NULL;
+			rc = tfjob_plan_action_object_json(&obj, plan, i, 0, err);
+			if (!rc) {
+				tfjob_error *e = NULL;
+				rc = tfjob_transport_create(NULL, r->t, res, r->ns, obj, &e);
+				if (rc == TFJOB_EEXISTS) {
+					rc = 0;
+				} else if (rc && kind == TFJOB_OBJECT_POD && rc != TFJOB_ENOMEM) {
+					/* The Pod cannot run here: a Warning, as the API server's refusal would be. */
+					tfjob__run_event(r, "TFJob", r->name, "Warning", "FailedCreatePod", tfjob_error_message(e), true);
+					rc = tfjob__fail(err, tfjob_error_code_of(e), "%s", tfjob_error_message(e));
+				} else if (rc && err) {
+					*err = e, e = NULL;
+				}
+				tfjob_error_free(e);
+			}
+			tfjob_free(obj);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Write the job's status to the store, at the resourceVersion we hold (we are its only writer),
+ * and keep the new resourceVersion. */
+static int store_status(run *r, tfjob_error **err)
+{
+	char *text = tfjob__dump(r->job->root, 0), *stored = NULL;
+	if (!text)
+		return tfjob__oom(err);
+	tfjob_resource res = TFJOB_RESOURCE_TFJOBS_INIT;
+	int rc = tfjob_transport_update_status(&stored, r->t, &res, r->ns, text, err);
+	free(text);
+	json_t *o = rc ? NULL : json_loads(stored, 0, NULL);
+	tfjob_free(stored);
+	json_t *rv = json_object_get(tfjob__obj(o, "metadata"), "resourceVersion");
+	if (rv)
+		json_object_set(tfjob__obj(r->job->root, "metadata"), "resourceVersion", rv);
+	json_decref(o);
+	return rc;
+}
+
+static int write_status(run *r, const tfjob_plan *plan, tfjob_error **err)
+{
+	char *st = NULL;
+	int rc = tfjob_plan_status_json(&st, plan, 0, err);
+	if (!rc)
+		rc = tfjob_job_set_status_json(r->job, st, err);
+	if (!rc) {
+		rc = store_status(r, err);
+		if (!rc)
+			rc = tfjob__run_save_job(r, err);
+		if (!rc && r->on_update)
+			r->on_update(TFJOB_LOCAL_UPDATE_STATUS, st, r->payload);
+	}
+	tfjob_free(st);
+	return rc;
+}
+
+static bool any_deleting(tfjob_local *l)
+{
+	bool d = false;
+	pthread_mutex_lock(&l->lock);
+	for (lpod *p = l->pods; p; p = p->next)
+		d = d || p->deleting;
+	pthread_mutex_unlock(&l->lock);
+	return d;
+}
+
+/* One reconcile step. *done when the job is finished and nothing is left to do. */
+static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
+{
+	char *pods = NULL, *svcs = NULL;
+	int rc = list_items(&pods, r, "pods", err);
+	if (!rc)
+		rc = list_items(&svcs, r, "services", err);
+	if (!rc)
+		rc = tfjob__run_pods_changed(r, pods, err);
+	tfjob_plan *plan = NULL;
+	if (!rc) {
+		r->popts.now = tfjob__local_wall();
+		/* The work queue's requeue count: each restart is a rate-limited requeue, so backoffLimit
+		 * bounds ExitCode restarts too (documented mode); v1.9's operator always reports 0. */
+		r->popts.requeues = r->compat == TFJOB_COMPAT_TRAINING_OPERATOR_1_9 ? 0 : r->restarts;
+		r->restarted = false;
+		rc = tfjob_plan_new(&plan, r->job, pods, svcs, &r->popts, err);
+	}
+	free(pods);
+	free(svcs);
+	bool acted = false;
+	if (!rc)
+		rc = execute(r, plan, &acted, err);
+	if (!rc && tfjob_plan_status_changed(plan))
+		rc = write_status(r, plan, err);
+	if (!rc)
+		rc = tfjob__run_flush_events(r, err);
+	int64_t after = -1;
+	bool requeue = plan && tfjob_plan_requeue_after(&after, plan) == 0;
+	bool quiet = !acted && plan && !tfjob_plan_status_changed(plan);
+	tfjob_plan_free(plan);
+	if (rc)
+		return rc;
+	if (r->restarted) {
+		/* Rate limit, as a work queue's per-item backoff: the replica is recreated after 1 s,
+		 * 2 s, 4 s, ... 30 s, not in a tight loop. Decisions stay the planner's. */
+		int64_t delay = RESTART_DELAY_MS;
+		for (int64_t n = 0; n < r->restarts && delay < RESTART_DELAY_MAX_MS; n++)
+			delay *= 2;
+		r->restarts++;
+		r->not_before_ms = tfjob__local_now_ms() + (delay < RESTART_DELAY_MAX_MS ? delay : RESTART_DELAY_MAX_MS);
+	}
+	*done = r->deleted || (tfjob_job_is_finished(r->job) && quiet && !requeue && !any_deleting(r->local));
+	*wait_ms = IDLE_WAIT_MS;
+	if (requeue)
+		*wait_ms = after > 0 ? (after * 1000 < IDLE_WAIT_MS ? after * 1000 : IDLE_WAIT_MS) : (quiet ? QUIET_REQUEUE_MS : 0);
+	else if (!quiet)
+		*wait_ms = 0;
+	return 0;
+}
+
+/* The TFJob was deleted (TTL): its Pods and Services go with it, as the garbage collector does. */
+static int collect(run *r, tfjob_error **err)
+{
+	tfjob_resource res = TFJOB_RESOURCE_TFJOBS_INIT;
+	tfjob_transport_delete(NULL, r->t, &res, r->ns, r->name, NULL, NULL);
+	tfjob__run_event(r, "TFJob", r->name, "Normal", "Deleted",
+	                 "TFJob deleted (ttlSecondsAfterFinished): its pods and services are deleted with it", true);
+	const char *kinds[] = { "pods", "services" };
+	for (size_t k = 0; k < 2; k++) {
+		char *items = NULL;
+		int rc = list_items(&items, r, kinds[k], err);
+		if (rc)
+			return rc;
+		json_t *arr = json_loads(items, 0, NULL);
+		free(items);
+		size_t i;
+		json_t *o;
+		json_array_foreach(arr, i, o)
+			tfjob_transport_delete(NULL, r->t, tfjob_resource_lookup(kinds[k]), r->ns,
+			                       tfjob__str(tfjob__obj(o, "metadata"), "name"), NULL, NULL);
+		json_decref(arr);
+	}
+	while (any_deleting(r->local) && !r->local->interrupts) {
+		int rc = tfjob_local_poll(r->local, IDLE_WAIT_MS, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int loop(run *r, tfjob_error **err)
+{
+	for (;;) {
+		if (r->local->interrupts)
+			return 0;
+		bool done = false;
+		int64_t wait_ms = 0;
+		int rc = step(r, &done, &wait_ms, err);
+		if (rc)
+			return rc;
+		if (r->deleted)
+			return collect(r, err);
+		if (done)
+			return 0;
+		rc = tfjob_local_poll(r->local, wait_ms, err);
+		if (rc < 0)
+			return rc;
+		/* Rate-limited after a restart: keep the processes reaped, but do not reconcile yet. */
+		while (!r->local->interrupts && tfjob__local_now_ms() < r->not_before_ms) {
+			rc = tfjob_local_poll(r->local, r->not_before_ms - tfjob__local_now_ms(), err);
+			if (rc < 0)
+				return rc;
+			if (rc > 0)
+				tfjob__run_flush_events(r, NULL);
+		}
+	}
+}
+
+/* Stop what is left, record it, save the final state. */
+static void finish(run *r, const char *why)
+{
+	size_t left = tfjob_local_running_count(r->local);
+	if (left && why)
+		tfjob__run_event(r, "TFJob", r->name ? r->name : "", "Normal", "LocalRunEnded", why, true);
+	tfjob_local_shutdown(r->local, NULL);
+	char *pods = NULL;
+	if (r->name && list_items(&pods, r, "pods", NULL) == 0)
+		tfjob__run_pods_changed(r, pods, NULL);
+	free(pods);
+	tfjob__run_flush_events(r, NULL);
+}
+
+int tfjob_local_run(tfjob_local_outcome *out, tfjob_local *local, const tfjob_job *job,
+                    const tfjob_local_run_options *opts, tfjob_error **err)
+{
+	if (!out || !local || !job)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_run: out, local and job are required");
+	tfjob_local_run_options defaults = TFJOB_LOCAL_RUN_OPTIONS_INIT;
+	if (!opts)
+		opts = &defaults;
+	int rc = tfjob__check_version(err, opts->version, TFJOB_LOCAL_RUN_OPTIONS_VERSION, "tfjob_local_run_options");
+	if (rc)
+		return rc;
+	run r;
+	rc = tfjob__run_init(&r, local, opts, err);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&local->lock);
+	r.user_cb = local->on_event;
+	r.user_payload = local->event_payload;
+	local->on_event = engine_event;
+	local->event_payload = &r;
+	pthread_mutex_unlock(&local->lock);
+
+	rc = prepare(&r, job, err);
+	if (!rc)
+		rc = store_job(&r, err);
+	if (!rc)
+		rc = tfjob__run_save_job(&r, err);
+	if (!rc)
+		rc = loop(&r, err);
+	if (rc) {
+		finish(&r, "the run stopped on an error: stopping every process");
+	} else if (local->interrupts) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "interrupted: stopping %zu running processes", tfjob_local_running_count(local));
+		tfjob__run_event(&r, "TFJob", r.name, "Warning", "Interrupted", msg, true);
+		finish(&r, NULL);
+		*out = TFJOB_LOCAL_INTERRUPTED;
+	} else {
+		finish(&r, "the job is finished; processes its cleanPodPolicy left running are stopped as the run ends");
+		const char *failed = tfjob_job_condition_status(r.job, "Failed");
+		*out = failed && !strcmp(failed, "True") ? TFJOB_LOCAL_FAILED : TFJOB_LOCAL_SUCCEEDED;
+	}
+	if (!rc && r.job)
+		rc = tfjob__run_save_job(&r, err);
+	pthread_mutex_lock(&local->lock);
+	local->on_event = r.user_cb;
+	local->event_payload = r.user_payload;
+	pthread_mutex_unlock(&local->lock);
+	tfjob__run_free(&r);
+	return rc;
+}

@@ -1,0 +1,406 @@
+/*
+ * tfjobctl run [--run-dir DIR] [--compat C] [--grace-period S] [--restart-backoff MS] FILE
+ * Runs a TFJob's replicas as local processes (include/tfjob/local.h) with live progress.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "local_view.h"
+
+#define EXIT_INTERRUPTED 130
+
+static tfjob_local *g_local;
+
+static const char *jstr(const json_t *v)
+{
+	const char *s = json_string_value(v);
+	return s ? s : "";
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	tfjob_local_interrupt(g_local);
+}
+
+void usage_run(FILE *out)
+{
+	fprintf(out,
+	        "usage: tfjobctl run [--run-dir DIR] [--compat C] [--grace-period S] [--restart-backoff MS] FILE\n\n"
+	        "Run a TFJob on this machine: each replica is a process (the tensorflow container's command\n"
+	        "and args, its env and workingDir, TF_CONFIG with 127.0.0.1 addresses on free ports), driven by\n"
+	        "the same planner as the operator: restart policies, exit codes, backoffLimit,\n"
+	        "activeDeadlineSeconds, cleanPodPolicy, TTL and success rules (docs/local.md).\n"
+	        "Shows live progress, stops cleanly on Ctrl-C, prints what kubectl describe would at the end.\n\n"
+	        "  --run-dir DIR          keep the job, its status, pods, events and logs there (default: a\n"
+	        "                         new directory under ./tfjob-runs/, else under $TMPDIR)\n"
+	        "  --compat C             'documented' (default) or 'training-operator-1.9'\n"
+	        "  --grace-period S       seconds between SIGTERM and SIGKILL for every pod (default: the\n"
+	        "                         pod's terminationGracePeriodSeconds, 30)\n"
+	        "  --restart-backoff MS   first in-place restart delay of Always/OnFailure replicas\n"
+	        "                         (default 10000, doubling up to 300000 as the kubelet does)\n\n"
+	        "Relative paths: the working directory of a replica is its workingDir resolved against the\n"
+	        "directory of FILE (the current directory for '-'); a relative command path is resolved\n"
+	        "against that working directory. Replicas see TFJOB_RUN_DIR and TFJOB_POD_NAME.\n\n"
+	        "Exit status: 0 the job Succeeded, 1 it Failed, 2 usage or input error (invalid spec,\n"
+	        "a replica without command), 130 interrupted (Ctrl-C, SIGTERM).\n");
+}
+
+/* ---- live progress ---- */
+
+struct view {
+	bool tty;
+	int drawn;          /* lines of the redrawn block */
+	json_t *pods;       /* last pods */
+	json_t *status;     /* last status */
+	json_t *phases;     /* pod name -> summary (plain mode) */
+	char *conditions;   /* last condition line (plain mode) */
+};
+
+static void clock_str(char *buf, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(buf, size, "%H:%M:%S", &tm);
+}
+
+static char *condition_line(const json_t *status)
+{
+	char buf[512] = "conditions:";
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(status, "conditions"), i, c) {
+		if (strcmp(jstr(json_object_get(c, "status")), "True"))
+			continue;
+		size_t len = strlen(buf);
+		snprintf(buf + len, sizeof buf - len, " %s", jstr(json_object_get(c, "type")));
+	}
+	if (!strcmp(buf, "conditions:"))
+		strcat(buf, " (none)");
+	return strdup(buf);
+}
+
+/* Print one line; on a terminal cut to its width, so that the redrawn block keeps its height. */
+static void line_out(const struct view *v, const char *text)
+{
+	struct winsize ws;
+	int cols = v->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col - 1 : 0;
+	if (cols > 0 && (int)strlen(text) > cols)
+		printf("%.*s\n", cols, text);
+	else
+		printf("%s\n", text);
+}
+
+static void erase(struct view *v)
+{
+	if (v->tty && v->drawn) {
+		printf("\033[%dA", v->drawn);
+		for (int i = 0; i < v->drawn; i++)
+			printf("\033[2K\n");
+		printf("\033[%dA", v->drawn);
+	}
+	v->drawn = 0;
+}
+
+static void draw(struct view *v)
+{
+	if (!v->tty)
+		return;
+	size_t i;
+	json_t *p;
+	json_array_foreach(v->pods, i, p) {
+		char sum[160];
+		ctl_pod_summary(sum, sizeof sum, p);
+		const json_t *meta = json_object_get(p, "metadata");
+		char text[512];
+		snprintf(text, sizeof text, "  %-28s %-40s restarts %lld", jstr(json_object_get(meta, "name")), sum,
+		         (long long)json_integer_value(json_object_get(ctl_pod_tf_status(p), "restartCount")));
+		printf("\033[2K");
+		line_out(v, text);
+		v->drawn++;
+	}
+	char *line = condition_line(v->status);
+	printf("\033[2K  %s\n", line ? line : "");
+	free(line);
+	v->drawn++;
+	fflush(stdout);
+}
+
+static void plain_pods(struct view *v)
+{
+	size_t i;
+	json_t *p;
+	char ts[16];
+	clock_str(ts, sizeof ts);
+	json_array_foreach(v->pods, i, p) {
+		char sum[160];
+		ctl_pod_summary(sum, sizeof sum, p);
+		const char *name = jstr(json_object_get(json_object_get(p, "metadata"), "name"));
+		const char *prev = json_string_value(json_object_get(v->phases, name));
+		if (!prev || strcmp(prev, sum)) {
+			printf("%s pod %s: %s\n", ts, name, sum);
+			json_object_set_new(v->phases, name, json_string(sum));
+		}
+	}
+}
+
+static void on_update(tfjob_local_update what, const char *json, void *payload)
+{
+	struct view *v = payload;
+	json_t *doc = json_loads(json, 0, NULL);
+	if (!doc)
+		return;
+	erase(v);
+	char ts[16];
+	clock_str(ts, sizeof ts);
+	if (what == TFJOB_LOCAL_UPDATE_EVENT) {
+		char text[2048];
+		snprintf(text, sizeof text, "%s %-7s %-20s %-24s %s", ts, jstr(json_object_get(doc, "type")),
+		         jstr(json_object_get(doc, "reason")), jstr(json_object_get(doc, "object")),
+		         jstr(json_object_get(doc, "message")));
+		line_out(v, text);
+		json_decref(doc);
+	} else if (what == TFJOB_LOCAL_UPDATE_PODS) {
+		json_decref(v->pods);
+		v->pods = doc;
+		if (!v->tty)
+			plain_pods(v);
+	} else {
+		json_decref(v->status);
+		v->status = doc;
+		char *line = condition_line(doc);
+		if (!v->tty && line && (!v->conditions || strcmp(line, v->conditions)))
+			printf("%s %s\n", ts, line);
+		free(v->conditions);
+		v->conditions = line;
+	}
+	draw(v);
+	fflush(stdout);
+}
+
+/* ---- run directory ---- */
+
+static int mkdirs(const char *path)
+{
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static char *default_run_dir(const char *name)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	const char *tmp = getenv("TMPDIR");
+	const char *parents[] = { "tfjob-runs", NULL };
+	char tmpdir[4096];
+	snprintf(tmpdir, sizeof tmpdir, "%s/tfjob-runs", tmp && tmp[0] ? tmp : "/tmp");
+	parents[1] = tmpdir;
+	for (int i = 0; i < 2; i++) {
+		if (mkdirs(parents[i]) != 0 || access(parents[i], W_OK) != 0)
+			continue;
+		for (int n = 0; n < 100; n++) {
+			char *dir = malloc(4096);
+			if (!dir)
+				return NULL;
+			snprintf(dir, 4096, n ? "%s/%s-%s-%d" : "%s/%s-%s", parents[i], name, stamp, n);
+			if (mkdir(dir, 0777) == 0)
+				return dir;
+			free(dir);
+			if (errno != EEXIST)
+				break;
+		}
+	}
+	return NULL;
+}
+
+static char *manifest_dir(const char *file)
+{
+	if (!strcmp(file, "-"))
+		return NULL;
+	char *copy = strdup(file);
+	char *dir = copy ? strdup(dirname(copy)) : NULL;
+	free(copy);
+	return dir;
+}
+
+static int check_job(tfjob_job *job, tfjob_compat compat)
+{
+	tfjob_validate_options vopts = TFJOB_VALIDATE_OPTIONS_INIT;
+	vopts.compat = compat;
+	tfjob_field_errors *fe = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_job_validate(&fe, job, &vopts, &err))
+		return ctl_fail_err(err);
+	size_t n = tfjob_field_errors_count(fe);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "tfjobctl: invalid TFJob: %s\n", tfjob_field_errors_message(fe, i));
+	tfjob_field_errors_free(fe);
+	if (n)
+		return EXIT_USAGE;
+	tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;
+	dopts.compat = compat;
+	if (tfjob_job_apply_defaults(job, &dopts, &err) || tfjob_local_check(job, &err))
+		return ctl_fail_err(err);
+	return 0;
+}
+
+static bool parse_int(int64_t *out, const char *s, int64_t max)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "run-dir", required_argument, NULL, 'r' },
+		{ "compat", required_argument, NULL, 'c' },
+		{ "grace-period", required_argument, NULL, 'g' },
+		{ "restart-backoff", required_argument, NULL, 'b' },
+		{ NULL, 0, NULL, 0 },
+	};
+	tfjob_local_options lopts = TFJOB_LOCAL_OPTIONS_INIT;
+	tfjob_local_run_options ropts = TFJOB_LOCAL_RUN_OPTIONS_INIT;
+	const char *run_dir = NULL;
+	int64_t v;
+	int ch;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'r':
+			run_dir = optarg;
+			break;
+		case 'c':
+			if (!ctl_parse_compat(&ropts.compat, optarg))
+				return EXIT_USAGE;
+			break;
+		case 'g':
+			if (!parse_int(&v, optarg, 86400))
+				return ctl_fail("run: --grace-period needs seconds from 0 to 86400, got '%s'", optarg);
+			lopts.grace_period_ms = v * 1000;
+			break;
+		case 'b':
+			if (!parse_int(&v, optarg, 3600000) || v == 0)
+				return ctl_fail("run: --restart-backoff needs milliseconds from 1 to 3600000, got '%s'", optarg);
+			lopts.backoff_initial_ms = v;
+			if (v > 300000)
+				lopts.backoff_max_ms = v;
+			break;
+		case ':':
+			return ctl_fail("run: option '%s' needs a value", argv[optind - 1]);
+		default:
+			return ctl_fail("run: unknown option '%s' (see tfjobctl run --help)", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return ctl_fail("run: expected exactly one FILE (see tfjobctl run --help)");
+	const char *file = argv[optind];
+	tfjob_job *job = NULL;
+	int rc = ctl_load_job(&job, file);
+	if (rc)
+		return rc;
+	rc = check_job(job, ropts.compat);
+	if (rc) {
+		tfjob_job_free(job);
+		return rc;
+	}
+	/* metadata.generateName: the store picks the name; the run directory uses the prefix. */
+	const char *shown = tfjob_job_name(job) ? tfjob_job_name(job) : tfjob_job_generate_name(job);
+	char label[300];
+	snprintf(label, sizeof label, "%s", shown && shown[0] ? shown : "tfjob");
+	size_t ll = strlen(label);
+	while (ll > 1 && label[ll - 1] == '-')
+		label[--ll] = '\0';
+	char *dir = run_dir ? strdup(run_dir) : default_run_dir(label);
+	if (!dir || (run_dir && mkdirs(run_dir) != 0)) {
+		tfjob_job_free(job);
+		free(dir);
+		return ctl_fail("run: cannot make a run directory%s%s: %s", run_dir ? " " : "", run_dir ? run_dir : "",
+		                strerror(errno));
+	}
+	char *abs_dir = realpath(dir, NULL);
+	if (abs_dir) {
+		free(dir);
+		dir = abs_dir;
+	}
+	char *base = manifest_dir(file);
+	lopts.run_dir = dir;
+	lopts.base_dir = base;
+	tfjob_error *err = NULL;
+	if (tfjob_local_new(&g_local, &lopts, &err)) {
+		tfjob_job_free(job);
+		free(dir);
+		free(base);
+		return ctl_fail_err(err);
+	}
+	struct view view = { isatty(STDOUT_FILENO) == 1, 0, json_array(), json_object(), json_object(), NULL };
+	ropts.on_update = on_update;
+	ropts.payload = &view;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	printf("Running TFJob %s%s from %s\nRun directory: %s\n", shown ? shown : "", tfjob_job_name(job) ? "" : "*", file,
+	       dir);
+	fflush(stdout);
+	tfjob_local_outcome outcome = TFJOB_LOCAL_FAILED;
+	rc = tfjob_local_run(&outcome, g_local, job, &ropts, &err);
+	erase(&view);
+	tfjob_local_free(g_local); /* nothing is left running after this */
+	g_local = NULL;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	printf("\n");
+	ctl_run_describe(stdout, dir);
+	int status;
+	if (rc) {
+		fprintf(stderr, "tfjobctl: run: %s\n", tfjob_error_message(err));
+		tfjob_error_free(err);
+		status = rc == TFJOB_EINVAL || rc == TFJOB_EINVALID ? EXIT_USAGE : EXIT_NEGATIVE;
+	} else {
+		printf("\nTFJob %s: %s. State and logs: %s (tfjobctl get --run-dir DIR, tfjobctl logs DIR POD)\n",
+		       label, tfjob_local_outcome_name(outcome), dir);
+		status = outcome == TFJOB_LOCAL_SUCCEEDED ? EXIT_OK : outcome == TFJOB_LOCAL_FAILED ? EXIT_NEGATIVE
+		                                                                                  : EXIT_INTERRUPTED;
+	}
+	json_decref(view.pods);
+	json_decref(view.status);
+	json_decref(view.phases);
+	free(view.conditions);
+	tfjob_job_free(job);
+	free(dir);
+	free(base);
+	return status;
+}

@@ -1,0 +1,196 @@
+/*
+ * Views of a local run directory (job.json, pods.json, events.json): the kubectl-describe style
+ * report printed at the end of `tfjobctl run`, and `tfjobctl get --run-dir DIR`.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "local_view.h"
+
+static const char *s(const json_t *o, const char *k)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+	return v ? v : "";
+}
+
+json_t *ctl_run_load(const char *run_dir, const char *file)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", run_dir, file);
+	return json_load_file(path, 0, NULL);
+}
+
+const json_t *ctl_pod_tf_status(const json_t *pod)
+{
+	const json_t *cs = json_object_get(json_object_get(pod, "status"), "containerStatuses");
+	size_t i;
+	json_t *c;
+	json_array_foreach(cs, i, c)
+		if (!strcmp(s(c, "name"), "tensorflow"))
+			return c;
+	return json_array_get(cs, 0);
+}
+
+/* "Running", "Succeeded (exit 0)", "Failed (exit 137)", "Running (CrashLoopBackOff, last exit 1)" */
+void ctl_pod_summary(char *buf, size_t size, const json_t *pod)
+{
+	const json_t *st = json_object_get(pod, "status"), *cs = ctl_pod_tf_status(pod);
+	const json_t *state = json_object_get(cs, "state");
+	const json_t *term = json_object_get(state, "terminated"), *wait = json_object_get(state, "waiting");
+	const json_t *last = json_object_get(json_object_get(cs, "lastState"), "terminated");
+	const char *phase = s(st, "phase");
+	bool deleting = json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL;
+	if (term)
+		snprintf(buf, size, "%s (exit %lld)", phase, (long long)json_integer_value(json_object_get(term, "exitCode")));
+	else if (wait && last)
+		snprintf(buf, size, "%s (%s, last exit %lld)", phase, s(wait, "reason"),
+		         (long long)json_integer_value(json_object_get(last, "exitCode")));
+	else
+		snprintf(buf, size, "%s%s", phase, deleting ? " (Terminating)" : "");
+}
+
+void ctl_print_pods(FILE *out, const json_t *pods)
+{
+	const json_t *items = json_is_array(pods) ? pods : json_object_get(pods, "items");
+	fprintf(out, "Pods:\n");
+	if (!json_array_size(items)) {
+		fprintf(out, "  <none>\n");
+		return;
+	}
+	fprintf(out, "  %-28s %-36s %-9s %s\n", "Name", "Status", "Restarts", "PID");
+	size_t i;
+	json_t *p;
+	json_array_foreach(items, i, p) {
+		char sum[160];
+		ctl_pod_summary(sum, sizeof sum, p);
+		const json_t *meta = json_object_get(p, "metadata");
+		const char *pid = s(json_object_get(meta, "annotations"), "local.kubeflow.org/pid");
+		fprintf(out, "  %-28s %-36s %-9lld %s\n", s(meta, "name"), sum,
+		        (long long)json_integer_value(json_object_get(ctl_pod_tf_status(p), "restartCount")), pid[0] ? pid : "-");
+	}
+}
+
+void ctl_print_conditions(FILE *out, const json_t *status)
+{
+	const json_t *conds = json_object_get(status, "conditions");
+	fprintf(out, "  Conditions:\n");
+	if (!json_array_size(conds)) {
+		fprintf(out, "    <none>\n");
+		return;
+	}
+	fprintf(out, "    %-10s %-7s %-22s %-21s %s\n", "Type", "Status", "Reason", "Last Transition Time", "Message");
+	size_t i;
+	json_t *c;
+	json_array_foreach(conds, i, c)
+		fprintf(out, "    %-10s %-7s %-22s %-21s %s\n", s(c, "type"), s(c, "status"), s(c, "reason"),
+		        s(c, "lastTransitionTime"), s(c, "message"));
+}
+
+void ctl_print_replica_statuses(FILE *out, const json_t *status)
+{
+	const json_t *rs = json_object_get(status, "replicaStatuses");
+	fprintf(out, "  Replica Statuses:\n");
+	const char *type;
+	json_t *r;
+	json_object_foreach((json_t *)rs, type, r)
+		fprintf(out, "    %-10s Active: %lld  Succeeded: %lld  Failed: %lld\n", type,
+		        (long long)json_integer_value(json_object_get(r, "active")),
+		        (long long)json_integer_value(json_object_get(r, "succeeded")),
+		        (long long)json_integer_value(json_object_get(r, "failed")));
+}
+
+void ctl_run_describe(FILE *out, const char *run_dir)
+{
+	json_t *job = ctl_run_load(run_dir, "job.json"), *pods = ctl_run_load(run_dir, "pods.json"),
+	       *events = ctl_run_load(run_dir, "events.json");
+	const json_t *meta = json_object_get(job, "metadata"), *st = json_object_get(job, "status");
+	fprintf(out, "Name:           %s\nNamespace:      %s\nUID:            %s\nRun Directory:  %s\n", s(meta, "name"),
+	        s(meta, "namespace"), s(meta, "uid"), run_dir);
+	const json_t *rp = json_object_get(json_object_get(job, "spec"), "runPolicy");
+	fprintf(out, "Clean Pod Policy: %s\n", s(rp, "cleanPodPolicy"));
+	fprintf(out, "Status:\n");
+	ctl_print_conditions(out, st);
+	ctl_print_replica_statuses(out, st);
+	fprintf(out, "  Start Time:       %s\n  Completion Time:  %s\n",
+	        json_object_get(st, "startTime") ? s(st, "startTime") : "<none>",
+	        json_object_get(st, "completionTime") ? s(st, "completionTime") : "<none>");
+	ctl_print_pods(out, pods);
+	fprintf(out, "Events:\n");
+	if (!json_array_size(events)) {
+		fprintf(out, "  <none>\n");
+	} else {
+		fprintf(out, "  %-8s %-22s %-20s %-28s %s\n", "Type", "Reason", "Time", "Object", "Message");
+		size_t i;
+		json_t *e;
+		json_array_foreach(events, i, e) {
+			long long n = json_integer_value(json_object_get(e, "count"));
+			char count[32] = "";
+			if (n > 1)
+				snprintf(count, sizeof count, "(x%lld) ", n);
+			fprintf(out, "  %-8s %-22s %-20s %-28s %s%s\n", s(e, "type"), s(e, "reason"), s(e, "time"), s(e, "object"),
+			        count, s(e, "message"));
+		}
+	}
+	json_decref(job);
+	json_decref(pods);
+	json_decref(events);
+}
+
+void usage_get_run_dir(FILE *out)
+{
+	fprintf(out, "usage: tfjobctl get --run-dir DIR [-o json]\n\n"
+	             "Show a local run (tfjobctl run): the TFJob's conditions and replica statuses, its pods\n"
+	             "with their exit codes and restarts, and its events. -o json prints\n"
+	             "{\"job\":...,\"pods\":[...],\"events\":[...]} as kept in DIR.\n\n"
+	             "Exit status: 0 ok, 2 usage error or no run in DIR.\n");
+}
+
+int cmd_get_run_dir(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "run-dir", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = NULL, *format = NULL;
+	int ch;
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
+		if (ch == 'r')
+			dir = optarg;
+		else if (ch == 'o')
+			format = optarg;
+		else if (ch == ':')
+			return ctl_fail("get: option '%s' needs a value", argv[optind - 1]);
+		else
+			return ctl_fail("get: unknown option '%s' with --run-dir (see tfjobctl get --help)", argv[optind - 1]);
+	}
+	if (!dir || optind != argc)
+		return ctl_fail("get: --run-dir DIR takes no other argument");
+	if (format && strcmp(format, "json"))
+		return ctl_fail("get: with --run-dir, -o takes only 'json'");
+	json_t *job = ctl_run_load(dir, "job.json");
+	if (!job)
+		return ctl_fail("get: %s holds no run (no readable job.json)", dir);
+	if (format) {
+		json_t *pods = ctl_run_load(dir, "pods.json"), *events = ctl_run_load(dir, "events.json");
+		json_t *items = json_object_get(pods, "items");
+		json_t *all = json_pack("{s:o, s:O, s:O}", "job", job, "pods", items ? items : json_array(), "events",
+		                        events ? events : json_array());
+		json_decref(pods);
+		json_decref(events);
+		char *text = json_dumps(all, JSON_INDENT(2));
+		printf("%s\n", text ? text : "null");
+		free(text);
+		json_decref(all);
+		return EXIT_OK;
+	}
+	json_decref(job);
+	ctl_run_describe(stdout, dir);
+	return EXIT_OK;
+}

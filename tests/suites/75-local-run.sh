@@ -1,0 +1,330 @@
+#!/usr/bin/env bash
+# tfjobctl run end to end: TFJobs whose replicas are real processes on this machine.
+# Success (the ps-training example trains: the loss falls), a retryable failure, a permanent
+# failure, backoffLimit, activeDeadlineSeconds, cleanPodPolicy All/Running/None (checked in the
+# run directory and in /proc), Ctrl-C, a replica that ignores SIGTERM, a command that does not
+# exist, input errors; get --run-dir and logs. Never leaves a process behind.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD_DIR=build scripts/build.sh >/dev/null
+export TFJOBCTL="$PWD/build/src/tfjobctl/tfjobctl"
+export EXAMPLES="$PWD/examples"
+exec python3 - <<'PY'
+import json, os, re, signal, subprocess, sys, tempfile, time
+
+ctl, examples = os.environ["TFJOBCTL"], os.environ["EXAMPLES"]
+failures = 0
+tmp = tempfile.mkdtemp(prefix="tfjob-75-")
+all_pids = set()
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what, flush=True)
+    return cond
+
+def run(args, timeout=120):
+    t0 = time.time()
+    p = subprocess.run([ctl, *args], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr, time.time() - t0
+
+def load(d, name):
+    try:
+        with open(os.path.join(d, name)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+def condition(d, ctype):
+    job = load(d, "job.json") or {}
+    for c in job.get("status", {}).get("conditions", []):
+        if c["type"] == ctype:
+            return c
+    return None
+
+def pods(d):
+    return {p["metadata"]["name"]: p for p in (load(d, "pods.json") or {}).get("items", [])}
+
+def exit_code(pod):
+    st = pod["status"]["containerStatuses"][0]["state"]
+    return st.get("terminated", {}).get("exitCode")
+
+def pids(d):
+    """Process group ids of every process the run started (from its Started events)."""
+    out = set()
+    for e in load(d, "events.json") or []:
+        m = re.search(r"process group (\d+)", e["message"])
+        if e["reason"] == "Started" and m:
+            out.add(int(m.group(1)))
+    all_pids.update(out)
+    return out
+
+def alive(pid):
+    """True when the process exists and is not a zombie (/proc)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+def group_alive(pgid):
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if int(fields[2]) == pgid and fields[0] != "Z":
+                    return True
+            except (OSError, IndexError):
+                pass
+    return False
+
+def nothing_left(d, what):
+    left = [p for p in pids(d) if group_alive(p)]
+    check(not left, f"{what}: processes left behind: {left}")
+
+def events(d, reason=None):
+    return [e for e in load(d, "events.json") or [] if reason is None or e["reason"] == reason]
+
+def write_job(name, text):
+    path = os.path.join(tmp, name + ".yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+def job(name, workers, command, policy="Never", run_policy="", extra_types="", worker_extra=""):
+    return write_job(name, f"""apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: {name}
+spec:
+  runPolicy:
+    {run_policy or "backoffLimit: 6"}
+  tfReplicaSpecs:{extra_types}
+    Worker:
+      replicas: {workers}
+      restartPolicy: {policy}
+      template:
+        spec:{worker_extra}
+          containers:
+          - name: tensorflow
+            image: busybox
+            command: {json.dumps(command)}
+""")
+
+def ps_type(command):
+    return f"""
+    PS:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: busybox
+            command: {json.dumps(command)}"""
+
+# 1. the main example trains for real and succeeds
+d = os.path.join(tmp, "ps-training")
+rc, out, err, took = run(["run", "--run-dir", d, os.path.join(examples, "ps-training", "tfjob.yaml")])
+print(f"ps-training: exit {rc} in {took:.1f} s")
+check(rc == 0, f"ps-training: exit {rc}: {err}\n{out[-3000:]}")
+check("Succeeded  True" in out and "Events:" in out and "Replica Statuses:" in out, "ps-training: describe output")
+check(condition(d, "Succeeded") and condition(d, "Succeeded")["status"] == "True", "ps-training: Succeeded condition")
+ps = pods(d)
+check(len(ps) == 5 and all(p["status"]["phase"] == "Succeeded" and exit_code(p) == 0 for p in ps.values()),
+      f"ps-training: all 5 pods Succeeded with exit 0: {[(n, p['status']['phase'], exit_code(p)) for n, p in ps.items()]}")
+for w in range(3):
+    with open(os.path.join(d, f"ps-training-worker-{w}.log")) as f:
+        losses = [float(x) for x in re.findall(r"step \d+ loss ([0-9.]+)", f.read())]
+    check(len(losses) == 60, f"worker {w}: 60 steps logged, got {len(losses)}")
+    if losses:
+        print(f"  worker {w}: loss {losses[0]:.4f} -> {losses[-1]:.6f}")
+        check(losses[-1] < losses[0] / 100, f"worker {w}: loss falls 100x ({losses[0]} -> {losses[-1]})")
+        check(sum(losses[-10:]) < sum(losses[:10]), f"worker {w}: later losses lower")
+ckpt = load(d, "checkpoint.json")
+check(ckpt is not None and ckpt["loss"] < 0.01 and len(ckpt["weights"]) == 16, f"checkpoint: {ckpt}")
+with open(os.path.join(d, "ps-training-worker-0.log")) as f:
+    w0 = f.read()
+check("final loss" in w0, "worker 0 logs the final loss")
+tfc = re.search(r"cluster (\{.*\})", w0)
+check(tfc and all(a.startswith("127.0.0.1:") for t in json.loads(tfc.group(1)).values() for a in t), "TF_CONFIG addresses on 127.0.0.1")
+check(len(events(d, "Ignored")) >= 1, "ignored fields are reported")
+nothing_left(d, "ps-training")
+rc, out, err, _ = run(["get", "--run-dir", d])
+check(rc == 0 and "ps-training-worker-2" in out and "Succeeded" in out, f"get --run-dir: {rc} {err}")
+rc, out, err, _ = run(["get", "--run-dir", d, "-o", "json"])
+check(rc == 0 and len(json.loads(out)["pods"]) == 5, "get --run-dir -o json")
+rc, out, err, _ = run(["logs", d, "worker-1"])
+check(rc == 0 and "step 60 loss" in out, f"logs RUN worker-1: {rc} {err}")
+rc, out, err, _ = run(["logs", "-f", d, "ps-training-ps-0"], timeout=10)
+check(rc == 0 and "stopped after" in out, f"logs -f of a finished pod returns: {rc} {err}")
+rc, out, err, _ = run(["logs", d, "nope-0"])
+check(rc == 2, "logs of an unknown pod: exit 2")
+
+# 2. a retryable failure (137 once) is restarted and the job succeeds
+d = os.path.join(tmp, "retry")
+rc, out, err, _ = run(["run", "--run-dir", d, os.path.join(examples, "failures", "retry-once.yaml")])
+check(rc == 0, f"retry-once: exit {rc}: {out[-2000:]}")
+check(events(d, "TFJobRestarting"), "retry-once: TFJobRestarting event")
+check(any("exited with code 137" in e["message"] for e in events(d)), "retry-once: 137 seen")
+with open(os.path.join(d, "retry-once-worker-0.log")) as f:
+    log = f.read()
+check("only this once" in log and log.count("working") == 2, "retry-once: worker 0 ran twice")
+nothing_left(d, "retry-once")
+
+# 3. a permanent failure (exit 1) fails the job with the reason
+d = os.path.join(tmp, "permanent")
+rc, out, err, _ = run(["run", "--run-dir", d, os.path.join(examples, "failures", "permanent.yaml")])
+failed = condition(d, "Failed")
+check(rc == 1, f"permanent: exit {rc}")
+check(failed and failed["status"] == "True" and failed["reason"] == "TFJobFailed" and "Worker" in failed["message"],
+      f"permanent: Failed condition with reason: {failed}")
+check("Failed     True" in out and "TFJobFailed" in out, "permanent: describe shows the failure")
+check(exit_code(pods(d)["permanent-worker-1"]) == 1, "permanent: exit code 1 recorded")
+nothing_left(d, "permanent")
+
+# 4. backoffLimit: an OnFailure replica that keeps failing is restarted in place until the limit
+d = os.path.join(tmp, "backoff")
+path = job("backoff", 1, ["sh", "-c", "echo try; exit 3"], policy="OnFailure", run_policy="backoffLimit: 2")
+rc, out, err, took = run(["run", "--run-dir", d, "--restart-backoff", "100", path], timeout=60)
+failed = condition(d, "Failed")
+check(rc == 1 and failed and "backoff limit" in failed["message"].lower(), f"backoffLimit: exit {rc}, {failed}")
+check(len(events(d, "BackOff")) >= 2, "backoffLimit: restarts with backoff")
+check(took < 30, f"backoffLimit: took {took:.1f} s")
+nothing_left(d, "backoffLimit")
+
+# 4b. backoffLimit also bounds ExitCode restarts (each is a rate-limited requeue: 1 s, 2 s, ...)
+d = os.path.join(tmp, "backoff-exitcode")
+path = job("backoff-exitcode", 1, ["sh", "-c", "exit 137"], policy="ExitCode", run_policy="backoffLimit: 2")
+rc, out, err, took = run(["run", "--run-dir", d, path], timeout=60)
+failed = condition(d, "Failed")
+check(rc == 1 and failed and "backoff limit" in failed["message"].lower(), f"backoffLimit (ExitCode): exit {rc}, {failed}")
+restarting = events(d, "TFJobRestarting")
+check(restarting and restarting[0].get("count") == 2, f"backoffLimit 2: 2 restarts, got {restarting}")
+check(2.5 <= took < 20, f"backoffLimit (ExitCode): restarts are rate limited (1 s, 2 s), took {took:.1f} s")
+nothing_left(d, "backoffLimit (ExitCode)")
+
+# 5. activeDeadlineSeconds: a job that runs too long fails and its processes are stopped
+d = os.path.join(tmp, "deadline")
+path = job("deadline", 2, ["sh", "-c", "echo up; exec sleep 60"], run_policy="activeDeadlineSeconds: 2")
+rc, out, err, took = run(["run", "--run-dir", d, "--grace-period", "1", path], timeout=60)
+failed = condition(d, "Failed")
+check(rc == 1 and failed and "deadline" in failed["message"].lower(), f"deadline: exit {rc}, {failed}")
+check(1 <= took < 15, f"deadline: took {took:.1f} s")  # startTime has second precision: 1-3 s
+nothing_left(d, "deadline")
+
+# 6. cleanPodPolicy: which processes the end of the job stops (TTL keeps the run open for a look)
+for policy in ("All", "Running", "None"):
+    d = os.path.join(tmp, "clean-" + policy)
+    path = job("clean-" + policy.lower(), 1, ["sh", "-c", "sleep 1"],
+               run_policy=f"cleanPodPolicy: {policy}\n    ttlSecondsAfterFinished: 3",
+               extra_types=ps_type(["sh", "-c", "echo serving; exec sleep 60"]))
+    proc = subprocess.Popen([ctl, "run", "--run-dir", d, "--grace-period", "1", path],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    end = time.time() + 30
+    while not (condition(d, "Succeeded") or {}).get("status") == "True" and time.time() < end:
+        time.sleep(0.05)
+    time.sleep(1.2)  # cleanup (SIGTERM, 1 s grace) is done; the TTL (3 s) is not
+    name = "clean-" + policy.lower()
+    ps_pid = next((p for p in pids(d) if any(e["reason"] == "Started" and f"process group {p}," in e["message"]
+                                              and e["object"] == f"Pod/{name}-ps-0" for e in events(d))), None)
+    now = pods(d)
+    check(ps_pid is not None, f"{policy}: PS was started")
+    if policy == "None":
+        check(ps_pid and alive(ps_pid), f"None: the PS process is still running after the job finished")
+        check(f"{name}-ps-0" in now and now[f"{name}-ps-0"]["status"]["phase"] == "Running", "None: PS pod Running")
+        check(f"{name}-worker-0" in now, "None: worker pod kept")
+    elif policy == "Running":
+        check(ps_pid and not alive(ps_pid), "Running: the PS process was stopped")
+        check(f"{name}-ps-0" not in now, "Running: PS pod deleted")
+        check(f"{name}-worker-0" in now and now[f"{name}-worker-0"]["status"]["phase"] == "Succeeded",
+              "Running: the succeeded worker pod is kept")
+    else:
+        check(ps_pid and not alive(ps_pid), "All: the PS process was stopped")
+        check(not now, f"All: every pod deleted, left {list(now)}")
+    rc = proc.wait(timeout=30)
+    check(rc == 0, f"{policy}: exit {rc}")
+    check(events(d, "Deleted"), f"{policy}: TTL deleted the job")
+    nothing_left(d, "cleanPodPolicy " + policy)
+
+# 7. Ctrl-C: SIGINT to tfjobctl run stops every replica, saves the state, exits 130
+d = os.path.join(tmp, "ctrl-c")
+path = job("ctrl-c", 2, ["sh", "-c", "echo up; exec sleep 60"])
+proc = subprocess.Popen([ctl, "run", "--run-dir", d, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+end = time.time() + 20
+while time.time() < end and not (len(pods(d)) == 2 and all(p["status"]["phase"] == "Running" for p in pods(d).values())):
+    time.sleep(0.05)
+time.sleep(0.3)
+started = pids(d)
+check(len(started) == 2 and all(alive(p) for p in started), f"ctrl-c: 2 replicas running {started}")
+t0 = time.time()
+proc.send_signal(signal.SIGINT)
+out, err = proc.communicate(timeout=30)
+check(proc.returncode == 130, f"ctrl-c: exit {proc.returncode}: {err}")
+check(time.time() - t0 < 5, "ctrl-c: stops quickly")
+check(events(d, "Interrupted"), "ctrl-c: Interrupted event saved")
+final = pods(d)
+check(len(final) == 2 and all(exit_code(p) == 143 for p in final.values()),
+      f"ctrl-c: replicas terminated with 143: {[(n, exit_code(p)) for n, p in final.items()]}")
+check(load(d, "job.json") is not None, "ctrl-c: state saved")
+nothing_left(d, "ctrl-c")
+
+# 8. a replica that ignores SIGTERM is killed after the (shortened) grace period
+d = os.path.join(tmp, "stubborn")
+path = job("stubborn", 1, ["sh", "-c", "trap '' TERM; echo up; while :; do sleep 0.1; done"])
+proc = subprocess.Popen([ctl, "run", "--run-dir", d, "--grace-period", "2", path],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+end = time.time() + 20
+while time.time() < end:
+    try:
+        if "up" in open(os.path.join(d, "stubborn-worker-0.log")).read():
+            break
+    except OSError:
+        pass
+    time.sleep(0.05)
+t0 = time.time()
+proc.send_signal(signal.SIGINT)
+rc = proc.wait(timeout=30)
+took = time.time() - t0
+check(rc == 130, f"stubborn: exit {rc}")
+check(1.9 <= took < 6, f"stubborn: SIGKILL after the 2 s grace period, took {took:.1f} s")
+check(exit_code(pods(d)["stubborn-worker-0"]) == 137, "stubborn: exit 137 (SIGKILL)")
+check(any("SIGKILL" in e["message"] for e in events(d, "Killing")), "stubborn: SIGKILL event")
+nothing_left(d, "stubborn")
+
+# 9. a command that does not exist: exit 127, permanent under ExitCode, clear message
+d = os.path.join(tmp, "noexec")
+path = job("noexec", 1, ["tfjob-no-such-program-xyz", "--flag"], policy="ExitCode")
+rc, out, err, _ = run(["run", "--run-dir", d, path])
+check(rc == 1, f"noexec: exit {rc}")
+check(exit_code(pods(d)["noexec-worker-0"]) == 127, "noexec: exit code 127")
+with open(os.path.join(d, "noexec-worker-0.log")) as f:
+    check("cannot run 'tfjob-no-such-program-xyz': No such file or directory" in f.read(), "noexec: clear message in the log")
+check("cannot run 'tfjob-no-such-program-xyz'" in out, "noexec: clear message in the output")
+
+# 10. input errors exit 2 before anything runs
+nocmd = write_job("nocmd", open(job("nocmd", 1, ["x"])).read().replace('command: ["x"]', ""))
+rc, out, err, _ = run(["run", "--run-dir", os.path.join(tmp, "nocmd"), nocmd])
+check(rc == 2 and "command" in err and "runs no images" in err, f"no command: exit {rc}: {err}")
+vf = write_job("vf", open(job("vf", 1, ["true"])).read() +
+               "            env:\n            - name: TOKEN\n              valueFrom: {secretKeyRef: {name: s, key: k}}\n")
+rc, out, err, _ = run(["run", "--run-dir", os.path.join(tmp, "vf"), vf])
+check(rc == 2 and "valueFrom" in err, f"valueFrom: exit {rc}: {err}")
+bad = write_job("bad", open(job("bad", 1, ["true"])).read().replace("restartPolicy: Never", "restartPolicy: Sometimes"))
+rc, out, err, _ = run(["run", "--run-dir", os.path.join(tmp, "bad"), bad])
+check(rc == 2 and "restartPolicy" in err, f"invalid spec: exit {rc}: {err}")
+for args in (["run"], ["run", "--bogus", bad], ["run", "--grace-period", "x", bad], ["run", "/nonexistent.yaml"]):
+    rc, out, err, _ = run(args)
+    check(rc == 2, f"{args}: exit {rc}")
+rc, out, _, _ = run(["run", "--help"])
+check(rc == 0 and "usage: tfjobctl run" in out, "run --help")
+
+left = [p for p in all_pids if group_alive(p)]
+check(not left, f"processes left at the end: {left}")
+subprocess.run(["rm", "-rf", tmp])
+if failures:
+    print(f"75-local-run: {failures} failure(s)")
+    sys.exit(1)
+print("75-local-run: ok")
+PY

@@ -1,0 +1,621 @@
+/*
+ * The local backend's process engine: spawning, phases, exit codes (signals as 128+n), in-place
+ * restarts with backoff, SIGTERM -> SIGKILL escalation, logs, refused and ignored pod fields,
+ * addresses, and one whole tfjob_local_run().
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static const tfjob_resource PODS = TFJOB_RESOURCE_PODS_INIT;
+
+static char run_dir[256];
+static json_t *events; /* [[pod, reason, message], ...] */
+static tfjob_local *local;
+static tfjob_transport *tr;
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_event(const char *pod, const char *type, const char *reason, const char *message, void *payload)
+{
+	(void)type;
+	(void)payload;
+	json_array_append_new(events, json_pack("[s, s, s, I]", pod, reason, message, (json_int_t)now_ms()));
+}
+
+static void setup(void)
+{
+	snprintf(run_dir, sizeof run_dir, "/tmp/tfjob-test-local-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(run_dir));
+	events = json_array();
+	tfjob_local_options opts;
+	ck_assert_int_eq(tfjob_local_options_init(&opts, TFJOB_LOCAL_OPTIONS_VERSION), 0);
+	opts.run_dir = run_dir;
+	opts.base_dir = run_dir;
+	opts.backoff_initial_ms = 100;
+	opts.backoff_max_ms = 400;
+	opts.on_event = on_event;
+	ck_assert_int_eq(tfjob_local_new(&local, &opts, NULL), 0);
+	ck_assert_int_eq(tfjob_local_transport_new(&tr, local, NULL), 0);
+}
+
+static void teardown(void)
+{
+	tfjob_transport_free(tr);
+	tfjob_local_free(local);
+	json_decref(events);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", run_dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A Pod running argv (a JSON array) with restartPolicy policy; extra: JSON merged into the container. */
+static int create_pod(const char *name, const char *policy, const char *argv, const char *extra, const char *spec_extra,
+                      tfjob_error **err)
+{
+	char text[4096];
+	snprintf(text, sizeof text,
+	         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"labels\":{\"app\":\"t\"}},"
+	         "\"spec\":{\"restartPolicy\":\"%s\",\"containers\":[{\"name\":\"tensorflow\",\"image\":\"x\"%s%s%s}]%s%s}}",
+	         name, policy, argv ? ",\"command\":" : "", argv ? argv : "", extra ? extra : "", spec_extra ? "," : "",
+	         spec_extra ? spec_extra : "");
+	return tfjob_transport_create(NULL, tr, &PODS, "default", text, err);
+}
+
+static json_t *get_pod(const char *name)
+{
+	char *text = NULL;
+	if (tfjob_transport_get(&text, tr, &PODS, "default", name, NULL))
+		return NULL;
+	json_t *pod = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	return pod;
+}
+
+static const char *phase_of(json_t *pod)
+{
+	return json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+}
+
+static json_t *container(json_t *pod)
+{
+	return json_array_get(json_object_get(json_object_get(pod, "status"), "containerStatuses"), 0);
+}
+
+static int exit_code(json_t *pod)
+{
+	json_t *t = json_object_get(json_object_get(container(pod), "state"), "terminated");
+	return t ? (int)json_integer_value(json_object_get(t, "exitCode")) : -1;
+}
+
+/* Poll until the pod is in phase (NULL: gone); returns the pod (caller frees) or NULL. */
+static json_t *wait_phase(const char *name, const char *phase, int64_t timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+	for (;;) {
+		json_t *pod = get_pod(name);
+		if (!phase && !pod)
+			return NULL;
+		if (phase && pod && !strcmp(phase_of(pod), phase))
+			return pod;
+		json_decref(pod);
+		ck_assert_msg(now_ms() < end, "pod %s did not reach %s in %lld ms", name, phase ? phase : "deletion",
+		              (long long)timeout_ms);
+		ck_assert_int_ge(tfjob_local_poll(local, 50, NULL), 0);
+	}
+}
+
+static char *read_log(const char *pod)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s.log", run_dir, pod);
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "no log %s", path);
+	static char buf[8192];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Processes of process group pgid that are not zombies, from /proc. */
+static int live_in_group(pid_t pgid)
+{
+	int n = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *ent;
+	while (d && (ent = readdir(d))) {
+		char path[300], buf[512];
+		snprintf(path, sizeof path, "/proc/%s/stat", ent->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t len = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		char *rp = strrchr(buf, ')');
+		char state;
+		int ppid, pgrp;
+		if (rp && sscanf(rp + 2, "%c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == pgid && state != 'Z')
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Poll until the pod's log holds needle (the process has started its program). */
+static void wait_log(const char *pod, const char *needle)
+{
+	int64_t end = now_ms() + 10000;
+	while (!strstr(read_log(pod), needle)) {
+		ck_assert_msg(now_ms() < end, "no '%s' in the log of %s", needle, pod);
+		tfjob_local_poll(local, 20, NULL);
+	}
+}
+
+static int count_events(const char *reason, const char *needle)
+{
+	int n = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(events, i, e)
+		if (!strcmp(json_string_value(json_array_get(e, 1)), reason) &&
+		    (!needle || strstr(json_string_value(json_array_get(e, 2)), needle)))
+			n++;
+	return n;
+}
+
+START_TEST(test_options)
+{
+	tfjob_local_options o;
+	ck_assert_int_eq(tfjob_local_options_init(&o, 99), TFJOB_EVERSION);
+	ck_assert_int_eq(tfjob_local_options_init(NULL, 1), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_local_options_init(&o, 1), 0);
+	ck_assert_int_eq(o.grace_period_ms, -1);
+	tfjob_local_run_options r;
+	ck_assert_int_eq(tfjob_local_run_options_init(&r, 2), TFJOB_EVERSION);
+	ck_assert_int_eq(tfjob_local_run_options_init(&r, 1), 0);
+	tfjob_local *l = NULL;
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_local_new(&l, &o, &err), TFJOB_EINVAL); /* no run_dir */
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "run_dir"));
+	tfjob_error_free(err);
+	tfjob_local_free(NULL);
+	tfjob_local_interrupt(NULL);
+	ck_assert_int_eq(tfjob_local_interrupted(NULL), 0);
+	ck_assert_str_eq(tfjob_local_outcome_name(TFJOB_LOCAL_INTERRUPTED), "Interrupted");
+}
+END_TEST
+
+START_TEST(test_spawn_succeeds_with_logs)
+{
+	ck_assert_int_eq(create_pod("ok", "Never", "[\"sh\",\"-c\",\"echo out; echo err >&2; echo $TFJOB_POD_NAME\"]", NULL,
+	                            NULL, NULL), 0);
+	json_t *pod = get_pod("ok");
+	ck_assert_str_eq(phase_of(pod), "Pending");
+	json_decref(pod);
+	pod = wait_phase("ok", "Succeeded", 5000);
+	ck_assert_int_eq(exit_code(pod), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(container(pod), "state"), "terminated"),
+	                                                   "reason")), "Completed");
+	json_decref(pod);
+	const char *log = read_log("ok");
+	ck_assert_ptr_nonnull(strstr(log, "out\n"));
+	ck_assert_ptr_nonnull(strstr(log, "err\n"));
+	ck_assert_ptr_nonnull(strstr(log, "ok\n"));
+	ck_assert_int_eq(count_events("Started", NULL), 1);
+	ck_assert_int_eq(tfjob_local_running_count(local), 0);
+}
+END_TEST
+
+START_TEST(test_running_then_exit_code)
+{
+	ck_assert_int_eq(create_pod("three", "Never", "[\"sh\",\"-c\",\"sleep 0.3; exit 3\"]", NULL, NULL, NULL), 0);
+	json_t *pod = wait_phase("three", "Running", 5000);
+	const char *pid = json_string_value(
+		json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), "local.kubeflow.org/pid"));
+	ck_assert_ptr_nonnull(pid);
+	ck_assert_int_eq(kill(atoi(pid), 0), 0);
+	ck_assert_int_eq(tfjob_local_running_count(local), 1);
+	json_decref(pod);
+	pod = wait_phase("three", "Failed", 5000);
+	ck_assert_int_eq(exit_code(pod), 3);
+	json_decref(pod);
+}
+END_TEST
+
+START_TEST(test_signal_is_128_plus_n)
+{
+	ck_assert_int_eq(create_pod("killed", "Never", "[\"sh\",\"-c\",\"kill -9 $$$$\"]", NULL, NULL, NULL), 0);
+	json_t *pod = wait_phase("killed", "Failed", 5000);
+	ck_assert_int_eq(exit_code(pod), 137);
+	json_t *t = json_object_get(json_object_get(container(pod), "state"), "terminated");
+	ck_assert_int_eq(json_integer_value(json_object_get(t, "signal")), 9);
+	json_decref(pod);
+	ck_assert_int_eq(create_pod("segv", "Never", "[\"sh\",\"-c\",\"kill -SEGV $$$$\"]", NULL, NULL, NULL), 0);
+	pod = wait_phase("segv", "Failed", 5000);
+	ck_assert_int_eq(exit_code(pod), 139);
+	json_decref(pod);
+}
+END_TEST
+
+START_TEST(test_missing_executable_is_127)
+{
+	ck_assert_int_eq(create_pod("nope", "Never", "[\"/nonexistent/tfjob-no-such-program\"]", NULL, NULL, NULL), 0);
+	json_t *pod = wait_phase("nope", "Failed", 5000);
+	ck_assert_int_eq(exit_code(pod), 127);
+	json_decref(pod);
+	ck_assert_ptr_nonnull(strstr(read_log("nope"), "cannot run '/nonexistent/tfjob-no-such-program'"));
+}
+END_TEST
+
+START_TEST(test_restart_backoff)
+{
+	/* OnFailure restarts in place: 100, 200, 400, 400 ms (cap) with the shortened options. */
+	ck_assert_int_eq(create_pod("flaky", "OnFailure", "[\"sh\",\"-c\",\"exit 1\"]", NULL, NULL, NULL), 0);
+	int64_t end = now_ms() + 10000;
+	json_t *pod = NULL;
+	for (;;) {
+		ck_assert_int_ge(tfjob_local_poll(local, 50, NULL), 0);
+		json_decref(pod);
+		pod = get_pod("flaky");
+		if (json_integer_value(json_object_get(container(pod), "restartCount")) >= 4)
+			break;
+		ck_assert_msg(now_ms() < end, "no 4 restarts in 10 s");
+	}
+	ck_assert_str_eq(phase_of(pod), "Running"); /* restarting in place: the pod stays Running */
+	json_t *last = json_object_get(json_object_get(container(pod), "lastState"), "terminated");
+	ck_assert_int_eq(json_integer_value(json_object_get(last, "exitCode")), 1);
+	json_decref(pod);
+	ck_assert_int_eq(count_events("BackOff", "Back-off 100 ms"), 1);
+	ck_assert_int_eq(count_events("BackOff", "Back-off 200 ms"), 1);
+	ck_assert_int_ge(count_events("BackOff", "Back-off 400 ms"), 2);
+	ck_assert_int_eq(count_events("BackOff", "Back-off 800 ms"), 0);
+	/* The delays are real: from the first exit to the 4th start at least 100+200+400 ms. */
+	int64_t first_exit = -1, fourth_start = -1;
+	int starts = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(events, i, e) {
+		const char *reason = json_string_value(json_array_get(e, 1));
+		if (!strcmp(reason, "Exited") && first_exit < 0)
+			first_exit = json_integer_value(json_array_get(e, 3));
+		if (!strcmp(reason, "Started") && ++starts == 4)
+			fourth_start = json_integer_value(json_array_get(e, 3));
+	}
+	ck_assert_int_ge(fourth_start - first_exit, 700);
+	/* Exit 0 under OnFailure ends the pod. */
+	ck_assert_int_eq(create_pod("once", "OnFailure", "[\"true\"]", NULL, NULL, NULL), 0);
+	pod = wait_phase("once", "Succeeded", 5000);
+	json_decref(pod);
+}
+END_TEST
+
+START_TEST(test_always_restarts_after_success)
+{
+	ck_assert_int_eq(create_pod("always", "Always", "[\"true\"]", NULL, NULL, NULL), 0);
+	int64_t end = now_ms() + 5000;
+	json_t *pod = NULL;
+	do {
+		ck_assert_msg(now_ms() < end, "no restart");
+		ck_assert_int_ge(tfjob_local_poll(local, 50, NULL), 0);
+		json_decref(pod);
+		pod = get_pod("always");
+	} while (json_integer_value(json_object_get(container(pod), "restartCount")) < 1);
+	ck_assert_str_eq(phase_of(pod), "Running");
+	json_decref(pod);
+}
+END_TEST
+
+START_TEST(test_sigterm_then_sigkill)
+{
+	/* The process ignores SIGTERM: SIGKILL comes after the pod's grace period (1 s). */
+	ck_assert_int_eq(create_pod("stubborn", "Never", "[\"sh\",\"-c\",\"trap '' TERM; echo ready; while :; do sleep 0.05; done\"]",
+	                            NULL, "\"terminationGracePeriodSeconds\":1", NULL), 0);
+	json_t *pod = wait_phase("stubborn", "Running", 5000);
+	pid_t pid = atoi(json_string_value(
+		json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), "local.kubeflow.org/pid")));
+	json_decref(pod);
+	wait_log("stubborn", "ready");
+	int64_t start = now_ms();
+	ck_assert_int_eq(tfjob_transport_delete(NULL, tr, &PODS, "default", "stubborn", NULL, NULL), 0);
+	pod = get_pod("stubborn"); /* terminating: still listed, with a deletionTimestamp */
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"));
+	json_decref(pod);
+	tfjob_local_poll(local, 300, NULL);
+	ck_assert_int_eq(kill(pid, 0), 0); /* still alive: it ignores SIGTERM */
+	wait_phase("stubborn", NULL, 5000);
+	int64_t took = now_ms() - start;
+	ck_assert_int_ge(took, 950);
+	ck_assert_int_le(took, 3000);
+	ck_assert_int_eq(live_in_group(pid), 0); /* the whole process group is gone (zombies aside) */
+	ck_assert_int_eq(count_events("Killing", "Grace period over"), 1);
+	ck_assert_int_eq(count_events("Exited", "code 137 (SIGKILL)"), 1);
+}
+END_TEST
+
+START_TEST(test_delete_terminates_with_143)
+{
+	ck_assert_int_eq(create_pod("sleeper", "Never", "[\"sh\",\"-c\",\"echo ready; exec sleep 60\"]", NULL, NULL, NULL), 0);
+	json_t *pod = wait_phase("sleeper", "Running", 5000);
+	json_decref(pod);
+	wait_log("sleeper", "ready");
+	tfjob_delete_options dopts = TFJOB_DELETE_OPTIONS_INIT;
+	dopts.grace_period_seconds = 5;
+	int64_t start = now_ms();
+	ck_assert_int_eq(tfjob_transport_delete(NULL, tr, &PODS, "default", "sleeper", &dopts, NULL), 0);
+	wait_phase("sleeper", NULL, 5000);
+	ck_assert_int_lt(now_ms() - start, 2000);
+	ck_assert_int_eq(count_events("Exited", "code 143 (SIGTERM)"), 1);
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_transport_delete(NULL, tr, &PODS, "default", "sleeper", NULL, &err), TFJOB_ENOTFOUND);
+	tfjob_error_free(err);
+}
+END_TEST
+
+START_TEST(test_shutdown_keeps_final_state)
+{
+	ck_assert_int_eq(create_pod("a", "Always", "[\"sh\",\"-c\",\"echo ready; exec sleep 60\"]", NULL, NULL, NULL), 0);
+	json_t *pod = wait_phase("a", "Running", 5000);
+	json_decref(pod);
+	wait_log("a", "ready");
+	ck_assert_int_eq(tfjob_local_shutdown(local, NULL), 1);
+	pod = get_pod("a");
+	ck_assert_str_eq(phase_of(pod), "Failed"); /* Always, but no restart after a shutdown */
+	ck_assert_int_eq(exit_code(pod), 143);
+	json_decref(pod);
+	ck_assert_int_eq(tfjob_local_running_count(local), 0);
+}
+END_TEST
+
+START_TEST(test_env_workdir_and_relative_paths)
+{
+	char sub[512];
+	snprintf(sub, sizeof sub, "%s/sub", run_dir);
+	ck_assert_int_eq(mkdir(sub, 0777), 0);
+	snprintf(sub, sizeof sub, "%s/sub/hello.sh", run_dir);
+	FILE *f = fopen(sub, "w");
+	fputs("#!/bin/sh\necho \"script in $(pwd) FOO=$FOO EMPTY=[$EMPTY] args=$*\"\n", f);
+	fclose(f);
+	chmod(sub, 0755);
+	ck_assert_int_eq(create_pod("envy", "Never", "[\"./hello.sh\"]",
+	                            ",\"args\":[\"x\",\"y\"],\"workingDir\":\"sub\",\"env\":[{\"name\":\"FOO\",\"value\":\"bar\"},"
+	                            "{\"name\":\"EMPTY\"}]",
+	                            NULL, NULL), 0);
+	json_t *pod = wait_phase("envy", "Succeeded", 5000);
+	json_decref(pod);
+	char want[600];
+	snprintf(want, sizeof want, "script in %s/sub FOO=bar EMPTY=[] args=x y\n", run_dir);
+	ck_assert_str_eq(read_log("envy"), want);
+}
+END_TEST
+
+START_TEST(test_variable_expansion)
+{
+	/* $(VAR) from the container's env, $$ escapes, unknown references stay; env values see earlier entries. */
+	ck_assert_int_eq(create_pod("exp", "Never", "[\"echo\",\"$(GREETING)\"]",
+	                            ",\"args\":[\"$(WHO)\",\"$$(WHO)\",\"$(NOPE)\",\"a$$b\",\"$(TF_CONFIG_PATH\"],"
+	                            "\"env\":[{\"name\":\"WHO\",\"value\":\"world\"},"
+	                            "{\"name\":\"GREETING\",\"value\":\"hello-$(WHO)\"}]",
+	                            NULL, NULL), 0);
+	json_t *pod = wait_phase("exp", "Succeeded", 5000);
+	json_decref(pod);
+	ck_assert_str_eq(read_log("exp"), "hello-world world $(WHO) $(NOPE) a$b $(TF_CONFIG_PATH\n");
+}
+END_TEST
+
+START_TEST(test_refused_fields)
+{
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(create_pod("nocmd", "Never", NULL, NULL, NULL, &err), TFJOB_EINVAL);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "containers[0].command"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "runs no images"));
+	tfjob_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(create_pod("vf", "Never", "[\"true\"]",
+	                            ",\"env\":[{\"name\":\"PASSWORD\",\"valueFrom\":{\"secretKeyRef\":{\"name\":\"s\",\"key\":\"k\"}}}]",
+	                            NULL, &err), TFJOB_EINVAL);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "env[PASSWORD].valueFrom"));
+	tfjob_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(create_pod("ef", "Never", "[\"true\"]", ",\"envFrom\":[{\"configMapRef\":{\"name\":\"c\"}}]", NULL, &err),
+	                 TFJOB_EINVAL);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "envFrom"));
+	tfjob_error_free(err);
+	ck_assert_ptr_null(get_pod("nocmd"));
+	/* Duplicate names are refused as by an API server. */
+	ck_assert_int_eq(create_pod("dup", "Never", "[\"true\"]", NULL, NULL, NULL), 0);
+	err = NULL;
+	ck_assert_int_eq(create_pod("dup", "Never", "[\"true\"]", NULL, NULL, &err), TFJOB_EEXISTS);
+	tfjob_error_free(err);
+	/* Update and patch of Pods are not supported. */
+	err = NULL;
+	ck_assert_int_eq(tfjob_transport_patch(NULL, tr, &PODS, "default", "dup", NULL, "{}", &err), TFJOB_ESTATE);
+	tfjob_error_free(err);
+}
+END_TEST
+
+START_TEST(test_ignored_reported_once)
+{
+	const char *spec = "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],\"nodeSelector\":{\"a\":\"b\"}";
+	const char *extra = ",\"resources\":{\"limits\":{\"cpu\":\"1\"}},\"volumeMounts\":[{\"name\":\"v\",\"mountPath\":\"/v\"}]";
+	char text[2048];
+	snprintf(text, sizeof text, "%s", spec);
+	ck_assert_int_eq(create_pod("i1", "Never", "[\"true\"]", extra, text, NULL), 0);
+	ck_assert_int_eq(create_pod("i2", "Never", "[\"true\"]", extra, text, NULL), 0);
+	/* A sidecar is not run, and said so. */
+	ck_assert_int_eq(
+		tfjob_transport_create(NULL, tr, &PODS, "default",
+		                       "{\"metadata\":{\"name\":\"i3\"},\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"command\":[\"true\"]},"
+		                       "{\"name\":\"sidecar\",\"image\":\"istio\"}]}}", NULL), 0);
+	ck_assert_int_eq(count_events("Ignored", "spec.volumes "), 1);
+	ck_assert_int_eq(count_events("Ignored", "spec.nodeSelector "), 1);
+	ck_assert_int_eq(count_events("Ignored", "spec.containers[tensorflow].image "), 1);
+	ck_assert_int_eq(count_events("Ignored", "spec.containers[tensorflow].resources "), 1);
+	ck_assert_int_eq(count_events("Ignored", "spec.containers[tensorflow].volumeMounts "), 1);
+	ck_assert_int_eq(count_events("Ignored", "spec.containers[sidecar] "), 1);
+	ck_assert_int_eq(count_events("Ignored", NULL), 6);
+}
+END_TEST
+
+START_TEST(test_list_with_selector)
+{
+	ck_assert_int_eq(create_pod("l1", "Never", "[\"true\"]", NULL, NULL, NULL), 0);
+	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
+	lo.label_selector = "app=t";
+	char *text = NULL;
+	ck_assert_int_eq(tfjob_transport_list(&text, tr, &PODS, "default", &lo, NULL), 0);
+	json_t *list = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	ck_assert_int_eq(json_array_size(json_object_get(list, "items")), 1);
+	json_decref(list);
+	lo.label_selector = "app=other";
+	ck_assert_int_eq(tfjob_transport_list(&text, tr, &PODS, "default", &lo, NULL), 0);
+	list = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	ck_assert_int_eq(json_array_size(json_object_get(list, "items")), 0);
+	json_decref(list);
+}
+END_TEST
+
+START_TEST(test_addresses)
+{
+	char a[256], b[256], c[256];
+	ck_assert_int_eq(tfjob_local_address(a, sizeof a, "worker", 0, 2222, local), 0);
+	ck_assert_int_eq(tfjob_local_address(b, sizeof b, "worker", 1, 2222, local), 0);
+	ck_assert_int_eq(tfjob_local_address(c, sizeof c, "worker", 0, 2222, local), 0);
+	ck_assert_str_eq(a, c);
+	ck_assert_str_ne(a, b);
+	ck_assert_int_eq(strncmp(a, "127.0.0.1:", 10), 0);
+	ck_assert_int_gt(atoi(a + 10), 0);
+	ck_assert_int_eq(tfjob_local_address(a, 8, "worker", 0, 2222, local), TFJOB_EINVAL);
+}
+END_TEST
+
+START_TEST(test_interrupt_wakes_poll)
+{
+	int64_t start = now_ms();
+	tfjob_local_interrupt(local);
+	ck_assert_int_eq(tfjob_local_poll(local, 5000, NULL), 0);
+	ck_assert_int_lt(now_ms() - start, 1000);
+	ck_assert_int_eq(tfjob_local_interrupted(local), 1);
+}
+END_TEST
+
+static const char *JOB = "apiVersion: kubeflow.org/v1\n"
+                         "kind: TFJob\n"
+                         "metadata: {name: unit}\n"
+                         "spec:\n"
+                         "  tfReplicaSpecs:\n"
+                         "    Worker:\n"
+                         "      replicas: 2\n"
+                         "      restartPolicy: ExitCode\n"
+                         "      template:\n"
+                         "        spec:\n"
+                         "          containers:\n"
+                         "          - name: tensorflow\n"
+                         "            image: x\n"
+                         "            command: [sh, -c, 'echo \"$TF_CONFIG\"']\n";
+
+static void count_updates(tfjob_local_update what, const char *json, void *payload)
+{
+	int *counts = payload;
+	ck_assert_ptr_nonnull(json);
+	counts[what]++;
+}
+
+START_TEST(test_run_job)
+{
+	tfjob_job *job = tu_parse(JOB);
+	tfjob_local_run_options ro = TFJOB_LOCAL_RUN_OPTIONS_INIT;
+	int counts[3] = { 0, 0, 0 };
+	ro.on_update = count_updates;
+	ro.payload = counts;
+	tfjob_local_outcome outcome = TFJOB_LOCAL_FAILED;
+	tfjob_error *err = NULL;
+	int rc = tfjob_local_run(&outcome, local, job, &ro, &err);
+	ck_assert_msg(rc == 0, "run: %s", tfjob_error_message(err));
+	ck_assert_int_eq(outcome, TFJOB_LOCAL_SUCCEEDED);
+	ck_assert_int_gt(counts[TFJOB_LOCAL_UPDATE_STATUS], 0);
+	ck_assert_int_gt(counts[TFJOB_LOCAL_UPDATE_PODS], 0);
+	ck_assert_int_gt(counts[TFJOB_LOCAL_UPDATE_EVENT], 0);
+	const char *log = read_log("unit-worker-0");
+	ck_assert_ptr_nonnull(strstr(log, "\"task\":{\"type\":\"worker\",\"index\":0}"));
+	ck_assert_ptr_nonnull(strstr(log, "127.0.0.1:"));
+	const char *files[] = { "job.json", "pods.json", "events.json" };
+	for (size_t i = 0; i < 3; i++) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s", run_dir, files[i]);
+		json_t *doc = json_load_file(path, 0, NULL);
+		ck_assert_msg(doc != NULL, "%s", path);
+		json_decref(doc);
+	}
+	tfjob_job_free(job);
+}
+END_TEST
+
+START_TEST(test_run_refuses_job_without_command)
+{
+	char *text = strdup(JOB);
+	*strstr(text, "            command") = '\0';
+	tfjob_job *job = tu_parse(text);
+	free(text);
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_local_check(job, &err), TFJOB_EINVAL);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].command"));
+	tfjob_error_free(err);
+	err = NULL;
+	tfjob_local_outcome outcome;
+	ck_assert_int_eq(tfjob_local_run(&outcome, local, job, NULL, &err), TFJOB_EINVAL);
+	tfjob_error_free(err);
+	ck_assert_int_eq(tfjob_local_running_count(local), 0);
+	tfjob_job_free(job);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("local");
+	TCase *tc = tcase_create("engine");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_options);
+	tcase_add_test(tc, test_spawn_succeeds_with_logs);
+	tcase_add_test(tc, test_running_then_exit_code);
+	tcase_add_test(tc, test_signal_is_128_plus_n);
+	tcase_add_test(tc, test_missing_executable_is_127);
+	tcase_add_test(tc, test_restart_backoff);
+	tcase_add_test(tc, test_always_restarts_after_success);
+	tcase_add_test(tc, test_sigterm_then_sigkill);
+	tcase_add_test(tc, test_delete_terminates_with_143);
+	tcase_add_test(tc, test_shutdown_keeps_final_state);
+	tcase_add_test(tc, test_env_workdir_and_relative_paths);
+	tcase_add_test(tc, test_variable_expansion);
+	tcase_add_test(tc, test_refused_fields);
+	tcase_add_test(tc, test_ignored_reported_once);
+	tcase_add_test(tc, test_list_with_selector);
+	tcase_add_test(tc, test_addresses);
+	tcase_add_test(tc, test_interrupt_wakes_poll);
+	tcase_add_test(tc, test_run_job);
+	tcase_add_test(tc, test_run_refuses_job_without_command);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void) { return tu_run(suite()); }
