@@ -1006,7 +1006,7 @@ static int drop_foreign(ctx *c, sum_list *out, const tfjob_objects *objects)
 static size_t type_of_label(ctx *c, const char *rtype)
 {
 	size_t t = 0;
-	while (t < c->ntypes && strcmp(rtype, c->types[t].lower))
+	while (t < c->ntypes && (rtype[0] != c->types[t].lower[0] || strcmp(rtype, c->types[t].lower)))
 		t++;
 	return t;
 }
@@ -1322,7 +1322,7 @@ static int plan_new_objects(tfjob_plan **out, const tfjob_job *job, const tfjob_
 	dopts.compat = c.compat;
 	tfjob_error *derr = NULL;
 	char *defaults_error = NULL;
-	rc = tfjob_job_apply_defaults(c.job, &dopts, &derr);
+	rc = tfjob__job_apply_defaults_in_place(c.job, &dopts, &derr); /* c.job is our own clone */
 	if (rc == TFJOB_ESCHEMA) {
 		defaults_error = tfjob__strdup(tfjob_error_message(derr));
 		rc = defaults_error ? 0 : tfjob__oom(err);
