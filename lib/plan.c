@@ -194,7 +194,7 @@ static bool sorted_entries(const entry *list, size_t n)
 static int collect(ctx *c, entry **out, size_t *count, const sum_list *objs, tfjob_object_kind kind)
 {
 	size_t n = objs->n, k = 0;
-	entry *list = calloc(n ? n : 1, sizeof *list);
+	entry *list = malloc((n ? n : 1) * sizeof *list); /* entries [0, k) are written below */
 	if (!list)
 		return tfjob__oom(c->err);
 	for (size_t i = 0; i < n; i++) {
