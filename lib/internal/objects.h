@@ -66,7 +66,7 @@ int tfjob__objects_wrap(tfjob_objects **out, json_t *items, const char *what, tf
 int tfjob__objects_load(tfjob_objects **out, const char *data, size_t len, size_t max_bytes, const char *what,
                         tfjob_error **err);
 
-/* Number of objects of a list (0 for NULL) and the i-th summary. */
+/* Number of objects of a list (0 for NULL); objects->sums[i] describes the i-th. */
 size_t tfjob__objects_size(const tfjob_objects *objects);
 
 #endif
