@@ -162,13 +162,9 @@ static int apply(json_t *root, bool compat)
 	return 0;
 }
 
-int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
+/* Everything tfjob_job_apply_defaults() checks before it changes anything. */
+static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
 {
-	tfjob_default_options defaults = TFJOB_DEFAULT_OPTIONS_INIT;
-	if (!job)
-		return tfjob__fail(err, TFJOB_EINVAL, "job is NULL");
-	if (!opts)
-		opts = &defaults;
 	int rc = tfjob__check_version(err, opts->version, TFJOB_DEFAULT_OPTIONS_VERSION, "tfjob_default_options");
 	if (rc)
 		return rc;
@@ -186,13 +182,31 @@ int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, 
 	for (size_t i = 0; i < errs->count && !bad; i++)
 		if (errs->items[i].type != TFJOB_FIELD_VALUE_REQUIRED)
 			bad = &errs->items[i];
-	if (errs->oom || bad) {
+	if (errs->oom || bad)
 		rc = errs->oom ? tfjob__oom(err)
 		               : tfjob__fail_field(err, TFJOB_ESCHEMA, bad->field, "%s", bad->message + strlen(bad->field) + 2);
-		tfjob_field_errors_free(errs);
-		return rc;
-	}
 	tfjob_field_errors_free(errs);
+	return rc;
+}
+
+int tfjob__job_apply_defaults_in_place(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
+{
+	int rc = defaults_precheck(job, opts, err);
+	if (rc)
+		return rc;
+	return apply(job->root, opts->compat == TFJOB_COMPAT_TRAINING_OPERATOR_1_9) ? tfjob__oom(err) : 0;
+}
+
+int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
+{
+	tfjob_default_options defaults = TFJOB_DEFAULT_OPTIONS_INIT;
+	if (!job)
+		return tfjob__fail(err, TFJOB_EINVAL, "job is NULL");
+	if (!opts)
+		opts = &defaults;
+	int rc = defaults_precheck(job, opts, err);
+	if (rc)
+		return rc;
 
 	/* Work on a copy so that the job is unchanged if memory runs out half-way. */
 	json_t *copy = json_deep_copy(job->root);

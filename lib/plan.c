@@ -18,13 +18,11 @@
 #include "internal/plan.h"
 #include "internal/render.h"
 
-#define LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
-#define LABEL_REPLICA_INDEX "training.kubeflow.org/replica-index"
+#define LABEL_REPLICA_TYPE TFJOB__LABEL_REPLICA_TYPE
+#define LABEL_REPLICA_INDEX TFJOB__LABEL_REPLICA_INDEX
 #define MANAGED_BY_US "kubeflow.org/training-operator"
 /* v1.9 creates every missing index below the highest observed one; we stop this far above replicas. */
 #define COMPAT_GAP_CAP 1024
-/* v1.9's "no exit code seen" marker. */
-#define NO_EXIT_CODE 0xbeef
 
 struct tfjob__action {
 	tfjob_action_type type;
@@ -45,18 +43,25 @@ struct tfjob_plan {
 	int64_t requeue;
 };
 
+/* Summaries of observed objects, in list order. */
+typedef struct sum_list {
+	const tfjob__summary **items;
+	size_t n;
+} sum_list;
+
 typedef struct rtype_state {
 	const char *key;  /* spec key (canonical after defaults) */
 	char *lower;      /* label value */
 	int64_t replicas;
 	const char *policy;
 	int64_t active, succeeded, failed;
+	sum_list pods, services; /* ours whose replica-type label is `lower` (borrowed from ctx's buckets) */
 } rtype_state;
 
 typedef struct entry {
 	int64_t index;
 	size_t pos;
-	json_t *obj;
+	const tfjob__summary *sum;
 } entry;
 
 typedef enum path { PATH_NORMAL, PATH_FINISHED, PATH_SUSPENDED, PATH_LIMIT, PATH_VALIDATION } path;
@@ -71,8 +76,9 @@ typedef struct ctx {
 	const char *name;
 	const char *ns;
 	json_t *status;
-	json_t *pods;
-	json_t *services;
+	sum_list pods;     /* the observed pods that are not another job's (drop_foreign) */
+	sum_list services; /* the same for services */
+	const tfjob__summary **buckets; /* storage of the types' pod and service lists */
 	rtype_state *types;
 	size_t ntypes;
 	const tfjob_render_options *render;
@@ -163,65 +169,9 @@ static void want_requeue(ctx *c, int64_t secs)
 	}
 }
 
-/* ---- reading observed objects ---- */
+/* ---- reading observed objects (their summaries, internal/objects.h) ---- */
 
-static json_t *labels_of(json_t *obj) { return tfjob__obj(tfjob__obj(obj, "metadata"), "labels"); }
 static const char *name_of(json_t *obj) { return tfjob__str(tfjob__obj(obj, "metadata"), "name"); }
-static const char *phase_of(json_t *pod) { return tfjob__str(tfjob__obj(pod, "status"), "phase"); }
-static bool deleting(json_t *obj)
-{
-	json_t *ts = json_object_get(tfjob__obj(obj, "metadata"), "deletionTimestamp");
-	return ts && !json_is_null(ts);
-}
-static bool phase_is(json_t *pod, const char *phase)
-{
-	const char *p = phase_of(pod);
-	return p && !strcmp(p, phase);
-}
-
-/* strconv.Atoi: optional sign and decimal digits, within int range. */
-static bool parse_index(int64_t *out, const char *s)
-{
-	if (!s || !*s)
-		return false;
-	const char *p = s;
-	bool neg = false;
-	if (*p == '+' || *p == '-')
-		neg = *p++ == '-';
-	if (!*p)
-		return false;
-	int64_t v = 0;
-	for (; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return false;
-		v = v * 10 + (*p - '0');
-		if (v > INT32_MAX)
-			return false;
-	}
-	*out = neg ? -v : v;
-	return true;
-}
-
-/* The exit code of the `tensorflow` container's terminated state, or NO_EXIT_CODE. */
-static int64_t exit_code_of(json_t *pod, bool *found)
-{
-	int64_t code = NO_EXIT_CODE;
-	*found = false;
-	json_t *statuses = tfjob__arr(tfjob__obj(pod, "status"), "containerStatuses");
-	size_t i;
-	json_t *st;
-	json_array_foreach(statuses, i, st) {
-		const char *n = tfjob__str(st, "name");
-		json_t *term = tfjob__obj(tfjob__obj(st, "state"), "terminated");
-		if (n && !strcmp(n, TFJOB__CONTAINER_NAME) && term) {
-			int64_t v = 0;
-			tfjob__int(&v, term, "exitCode");
-			code = v;
-			*found = true;
-		}
-	}
-	return code;
-}
 
 static const char *kind_word(tfjob_object_kind kind) { return kind == TFJOB_OBJECT_POD ? "Pod" : "Service"; }
 
@@ -234,53 +184,56 @@ static int cmp_entry(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static int collect(ctx *c, entry **out, size_t *count, json_t *items, const char *lower, tfjob_object_kind kind)
+static bool sorted_entries(const entry *list, size_t n)
 {
-	size_t n = json_array_size(items), k = 0;
-	entry *list = calloc(n ? n : 1, sizeof *list);
+	for (size_t i = 1; i < n; i++)
+		if (cmp_entry(&list[i - 1], &list[i]) > 0)
+			return false;
+	return true;
+}
+
+static int collect(ctx *c, entry **out, size_t *count, const sum_list *objs, tfjob_object_kind kind)
+{
+	size_t n = objs->n, k = 0;
+	entry *list = malloc((n ? n : 1) * sizeof *list); /* entries [0, k) are written below */
 	if (!list)
 		return tfjob__oom(c->err);
 	for (size_t i = 0; i < n; i++) {
-		json_t *obj = json_array_get(items, i);
-		json_t *labels = labels_of(obj);
-		const char *t = tfjob__str(labels, LABEL_REPLICA_TYPE);
-		if (!t || strcmp(t, lower))
-			continue;
-		const char *idx = tfjob__str(labels, LABEL_REPLICA_INDEX);
-		int64_t index;
-		if (!parse_index(&index, idx) || index < 0) {
+		const tfjob__summary *s = objs->items[i];
+		if (!s->index_ok) {
+			const char *idx = s->rindex;
 			int rc = add_eventf(c, TFJOB_EVENT_WARNING, "InvalidReplicaIndex",
 			                    "Error obtaining replica index from %s %s/%s: %s %s; ignored.", kind_word(kind),
-			                    c->ns, name_of(obj) ? name_of(obj) : "(unnamed)",
-			                    idx ? "bad label" : "missing label", idx ? idx : LABEL_REPLICA_INDEX);
+			                    c->ns, s->name ? s->name : "(unnamed)", idx ? "bad label" : "missing label",
+			                    idx ? idx : LABEL_REPLICA_INDEX);
 			if (rc) {
 				free(list);
 				return rc;
 			}
 			continue;
 		}
-		list[k].index = index;
+		list[k].index = s->index;
 		list[k].pos = i;
-		list[k].obj = obj;
+		list[k].sum = s;
 		k++;
 	}
-	qsort(list, k, sizeof *list, cmp_entry);
+	if (!sorted_entries(list, k)) /* a steady cluster lists its children in order */
+		qsort(list, k, sizeof *list, cmp_entry);
 	*out = list;
 	*count = k;
 	return 0;
 }
 
 /* Pods and services without a replica-type label belong to no replica: warn once per object. */
-static int warn_unlabelled(ctx *c, json_t *items, tfjob_object_kind kind)
+static int warn_unlabelled(ctx *c, const sum_list *objs, tfjob_object_kind kind)
 {
-	size_t i;
-	json_t *obj;
-	json_array_foreach(items, i, obj) {
-		if (tfjob__str(labels_of(obj), LABEL_REPLICA_TYPE))
+	for (size_t i = 0; i < objs->n; i++) {
+		const tfjob__summary *s = objs->items[i];
+		if (s->rtype)
 			continue;
 		int rc = add_eventf(c, TFJOB_EVENT_WARNING, "InvalidReplicaType",
 		                    "%s %s/%s has no %s label; ignored.", kind_word(kind), c->ns,
-		                    name_of(obj) ? name_of(obj) : "(unnamed)", LABEL_REPLICA_TYPE);
+		                    s->name ? s->name : "(unnamed)", LABEL_REPLICA_TYPE);
 		if (rc)
 			return rc;
 	}
@@ -342,13 +295,12 @@ static int set_completion_if_unset(ctx *c)
 static int delete_pods_and_services(ctx *c, bool is_finished)
 {
 	const char *policy = tfjob_job_clean_pod_policy(c->job);
-	size_t i;
-	json_t *pod;
-	json_array_foreach(c->pods, i, pod) {
-		if (!tfjob__cleanup_deletes(policy, phase_of(pod), is_finished))
+	for (size_t i = 0; i < c->pods.n; i++) {
+		const tfjob__summary *pod = c->pods.items[i];
+		if (!tfjob__cleanup_deletes(policy, pod->phase, is_finished))
 			continue;
-		const char *n = name_of(pod);
-		if (!n || deleting(pod))
+		const char *n = pod->name;
+		if (!n || pod->deleting)
 			continue; /* already going away */
 		int rc = add_object_action(c, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, n, NULL);
 		if (!rc)
@@ -481,17 +433,17 @@ static int resume_if_suspended(ctx *c)
 	return rc;
 }
 
-static bool active_pod(json_t *pod)
+static bool active_pod(const tfjob__summary *pod)
 {
-	return !phase_is(pod, "Succeeded") && !phase_is(pod, "Failed") && !deleting(pod);
+	return pod->phase_kind != TFJOB__PHASE_SUCCEEDED && pod->phase_kind != TFJOB__PHASE_FAILED && !pod->deleting;
 }
 
 /* RecordAbnormalPods: Warning events for active pods whose containers or conditions look wrong. */
-static int container_events(ctx *c, json_t *pod, json_t *statuses)
+static int container_events(ctx *c, const tfjob__summary *pod, json_t *statuses)
 {
 	size_t i;
 	json_t *st;
-	const char *pn = name_of(pod) ? name_of(pod) : "";
+	const char *pn = pod->name ? pod->name : "";
 	json_array_foreach(statuses, i, st) {
 		json_t *state = tfjob__obj(st, "state");
 		json_t *term = tfjob__obj(state, "terminated");
@@ -518,12 +470,11 @@ static int container_events(ctx *c, json_t *pod, json_t *statuses)
 
 static int record_abnormal_pods(ctx *c)
 {
-	size_t i;
-	json_t *pod;
-	json_array_foreach(c->pods, i, pod) {
-		if (!active_pod(pod))
-			continue;
-		json_t *st = tfjob__obj(pod, "status");
+	for (size_t i = 0; i < c->pods.n; i++) {
+		const tfjob__summary *pod = c->pods.items[i];
+		if (!active_pod(pod) || !pod->maybe_abnormal)
+			continue; /* the summary says there is nothing to report */
+		json_t *st = tfjob__obj(pod->obj, "status");
 		json_t *cs = tfjob__arr(st, "containerStatuses"), *ics = tfjob__arr(st, "initContainerStatuses");
 		int rc;
 		if (json_array_size(cs)) {
@@ -547,7 +498,7 @@ static int record_abnormal_pods(ctx *c)
 				continue;
 			const char *m = tfjob__str(latest, "message");
 			rc = add_eventf(c, TFJOB_EVENT_WARNING, tfjob__str(latest, "reason"),
-			                "Error pod %s condition message: %s", name_of(pod) ? name_of(pod) : "", m ? m : "");
+			                "Error pod %s condition message: %s", pod->name ? pod->name : "", m ? m : "");
 		}
 		if (rc)
 			return rc;
@@ -560,17 +511,19 @@ static bool counts_for_backoff(const char *policy)
 	return policy && (!strcmp(policy, "OnFailure") || !strcmp(policy, "Always") || !strcmp(policy, "ExitCode"));
 }
 
-static int64_t restart_counts(json_t *statuses)
+/* Restarts of the Running pods of the types whose restart policy counts for the backoff limit. */
+static int64_t backoff_restarts(ctx *c)
 {
-	int64_t sum = 0;
-	size_t i;
-	json_t *st;
-	json_array_foreach(statuses, i, st) {
-		int64_t n = 0;
-		tfjob__int(&n, st, "restartCount");
-		sum += n;
+	uint64_t restarts = 0; /* wraps like the sum of int64 restart counts it stands for */
+	for (size_t t = 0; t < c->ntypes; t++) {
+		if (!counts_for_backoff(c->types[t].policy))
+			continue;
+		const sum_list *pods = &c->types[t].pods;
+		for (size_t i = 0; i < pods->n; i++)
+			if (pods->items[i]->phase_kind == TFJOB__PHASE_RUNNING)
+				restarts += (uint64_t)pods->items[i]->restarts;
 	}
-	return sum;
+	return (int64_t)restarts;
 }
 
 /* The limits of step 5; *message is set (owned) when the job has to fail. */
@@ -580,11 +533,9 @@ static int check_limits(ctx *c, char **message)
 	int64_t limit = 0;
 	if (tfjob_job_backoff_limit(&limit, c->job) == 0) {
 		int64_t active = 0, failed = 0, total = 0, prev_failed = 0;
-		size_t i;
-		json_t *pod;
-		json_array_foreach(c->pods, i, pod) {
-			active += active_pod(pod);
-			failed += phase_is(pod, "Failed");
+		for (size_t i = 0; i < c->pods.n; i++) {
+			active += active_pod(c->pods.items[i]);
+			failed += c->pods.items[i]->phase_kind == TFJOB__PHASE_FAILED;
 		}
 		for (size_t t = 0; t < c->ntypes; t++)
 			total += c->types[t].replicas;
@@ -595,19 +546,7 @@ static int check_limits(ctx *c, char **message)
 			prev_failed += get_count(v, "failed");
 		bool exceeds = failed > prev_failed && active != total && c->requeues + 1 > limit;
 
-		int64_t restarts = 0;
-		for (size_t t = 0; t < c->ntypes; t++) {
-			if (!counts_for_backoff(c->types[t].policy))
-				continue;
-			json_array_foreach(c->pods, i, pod) {
-				const char *rt = tfjob__str(labels_of(pod), LABEL_REPLICA_TYPE);
-				if (!rt || strcmp(rt, c->types[t].lower) || !phase_is(pod, "Running"))
-					continue;
-				json_t *st = tfjob__obj(pod, "status");
-				restarts += restart_counts(tfjob__arr(st, "initContainerStatuses"));
-				restarts += restart_counts(tfjob__arr(st, "containerStatuses"));
-			}
-		}
+		int64_t restarts = backoff_restarts(c);
 		bool past = limit == 0 ? restarts > 0 : restarts >= limit;
 		if (exceeds || past) {
 			*message = tfjob__strdup_printf("Job %s has failed because it has reached the specified backoff limit",
@@ -745,15 +684,15 @@ static int create_child(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kin
 	return add_object_action(c, TFJOB_ACTION_CREATE, kind, name_of(obj), obj);
 }
 
-static int handle_failed_pod(ctx *c, rtype_state *rt, json_t *pod, int64_t code)
+static int handle_failed_pod(ctx *c, rtype_state *rt, const tfjob__summary *pod, int64_t code)
 {
 	const char *pol = rt->policy ? rt->policy : "";
 	bool exitcode = !strcmp(pol, "ExitCode");
 	bool retryable = tfjob_exit_code_classify((int)code, c->compat) == TFJOB_EXIT_RETRYABLE;
 	if ((exitcode && retryable) || !strcmp(pol, "OnFailure") || !strcmp(pol, "Always")) {
 		int rc = 0;
-		if (!deleting(pod) && name_of(pod))
-			rc = add_object_action(c, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, name_of(pod), NULL);
+		if (!pod->deleting && pod->name)
+			rc = add_object_action(c, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, pod->name, NULL);
 		char *msg = tfjob__strdup_printf("job %s is restarting because %s replica(s) failed.", c->name, rt->key);
 		if (!msg)
 			return tfjob__oom(c->err);
@@ -790,31 +729,37 @@ static int handle_failed_pod(ctx *c, rtype_state *rt, json_t *pod, int64_t code)
 	return 0; /* Never: counted as failed below */
 }
 
-static int handle_pod(ctx *c, rtype_state *rt, int64_t index, json_t *pod)
+static int handle_pod(ctx *c, rtype_state *rt, int64_t index, const tfjob__summary *pod)
 {
 	int rc = 0;
-	if (index >= rt->replicas && !deleting(pod) && name_of(pod))
-		rc = add_object_action(c, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, name_of(pod), NULL);
-	bool found;
-	int64_t code = exit_code_of(pod, &found);
-	if (!rc && found)
+	if (index >= rt->replicas && !pod->deleting && pod->name)
+		rc = add_object_action(c, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, pod->name, NULL);
+	int64_t code = pod->exit_code;
+	if (!rc && pod->exit_found)
 		rc = add_eventf(c, TFJOB_EVENT_NORMAL, "ExitedWithCode", "Pod: %s.%s exited with code %" PRId64, c->ns,
-		                name_of(pod) ? name_of(pod) : "", code);
-	if (!rc && !strcmp(rt->key, TFJOB__TYPE_WORKER) && index == 0 && code == 0 && phase_is(pod, "Succeeded"))
+		                pod->name ? pod->name : "", code);
+	if (!rc && !strcmp(rt->key, TFJOB__TYPE_WORKER) && index == 0 && code == 0 &&
+	    pod->phase_kind == TFJOB__PHASE_SUCCEEDED)
 		c->worker0_completed = true;
-	if (!rc && phase_is(pod, "Failed"))
+	if (!rc && pod->phase_kind == TFJOB__PHASE_FAILED)
 		rc = handle_failed_pod(c, rt, pod, code);
 	if (rc)
 		return rc;
-	if (phase_is(pod, "Running")) {
-		if (deleting(pod))
+	switch (pod->phase_kind) {
+	case TFJOB__PHASE_RUNNING:
+		if (pod->deleting)
 			rt->failed++;
 		else
 			rt->active++;
-	} else if (phase_is(pod, "Succeeded")) {
+		break;
+	case TFJOB__PHASE_SUCCEEDED:
 		rt->succeeded++;
-	} else if (phase_is(pod, "Failed")) {
+		break;
+	case TFJOB__PHASE_FAILED:
 		rt->failed++;
+		break;
+	default:
+		break;
 	}
 	return 0;
 }
@@ -824,7 +769,7 @@ static int reconcile_children(ctx *c, rtype_state *rt, tfjob_object_kind kind)
 {
 	entry *list = NULL;
 	size_t n = 0;
-	int rc = collect(c, &list, &n, kind == TFJOB_OBJECT_POD ? c->pods : c->services, rt->lower, kind);
+	int rc = collect(c, &list, &n, kind == TFJOB_OBJECT_POD ? &rt->pods : &rt->services, kind);
 	if (rc)
 		return rc;
 	int64_t upper = rt->replicas;
@@ -859,9 +804,9 @@ static int reconcile_children(ctx *c, rtype_state *rt, tfjob_object_kind kind)
 		} else if (k == 0) {
 			rc = create_child(c, rt, next, kind);
 		} else if (kind == TFJOB_OBJECT_POD) {
-			rc = handle_pod(c, rt, next, list[j].obj);
-		} else if (next >= rt->replicas && !deleting(list[j].obj) && name_of(list[j].obj)) {
-			rc = add_object_action(c, TFJOB_ACTION_DELETE, TFJOB_OBJECT_SERVICE, name_of(list[j].obj), NULL);
+			rc = handle_pod(c, rt, next, list[j].sum);
+		} else if (next >= rt->replicas && !list[j].sum->deleting && list[j].sum->name) {
+			rc = add_object_action(c, TFJOB_ACTION_DELETE, TFJOB_OBJECT_SERVICE, list[j].sum->name, NULL);
 		}
 		j += k;
 		idx = next + 1;
@@ -1072,9 +1017,9 @@ static int update_status(ctx *c)
 
 static int step_normal(ctx *c)
 {
-	int rc = warn_unlabelled(c, c->pods, TFJOB_OBJECT_POD);
+	int rc = warn_unlabelled(c, &c->pods, TFJOB_OBJECT_POD);
 	if (!rc)
-		rc = warn_unlabelled(c, c->services, TFJOB_OBJECT_SERVICE);
+		rc = warn_unlabelled(c, &c->services, TFJOB_OBJECT_SERVICE);
 	for (size_t t = 0; t < c->ntypes && !rc; t++) {
 		rtype_state *rt = &c->types[t];
 		rc = reconcile_children(c, rt, TFJOB_OBJECT_POD);
@@ -1104,14 +1049,83 @@ static int step_validation(ctx *c, const char *detail)
 
 /* ---- setup ---- */
 
-/* Objects labelled as another job's children (job-name label of another name) are not ours. */
-static int drop_foreign(ctx *c, json_t *items)
+/* The objects of a list that are ours: those labelled as another job's children (job-name label of another name) are not. */
+static int drop_foreign(ctx *c, sum_list *out, const tfjob_objects *objects)
 {
-	for (size_t i = json_array_size(items); i-- > 0;) {
-		const char *owner = tfjob__str(labels_of(json_array_get(items, i)), "training.kubeflow.org/job-name");
-		if (owner && strcmp(owner, c->name) && json_array_remove(items, i))
-			return tfjob__oom(c->err);
+	size_t n = tfjob__objects_size(objects);
+	out->n = 0;
+	out->items = malloc((n ? n : 1) * sizeof *out->items);
+	if (!out->items)
+		return tfjob__oom(c->err);
+	for (size_t i = 0; i < n; i++) {
+		const tfjob__summary *s = &objects->sums[i];
+		if (!s->job_name || !strcmp(s->job_name, c->name))
+			out->items[out->n++] = s;
 	}
+	return 0;
+}
+
+/* The index of the first type whose label value is `rtype`, or ntypes. */
+static size_t type_of_label(ctx *c, const char *rtype)
+{
+	size_t t = 0;
+	while (t < c->ntypes && (rtype[0] != c->types[t].lower[0] || strcmp(rtype, c->types[t].lower)))
+		t++;
+	return t;
+}
+
+/*
+ * Hand each type its pods (or services) in list order, in one pass over the list: an object
+ * belongs to the first type with its label value; a later type with the same value shares the
+ * first one's list.
+ */
+static void bucket_by_type(ctx *c, const sum_list *objs, const tfjob__summary **storage, size_t *counts,
+                           bool pods)
+{
+	size_t *types = counts + c->ntypes + 1; /* per object: its type (ntypes: none) */
+	for (size_t t = 0; t <= c->ntypes; t++)
+		counts[t] = 0;
+	for (size_t i = 0; i < objs->n; i++) {
+		types[i] = objs->items[i]->rtype ? type_of_label(c, objs->items[i]->rtype) : c->ntypes;
+		counts[types[i]]++;
+	}
+	size_t off = 0;
+	for (size_t t = 0; t < c->ntypes; t++) {
+		sum_list *l = pods ? &c->types[t].pods : &c->types[t].services;
+		l->items = storage + off;
+		l->n = 0;
+		off += counts[t];
+	}
+	for (size_t i = 0; i < objs->n; i++) {
+		if (types[i] == c->ntypes)
+			continue;
+		sum_list *l = pods ? &c->types[types[i]].pods : &c->types[types[i]].services;
+		l->items[l->n++] = objs->items[i];
+	}
+	for (size_t t = 0; t < c->ntypes; t++) {
+		size_t first = type_of_label(c, c->types[t].lower);
+		if (first != t) {
+			if (pods)
+				c->types[t].pods = c->types[first].pods;
+			else
+				c->types[t].services = c->types[first].services;
+		}
+	}
+}
+
+static int bucket_children(ctx *c)
+{
+	size_t n = c->pods.n + c->services.n;
+	size_t most = c->pods.n > c->services.n ? c->pods.n : c->services.n;
+	c->buckets = malloc((n ? n : 1) * sizeof *c->buckets);
+	size_t *scratch = malloc((c->ntypes + 1 + most) * sizeof *scratch);
+	if (!c->buckets || !scratch) {
+		free(scratch);
+		return tfjob__oom(c->err);
+	}
+	bucket_by_type(c, &c->pods, c->buckets, scratch, true);
+	bucket_by_type(c, &c->services, c->buckets + c->pods.n, scratch, false);
+	free(scratch);
 	return 0;
 }
 
@@ -1268,6 +1282,8 @@ static int plan_step(ctx *c, char *defaults_error)
 	}
 
 	rc = setup_types(c);
+	if (!rc)
+		rc = bucket_children(c);
 	if (rc)
 		return rc;
 
@@ -1314,8 +1330,9 @@ static void ctx_free(ctx *c)
 		free(c->perm_failures[i]);
 	free(c->perm_failures);
 	free(c->restart_message);
-	json_decref(c->pods);
-	json_decref(c->services);
+	free(c->pods.items);
+	free(c->services.items);
+	free(c->buckets);
 	tfjob_job_free(c->job);
 }
 
@@ -1331,9 +1348,9 @@ int tfjob_plan_options_init(tfjob_plan_options *opts, unsigned int version)
 	return 0;
 }
 
-/* The step itself; takes the references to the pods and services arrays (its own arrays: they are edited). */
-static int plan_new_items(tfjob_plan **out, const tfjob_job *job, json_t *pods, json_t *services,
-                          const tfjob_plan_options *opts, tfjob_error **err)
+/* The step itself; the lists (NULL = none) are only read. */
+static int plan_new_objects(tfjob_plan **out, const tfjob_job *job, const tfjob_objects *pods,
+                            const tfjob_objects *services, const tfjob_plan_options *opts, tfjob_error **err)
 {
 	int rc = tfjob__check_version(err, opts->version, TFJOB_PLAN_OPTIONS_VERSION, "tfjob_plan_options");
 	if (rc)
@@ -1348,8 +1365,6 @@ static int plan_new_items(tfjob_plan **out, const tfjob_job *job, json_t *pods, 
 
 	ctx c;
 	memset(&c, 0, sizeof c);
-	c.pods = json_incref(pods);
-	c.services = json_incref(services);
 	c.compat = opts->compat;
 	c.documented = opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
 	c.now = opts->now;
@@ -1370,7 +1385,7 @@ static int plan_new_items(tfjob_plan **out, const tfjob_job *job, json_t *pods, 
 	dopts.compat = c.compat;
 	tfjob_error *derr = NULL;
 	char *defaults_error = NULL;
-	rc = tfjob_job_apply_defaults(c.job, &dopts, &derr);
+	rc = tfjob__job_apply_defaults_in_place(c.job, &dopts, &derr); /* c.job is our own clone */
 	if (rc == TFJOB_ESCHEMA) {
 		defaults_error = tfjob__strdup(tfjob_error_message(derr));
 		rc = defaults_error ? 0 : tfjob__oom(err);
@@ -1396,9 +1411,9 @@ static int plan_new_items(tfjob_plan **out, const tfjob_job *job, json_t *pods, 
 		goto out;
 	}
 	c.plan->status = c.status;
-	rc = drop_foreign(&c, c.pods);
+	rc = drop_foreign(&c, &c.pods, pods);
 	if (!rc)
-		rc = drop_foreign(&c, c.services);
+		rc = drop_foreign(&c, &c.services, services);
 	if (!rc)
 		rc = plan_step(&c, defaults_error);
 	if (!rc) {
@@ -1441,22 +1456,16 @@ int tfjob_plan_new(tfjob_plan **out, const tfjob_job *job, const char *pods_json
 	int rc = check_plan_args(out, job, opts, err);
 	if (rc)
 		return rc;
-	json_t *pods = NULL, *services = NULL;
+	tfjob_objects *pods = NULL, *services = NULL;
 	rc = tfjob__objects_load(&pods, pods_json, pods_json ? strlen(pods_json) : 0, 0, "pods", err);
 	if (!rc)
 		rc = tfjob__objects_load(&services, services_json, services_json ? strlen(services_json) : 0, 0, "services",
 		                         err);
 	if (!rc)
-		rc = plan_new_items(out, job, pods, services, opts, err);
-	json_decref(pods);
-	json_decref(services);
+		rc = plan_new_objects(out, job, pods, services, opts, err);
+	tfjob_objects_free(pods);
+	tfjob_objects_free(services);
 	return rc;
-}
-
-/* A new array holding the same items: the step edits its arrays, never the items. */
-static json_t *shallow_copy(const tfjob_objects *objects)
-{
-	return objects ? json_copy(objects->items) : json_array();
 }
 
 int tfjob_plan_new_with_objects(tfjob_plan **out, const tfjob_job *job, const tfjob_objects *pods,
@@ -1465,11 +1474,7 @@ int tfjob_plan_new_with_objects(tfjob_plan **out, const tfjob_job *job, const tf
 	int rc = check_plan_args(out, job, opts, err);
 	if (rc)
 		return rc;
-	json_t *p = shallow_copy(pods), *s = shallow_copy(services);
-	rc = p && s ? plan_new_items(out, job, p, s, opts, err) : tfjob__oom(err);
-	json_decref(p);
-	json_decref(s);
-	return rc;
+	return plan_new_objects(out, job, pods, services, opts, err);
 }
 
 void tfjob_plan_free(tfjob_plan *plan)

@@ -4,6 +4,7 @@
  * FieldValueRequired). Null counts as absent, as the API server prunes nulls of non-nullable fields.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal/fielderr.h"
@@ -190,61 +191,101 @@ static bool type_matches(enum value_type t, const json_t *v)
 	}
 }
 
-static void check_node(tfjob_field_errors *errs, json_t *v, const struct node_schema *schema, const char *path)
+/*
+ * Where a node is, kept as a chain of segments on the stack: the text of a path ("a.b[k][0]") is
+ * only built for the nodes that have an error, not for every node walked.
+ */
+enum seg_kind { SEG_TOP, SEG_FIELD, SEG_KEY, SEG_INDEX };
+
+struct path_seg {
+	const struct path_seg *parent;
+	enum seg_kind kind;
+	const char *name; /* SEG_TOP, SEG_FIELD, SEG_KEY */
+	size_t index;     /* SEG_INDEX */
+};
+
+/* The path as text (the tfjob__path_* spelling), or NULL when out of memory. */
+static char *path_text(const struct path_seg *seg)
+{
+	if (seg->kind == SEG_TOP)
+		return tfjob__strdup(seg->name);
+	char *parent = path_text(seg->parent);
+	char *out = NULL;
+	if (seg->kind == SEG_FIELD)
+		out = tfjob__path_child(parent, seg->name);
+	else if (seg->kind == SEG_KEY)
+		out = tfjob__path_key(parent, seg->name);
+	else
+		out = tfjob__path_index(parent, seg->index);
+	free(parent);
+	return out;
+}
+
+static void type_error(tfjob_field_errors *errs, json_t *v, const struct node_schema *schema,
+                       const struct path_seg *at)
+{
+	char *path = path_text(at);
+	if (!path) {
+		errs->oom = true;
+		return;
+	}
+	char *detail = tfjob__strdup_printf("%s in body must be of type %s: \"%s\"", path, type_word(schema->type),
+	                                    json_type_word(v));
+	tfjob__field_errors_add(errs, TFJOB_FIELD_VALUE_TYPE_INVALID, path, v, detail ? detail : "");
+	free(detail);
+	free(path);
+}
+
+static void error_at(tfjob_field_errors *errs, tfjob_field_error_type type, const struct path_seg *at, json_t *v,
+                     const char *detail)
+{
+	char *path = path_text(at);
+	if (!path)
+		errs->oom = true;
+	tfjob__field_errors_add(errs, type, path, v, detail);
+	free(path);
+}
+
+static void check_node(tfjob_field_errors *errs, json_t *v, const struct node_schema *schema,
+                       const struct path_seg *at)
 {
 	if (json_is_null(v) || schema->type == T_ANY)
 		return;
 	if (!type_matches(schema->type, v)) {
-		char *detail = tfjob__strdup_printf("%s in body must be of type %s: \"%s\"", path, type_word(schema->type),
-		                                    json_type_word(v));
-		tfjob__field_errors_add(errs, TFJOB_FIELD_VALUE_TYPE_INVALID, path, v, detail ? detail : "");
-		free(detail);
+		type_error(errs, v, schema, at);
 		return;
 	}
 	if (schema->type == T_INT32) {
 		json_int_t n = json_integer_value(v);
 		if (n < INT32_MIN || n > INT32_MAX)
-			tfjob__field_errors_add(errs, TFJOB_FIELD_VALUE_INVALID, path, v,
-			                        "must be a 32-bit integer (-2147483648 to 2147483647)");
+			error_at(errs, TFJOB_FIELD_VALUE_INVALID, at, v, "must be a 32-bit integer (-2147483648 to 2147483647)");
 		return;
 	}
 	if (schema->type == T_OBJECT) {
 		for (const struct prop *p = schema->props; p && p->name; p++) {
 			json_t *child = json_object_get(v, p->name);
-			char *child_path = tfjob__path_child(path, p->name);
+			struct path_seg seg = { at, SEG_FIELD, p->name, 0 };
 			if (!child || json_is_null(child)) {
 				if (p->required)
-					tfjob__field_errors_add(errs, TFJOB_FIELD_VALUE_REQUIRED, child_path, NULL, "");
+					error_at(errs, TFJOB_FIELD_VALUE_REQUIRED, &seg, NULL, "");
 			} else {
-				if (child_path)
-					check_node(errs, child, p->schema, child_path);
-				else
-					errs->oom = true;
+				check_node(errs, child, p->schema, &seg);
 			}
-			free(child_path);
 		}
 		if (schema->values) {
 			const char *key;
 			json_t *child;
 			json_object_foreach(v, key, child) {
-				char *child_path = tfjob__path_key(path, key);
-				if (child_path)
-					check_node(errs, child, schema->values, child_path);
-				else
-					errs->oom = true;
-				free(child_path);
+				struct path_seg seg = { at, SEG_KEY, key, 0 };
+				check_node(errs, child, schema->values, &seg);
 			}
 		}
 	} else if (schema->type == T_ARRAY && schema->values) {
 		size_t i;
 		json_t *child;
 		json_array_foreach(v, i, child) {
-			char *child_path = tfjob__path_index(path, i);
-			if (child_path)
-				check_node(errs, child, schema->values, child_path);
-			else
-				errs->oom = true;
-			free(child_path);
+			struct path_seg seg = { at, SEG_INDEX, NULL, i };
+			check_node(errs, child, schema->values, &seg);
 		}
 	}
 }
@@ -259,7 +300,8 @@ void tfjob__schema_check(tfjob_field_errors *errs, json_t *root)
 	/* The root path is empty, so children are "spec", "metadata", ... */
 	for (p = s_tfjob.props; p->name; p++) {
 		json_t *child = json_object_get(root, p->name);
+		struct path_seg top = { NULL, SEG_TOP, p->name, 0 };
 		if (child && !json_is_null(child))
-			check_node(errs, child, p->schema, p->name);
+			check_node(errs, child, p->schema, &top);
 	}
 }

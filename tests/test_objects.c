@@ -3,6 +3,8 @@
  * errors, and that the planner leaves the lists untouched.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +101,82 @@ START_TEST(build_by_adding)
 }
 END_TEST
 
+/* A new string (caller frees). */
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+	va_list ap;
+	va_start(ap, f);
+	int n = vsnprintf(NULL, 0, f, ap);
+	va_end(ap);
+	char *s = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(s);
+	va_start(ap, f);
+	vsnprintf(s, (size_t)n + 1, f, ap);
+	va_end(ap);
+	return s;
+}
+
+/* A pod of job j as JSON: worker `index` (label text), phase, tensorflow exit code (<0: running). */
+static char *worker_pod(const char *index, const char *phase, int code)
+{
+	char state[96];
+	if (code < 0)
+		snprintf(state, sizeof state, "{\"running\":{}}");
+	else
+		snprintf(state, sizeof state, "{\"terminated\":{\"exitCode\":%d}}", code);
+	return fmt("{\"metadata\":{\"name\":\"j-worker-%s\",\"labels\":{\"training.kubeflow.org/job-name\":\"j\","
+	                        "\"training.kubeflow.org/replica-type\":\"worker\",\"training.kubeflow.org/replica-index\":"
+	                        "\"%s\"}},\"status\":{\"phase\":\"%s\",\"containerStatuses\":[{\"name\":\"tensorflow\","
+	                        "\"restartCount\":1,\"state\":%s}]}}",
+	                        index, index, phase, state);
+}
+
+/* Summaries of objects added one by one (past the first growth of the list) plan like the text. */
+START_TEST(added_objects_plan_like_text)
+{
+	tfjob_job *job = tu_parse(job_text);
+	tfjob_objects *objs = NULL;
+	ck_assert_int_eq(tfjob_objects_new(&objs, NULL), 0);
+	char *text = fmt("[");
+	for (int i = 40; i-- > 0;) { /* reverse order: the planner sorts by index */
+		char index[16];
+		snprintf(index, sizeof index, i == 7 ? "x%d" : "%d", i % 30);
+		char *pod = worker_pod(index, i % 5 == 0 ? "Failed" : i % 3 ? "Running" : "Succeeded", i % 4 ? -1 : i);
+		ck_assert_int_eq(tfjob_objects_add_json(objs, pod, NULL), 0);
+		char *more = fmt("%s%s%s", text, i == 39 ? "" : ",", pod);
+		free(text);
+		free(pod);
+		text = more;
+	}
+	char *all = fmt("%s]", text);
+	free(text);
+	ck_assert_uint_eq(tfjob_objects_count(objs), 40);
+	ck_assert_str_eq(tfjob_objects_item_name(objs, 0), "j-worker-9");
+
+	for (int compat = 0; compat < 2; compat++) {
+		tfjob_plan_options po = TFJOB_PLAN_OPTIONS_INIT;
+		po.now = 1767225600;
+		po.compat = compat ? TFJOB_COMPAT_TRAINING_OPERATOR_1_9 : TFJOB_COMPAT_DOCUMENTED;
+		tfjob_plan *from_text = NULL, *from_objects = NULL;
+		ck_assert_int_eq(tfjob_plan_new(&from_text, job, all, NULL, &po, NULL), 0);
+		ck_assert_int_eq(tfjob_plan_new_with_objects(&from_objects, job, objs, NULL, &po, NULL), 0);
+		char *a = plan_json(from_text), *b = plan_json(from_objects);
+		ck_assert_str_eq(a, b);
+		ck_assert_ptr_nonnull(strstr(a, "InvalidReplicaIndex"));
+		ck_assert_ptr_nonnull(strstr(a, "TooManyPods"));
+		ck_assert_ptr_nonnull(strstr(a, "ExitedWithCode"));
+		tfjob_free(a);
+		tfjob_free(b);
+		tfjob_plan_free(from_text);
+		tfjob_plan_free(from_objects);
+	}
+	free(all);
+	tfjob_objects_free(objs);
+	tfjob_job_free(job);
+}
+END_TEST
+
 START_TEST(parse_shapes_and_errors)
 {
 	static const struct {
@@ -144,6 +222,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, same_plan_as_from_text);
 	tcase_add_test(tc, build_by_adding);
+	tcase_add_test(tc, added_objects_plan_like_text);
 	tcase_add_test(tc, parse_shapes_and_errors);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

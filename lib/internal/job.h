@@ -49,6 +49,13 @@ json_t *tfjob__pod_spec(json_t *replica_spec);
 /* Index of the container named "tensorflow" in a containers array, or -1. */
 int tfjob__tensorflow_container_index(json_t *containers);
 
+/*
+ * tfjob_job_apply_defaults() on a job that nobody else sees (opts not NULL): the same checks and
+ * errors, and the job is unchanged when they fail, but the defaults are applied to it directly
+ * instead of to a copy, so running out of memory half-way leaves it half-defaulted.
+ */
+int tfjob__job_apply_defaults_in_place(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err);
+
 /* Dump a value with TFJOB_JSON_* flags into a new string (NULL when out of memory). */
 char *tfjob__dump(const json_t *value, unsigned int flags);
 
