@@ -348,11 +348,12 @@ static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod, json
 	return rc;
 }
 
-static tfjob_objects *wrap_objects(json_t *arr)
+/* The cached children as the planner's input (summarised once here, never parsed). */
+static tfjob_objects *wrap_objects(json_t *arr, const char *what)
 {
-	tfjob_objects *o = calloc(1, sizeof(*o));
-	if (o)
-		o->items = json_incref(arr);
+	tfjob_objects *o = NULL;
+	if (tfjob__objects_wrap(&o, json_incref(arr), what, NULL))
+		return NULL;
 	return o;
 }
 
@@ -399,7 +400,7 @@ static int reconcile_once(rctx *r)
 	tfjob_plan *plan = NULL;
 	char *status_text = NULL;
 	json_t *new_status = NULL;
-	tfjob_objects *po = wrap_objects(pods), *so = wrap_objects(svcs);
+	tfjob_objects *po = wrap_objects(pods, "pods"), *so = wrap_objects(svcs, "services");
 	if (!po || !so) {
 		rc = TFJOB_ENOMEM;
 		goto out;
