@@ -854,16 +854,24 @@ static rtype_state *find_type(ctx *c, const char *key)
 
 static bool has_chief(ctx *c) { return find_type(c, TFJOB__TYPE_CHIEF) || find_type(c, TFJOB__TYPE_MASTER); }
 
+/* A terminal transition: its event, completionTime (when asked), then the condition True. */
+static int record_terminal(ctx *c, tfjob_event_type event_type, const char *reason, const char *cond,
+                           const char *msg, bool set_completion)
+{
+	int rc = add_event(c, event_type, reason, msg);
+	if (!rc && set_completion)
+		rc = set_completion_if_unset(c);
+	if (!rc)
+		rc = cond_set(c, cond, "True", reason, msg);
+	return rc;
+}
+
 static int succeed(ctx *c)
 {
 	char *msg = tfjob__strdup_printf("TFJob %s/%s successfully completed.", c->ns, c->name);
 	if (!msg)
 		return tfjob__oom(c->err);
-	int rc = add_event(c, TFJOB_EVENT_NORMAL, TFJOB__REASON_SUCCEEDED, msg);
-	if (!rc)
-		rc = set_completion_if_unset(c);
-	if (!rc)
-		rc = cond_set(c, TFJOB__COND_SUCCEEDED, "True", TFJOB__REASON_SUCCEEDED, msg);
+	int rc = record_terminal(c, TFJOB_EVENT_NORMAL, TFJOB__REASON_SUCCEEDED, TFJOB__COND_SUCCEEDED, msg, true);
 	free(msg);
 	return rc;
 }
@@ -884,11 +892,7 @@ static int fail_type(ctx *c, rtype_state *rt, bool set_completion)
 	                                 c->name, rt->failed, rt->key);
 	if (!msg)
 		return tfjob__oom(c->err);
-	int rc = add_event(c, TFJOB_EVENT_NORMAL, TFJOB__REASON_FAILED, msg);
-	if (!rc && set_completion)
-		rc = set_completion_if_unset(c);
-	if (!rc)
-		rc = cond_set(c, TFJOB__COND_FAILED, "True", TFJOB__REASON_FAILED, msg);
+	int rc = record_terminal(c, TFJOB_EVENT_NORMAL, TFJOB__REASON_FAILED, TFJOB__COND_FAILED, msg, set_completion);
 	free(msg);
 	return rc;
 }
@@ -989,11 +993,9 @@ static int update_status(ctx *c)
 		rc = succeed(c);
 	if (!rc && !success) {
 		for (size_t i = 0; i < c->nperm && !rc; i++) {
-			rc = add_event(c, TFJOB_EVENT_WARNING, TFJOB__REASON_FAILED, c->perm_failures[i]);
-			if (!rc)
-				rc = set_completion_if_unset(c); /* defect 3 */
-			if (!rc)
-				rc = cond_set(c, TFJOB__COND_FAILED, "True", TFJOB__REASON_FAILED, c->perm_failures[i]);
+			/* completionTime too (defect 3) */
+			rc = record_terminal(c, TFJOB_EVENT_WARNING, TFJOB__REASON_FAILED, TFJOB__COND_FAILED,
+			                     c->perm_failures[i], true);
 		}
 		for (size_t i = 0; i < TFJOB_ARRAY_LEN(all_types) && !rc; i++) {
 			rtype_state *rt = find_type(c, all_types[i]);
@@ -1038,11 +1040,7 @@ static int step_validation(ctx *c, const char *detail)
 	char *msg = tfjob__strdup_printf("TFJob %s/%s failed validation: %s", c->ns, c->name, detail);
 	if (!msg)
 		return tfjob__oom(c->err);
-	int rc = add_event(c, TFJOB_EVENT_WARNING, TFJOB__REASON_FAILED_VALIDATION, msg);
-	if (!rc)
-		rc = set_completion_if_unset(c);
-	if (!rc)
-		rc = cond_set(c, TFJOB__COND_FAILED, "True", TFJOB__REASON_FAILED_VALIDATION, msg);
+	int rc = record_terminal(c, TFJOB_EVENT_WARNING, TFJOB__REASON_FAILED_VALIDATION, TFJOB__COND_FAILED, msg, true);
 	free(msg);
 	return rc;
 }
