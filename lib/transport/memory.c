@@ -58,35 +58,32 @@ static int api_error(tfjob_error **err, int code, int status, const tfjob_resour
 	return code;
 }
 
-static int not_found(tfjob_error **err, const tfjob_resource *res, const char *name)
+/* An API error about one object, worded as the API server words it: PREFIX<resource> "<name>"SUFFIX. */
+static int named_error(tfjob_error **err, int code, int status, const tfjob_resource *res, const char *name,
+                       const char *prefix, const char *suffix)
 {
 	char q[256];
 	qualified(q, sizeof(q), res);
-	char *msg = tfjob__strdup_printf("%s \"%s\" not found", q, name);
-	api_error(err, TFJOB_ENOTFOUND, 404, res, name, msg);
+	char *msg = tfjob__strdup_printf("%s%s \"%s\"%s", prefix, q, name, suffix);
+	api_error(err, code, status, res, name, msg);
 	free(msg);
-	return TFJOB_ENOTFOUND;
+	return code;
+}
+
+static int not_found(tfjob_error **err, const tfjob_resource *res, const char *name)
+{
+	return named_error(err, TFJOB_ENOTFOUND, 404, res, name, "", " not found");
 }
 
 static int already_exists(tfjob_error **err, const tfjob_resource *res, const char *name)
 {
-	char q[256];
-	qualified(q, sizeof(q), res);
-	char *msg = tfjob__strdup_printf("%s \"%s\" already exists", q, name);
-	api_error(err, TFJOB_EEXISTS, 409, res, name, msg);
-	free(msg);
-	return TFJOB_EEXISTS;
+	return named_error(err, TFJOB_EEXISTS, 409, res, name, "", " already exists");
 }
 
 static int conflict_modified(tfjob_error **err, const tfjob_resource *res, const char *name)
 {
-	char q[256];
-	qualified(q, sizeof(q), res);
-	char *msg = tfjob__strdup_printf("Operation cannot be fulfilled on %s \"%s\": the object has been modified; "
-	                                 "please apply your changes to the latest version and try again", q, name);
-	api_error(err, TFJOB_ECONFLICT, 409, res, name, msg);
-	free(msg);
-	return TFJOB_ECONFLICT;
+	return named_error(err, TFJOB_ECONFLICT, 409, res, name, "Operation cannot be fulfilled on ",
+	                   ": the object has been modified; please apply your changes to the latest version and try again");
 }
 
 /* An update whose uid does not match: the storage layer's message. */
