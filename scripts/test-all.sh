@@ -7,13 +7,25 @@ scripts/setup.sh || exit 1
 passed=0
 failed=0
 failures=()
+# Each suite's output also goes to a log, so the end of this script can repeat what failed
+# (CI keeps only the tail of the output).
+LOG_DIR="${TFJOB_SUITE_LOGS:-build-logs}"
+mkdir -p "$LOG_DIR"
+SUITE_PID=
+# Background commands ignore SIGINT in a script: pass Ctrl-C on to the running suite.
+trap '[ -n "$SUITE_PID" ] && kill -TERM "$SUITE_PID" 2>/dev/null; exit 130' INT TERM
 
 # run NAME COMMAND...: one suite; its result counts in the closing line.
 run() {
   local name="$1"; shift
   echo "=== $name"
   local start=$SECONDS
-  if "$@"; then
+  # The suite writes to its log and tail streams it; a process a suite leaves behind holding
+  # the output can't stall this script (tail stops when the suite itself exits).
+  "$@" >"$LOG_DIR/$name.log" 2>&1 &
+  SUITE_PID=$!
+  tail -n +1 -f --pid="$SUITE_PID" "$LOG_DIR/$name.log"
+  if wait "$SUITE_PID"; then
     passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - start)) s)"
   else
     failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - start)) s)"
@@ -25,6 +37,12 @@ for suite in tests/suites/*.sh; do
 done
 
 echo
+for name in "${failures[@]}"; do
+  echo "=== $name failed; its failure lines and the end of its log ($LOG_DIR/$name.log):"
+  grep -E "FAIL|[Ee]rror|panic|Assertion|Sanitizer|timed out" "$LOG_DIR/$name.log" | tail -n 40
+  echo "--- last lines:"
+  tail -n 40 "$LOG_DIR/$name.log"
+done
 if [ "${#failures[@]}" -gt 0 ]; then echo "failed suites: ${failures[*]}"; fi
 echo "suites: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

