@@ -66,10 +66,13 @@ def unregister(obj: Any) -> None:
     _open.discard(obj)
 
 
-def run_elsewhere(fn: Callable[[], None]) -> None:
+def run_elsewhere(fn: Callable[[], Any]) -> threading.Thread:
     """Run fn on a new thread: used when a release would otherwise wait for the current thread
-    (a handle collected on its own callback thread)."""
-    threading.Thread(target=fn, name="tfjob-release", daemon=True).start()
+    (a handle collected on its own callback thread). The caller keeps the thread to join it
+    before releasing what the handle borrows (the backend joins its dependents' releases)."""
+    t = threading.Thread(target=fn, name="tfjob-release", daemon=True)
+    t.start()
+    return t
 
 
 def ms(seconds: Optional[float], default: int = 0) -> int:

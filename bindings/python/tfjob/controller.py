@@ -251,27 +251,29 @@ class Controller:
             _lib.tfjob_controller_stop(self._h)
         self._reraise()
 
+    def _release(self) -> bool:
+        """Free the handle; False when that had to be left to another thread (on a hook's thread)."""
+        h, self._h = self._h, None
+        if not h:
+            return True
+        _runtime.unregister(self)
+        if threading.get_ident() in self._hooks.threads and _runtime.in_callback():
+            # On one of our own worker threads: free from another thread (the C call waits for
+            # the workers); the backend joins that thread before it frees the transport.
+            hooks, backend = self._hooks, self._backend
+            backend._defer(lambda: (_lib.tfjob_controller_free(h), hooks, backend))
+            return False
+        _lib.tfjob_controller_free(h)
+        return True
+
     def close(self) -> None:
         """Stop (when running) and release the controller. Re-raises a hook's exception."""
-        h, self._h = self._h, None
-        if h:
-            _runtime.unregister(self)
-            if threading.get_ident() in self._hooks.threads and _runtime.in_callback():
-                hooks = self._hooks  # collected on a worker thread: release from another one
-                _runtime.run_elsewhere(lambda: (_lib.tfjob_controller_free(h), hooks))
-                return
-            _lib.tfjob_controller_free(h)
-        self._reraise()
+        if self._release():
+            self._reraise()
 
     def __del__(self) -> None:
         try:
-            h, self._h = self._h, None
-            if h:
-                if threading.get_ident() in self._hooks.threads:
-                    hooks = self._hooks
-                    _runtime.run_elsewhere(lambda: (_lib.tfjob_controller_free(h), hooks))
-                else:
-                    _lib.tfjob_controller_free(h)
+            self._release()
         except Exception:
             pass
 

@@ -234,7 +234,7 @@ class Watch:
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Wait until the watch has ended (True) or timeout seconds passed (False). Re-raises a
         handler's exception. Not from the watch's own handlers."""
-        if self._handle and threading.get_ident() == self._state.thread_ident:
+        if self._handle and threading.get_ident() == self._state.thread_ident and _runtime.in_callback():
             raise Error("Watch.wait() called from the watch's own callback", ESTATE)
         ended = self._state.ended.wait(timeout)
         if ended:
@@ -246,11 +246,12 @@ class Watch:
         h, self._handle = self._handle, None
         if h:
             _runtime.unregister(self)
-            if threading.get_ident() == self._state.thread_ident:
+            state = self._state
+            if threading.get_ident() == state.thread_ident and _runtime.in_callback():
                 # Released on its own thread (a handler, or the GC running there): never wait
-                # for ourselves; another thread waits and frees.
+                # for ourselves; another thread waits and frees, and the backend joins it.
                 _lib.tfjob_watch_stop(h)
-                _runtime.run_elsewhere(lambda: _lib.tfjob_watch_free(h))
+                state.backend._defer(lambda: (_lib.tfjob_watch_free(h), state))
                 return
             _lib.tfjob_watch_free(h)
         self._reraise()
@@ -308,6 +309,7 @@ class Backend:
         self._h: Optional[ctypes.c_void_p] = handle
         self._owner = owner  # what the transport borrows from (the local engine)
         self._dependents: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        self._pending: List[threading.Thread] = []  # releases of dependents running elsewhere
         _runtime.register(self)
 
     # ---- lifetime ----
@@ -318,6 +320,10 @@ class Backend:
                 dep.close()
             except Exception:  # their callback errors belong to their owners
                 pass
+        pending, self._pending = self._pending, []
+        for t in pending:
+            if t is not threading.current_thread():
+                t.join()
         h, self._h = self._h, None
         if h:
             _runtime.unregister(self)
@@ -334,6 +340,11 @@ class Backend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _defer(self, fn: Callable[[], Any]) -> None:
+        """Release a dependent on another thread; close() joins it before freeing the transport."""
+        self._pending = [t for t in self._pending if t.is_alive()]
+        self._pending.append(_runtime.run_elsewhere(fn))
 
     @property
     def _handle(self) -> ctypes.c_void_p:
