@@ -572,8 +572,8 @@ func goWatchClosed(code C.int, cerr *C.tfjob_error, h C.uintptr_t) {
 	if code != 0 && st.err == nil {
 		st.err = convertError(code, cerr)
 	}
+	close(st.ended) // before ch: whoever sees ch closed sees Err() set
 	close(st.ch)
-	close(st.ended)
 }
 
 // watchInner owns the C watch; the Backend and the Watch (Close, finalizer) close it. It
