@@ -101,3 +101,38 @@ def test_engine_backend_runs_a_pod(tmp_path):
                               "spec": {"containers": [{"name": "tensorflow", "image": "x"}]}})
     with pytest.raises(tfjob.Error, match="closed"):
         b.get("pods", "p")
+
+
+def test_ctrl_c_stops_the_run_cleanly_and_is_reraised(tmp_path):
+    import os
+    import signal
+    import threading
+
+    started = threading.Event()
+
+    def on_event(pod, type_, reason, message):
+        if reason == "Started":
+            started.set()
+
+    def interrupt_when_started():
+        if started.wait(20):
+            os.kill(os.getpid(), signal.SIGINT)  # as Ctrl-C does: the main thread gets KeyboardInterrupt
+
+    threading.Thread(target=interrupt_when_started, daemon=True).start()
+    start = time.monotonic()
+    with tfjob.LocalEngine(tmp_path / "run", grace_period=1, on_event=on_event) as engine:
+        with pytest.raises(KeyboardInterrupt):
+            engine.run(sh("sleep 30", replicas={"Worker": 2}))
+        assert engine.interrupted == 1 and engine.running_count == 0
+    assert time.monotonic() - start < 20
+    pods = json.loads((tmp_path / "run" / "pods.json").read_text())["items"]
+    assert all(p["status"]["phase"] == "Failed" for p in pods)  # terminated, not left running
+
+
+def test_on_event_exception_is_reraised_after_the_run(tmp_path):
+    def on_event(pod, type_, reason, message):
+        if reason == "Exited":
+            raise ValueError(f"{pod} {message}")
+
+    with pytest.raises(ValueError, match="tiny-worker-0 Container tensorflow exited with code 0"):
+        tfjob.run_local(sh("exit 0", replicas={"Worker": 1}), tmp_path / "run", on_event=on_event)

@@ -224,21 +224,29 @@ class LocalEngine:
         handle = self._handle
         result: Dict[str, Any] = {}
 
+        done = threading.Event()
+
         def target() -> None:
-            out, err = ctypes.c_int(0), ctypes.c_void_p()
-            result["rc"] = _lib.tfjob_local_run(ctypes.byref(out), handle, job.handle, ctypes.byref(opts),
-                                                ctypes.byref(err))
-            result["out"], result["err"] = out.value, err
+            try:
+                out, err = ctypes.c_int(0), ctypes.c_void_p()
+                result["rc"] = _lib.tfjob_local_run(ctypes.byref(out), handle, job.handle, ctypes.byref(opts),
+                                                    ctypes.byref(err))
+                result["out"], result["err"] = out.value, err
+            finally:
+                done.set()
 
         t = threading.Thread(target=target, name="tfjob-local-run", daemon=True)
         t.start()
         interrupted = False
-        while t.is_alive():
+        # Wait on an Event, not Thread.join: a KeyboardInterrupt inside join() can leave the
+        # thread looking finished while it still runs.
+        while not done.is_set():
             try:
-                t.join(0.1)
+                done.wait(0.1)
             except KeyboardInterrupt:
                 interrupted = True
                 _lib.tfjob_local_interrupt(handle)
+        t.join()
         del cb
         self._reraise()
         if result["rc"] != 0:
