@@ -121,7 +121,7 @@ for _name, _res, _args in [
 def owned_string(ptr: c_void_p) -> str:
     """Copy a library-owned char* into a Python str and release it."""
     try:
-        return ctypes.cast(ptr, c_char_p).value.decode("utf-8")
+        return (ctypes.cast(ptr, c_char_p).value or b"").decode("utf-8")
     finally:
         tfjob_free(ptr)
 

@@ -59,8 +59,9 @@ class _Hooks:
         self.lock = threading.Lock()
         self.threads: set = set()
         self.keep: List[Any] = []
-        self.log = self._wrap_logger(log) if isinstance(log, logging.Logger) else log
+        self.log: Optional[LogHook] = self._wrap_logger(log) if isinstance(log, logging.Logger) else log
         self.before, self.after, self.mutate, self.clock = before, after, mutate, clock
+        # Each trampoline below is only installed when its hook is set.
         self.log_cb = _lib.LOG_CB(self._log) if log is not None else _lib.LOG_CB()
         self.before_cb = _lib.BEFORE_RECONCILE_CB(self._before) if before else _lib.BEFORE_RECONCILE_CB()
         self.after_cb = _lib.AFTER_RECONCILE_CB(self._after) if after else _lib.AFTER_RECONCILE_CB()
@@ -85,6 +86,7 @@ class _Hooks:
         self._enter()
         with _runtime.callback_scope():
             try:
+                assert self.log is not None
                 self.log(_LEVEL_NAMES.get(level, "info"), message.decode(), json.loads(fields) if fields else {})
             except BaseException as exc:
                 self._failed(exc)
@@ -93,6 +95,7 @@ class _Hooks:
         self._enter()
         with _runtime.callback_scope():
             try:
+                assert self.before is not None
                 return 1 if self.before(ns.decode(), name.decode()) is False else 0
             except BaseException as exc:
                 self._failed(exc)
@@ -103,6 +106,7 @@ class _Hooks:
         with _runtime.callback_scope():
             try:
                 err = None if result == 0 else Error(_lib.decode(_lib.tfjob_strerror(result)) or "error", result)
+                assert self.after is not None
                 self.after(ns.decode(), name.decode(), err)
             except BaseException as exc:
                 self._failed(exc)
@@ -111,6 +115,7 @@ class _Hooks:
         self._enter()
         with _runtime.callback_scope():
             try:
+                assert self.mutate is not None
                 new = self.mutate(json.loads(pod), json.loads(job))
                 if new is not None:
                     out[0] = _runtime.malloc_string(json.dumps(new).encode())
@@ -123,6 +128,7 @@ class _Hooks:
         self._enter()
         with _runtime.callback_scope():
             try:
+                assert self.clock is not None
                 return int(self.clock())
             except BaseException as exc:
                 self._failed(exc)

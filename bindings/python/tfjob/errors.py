@@ -139,7 +139,7 @@ def _reason(code: int, http_status: int) -> str:
     return _REASONS.get(code, "")
 
 
-def from_handle(code: int, err: ctypes.c_void_p) -> Error:
+def from_handle(code: int, err: Optional[ctypes.c_void_p]) -> Error:
     """Build the exception for a failed call and free the C error object."""
     if not err:
         return Error(_lib.decode(_lib.tfjob_strerror(code)) or "error", code)
@@ -166,6 +166,6 @@ def from_handle(code: int, err: ctypes.c_void_p) -> Error:
         _lib.tfjob_error_free(err)
 
 
-def check(code: int, err: ctypes.c_void_p) -> None:
+def check(code: int, err: Optional[ctypes.c_void_p]) -> None:
     if code != 0:
         raise from_handle(code, err)
