@@ -136,3 +136,25 @@ def test_on_event_exception_is_reraised_after_the_run(tmp_path):
 
     with pytest.raises(ValueError, match="tiny-worker-0 Container tensorflow exited with code 0"):
         tfjob.run_local(sh("exit 0", replicas={"Worker": 1}), tmp_path / "run", on_event=on_event)
+
+
+def test_closing_the_engine_from_another_thread_interrupts_a_run(tmp_path):
+    import threading
+
+    engine = tfjob.LocalEngine(tmp_path / "run", grace_period=0)
+    got = {}
+
+    def run():
+        got["outcome"] = engine.run(sh("sleep 30", replicas={"Worker": 1}))
+
+    t = threading.Thread(target=run)
+    t.start()
+    deadline = time.monotonic() + 10
+    while engine.running_count == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    engine.close()  # interrupts the run and waits for it, then frees
+    t.join(20)
+    assert got["outcome"] == "Interrupted"
+    with pytest.raises(tfjob.Error, match="closed"):
+        engine.poll()

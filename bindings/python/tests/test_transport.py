@@ -234,3 +234,33 @@ def test_kube_backend_configuration_errors(tmp_path):
         with pytest.raises(tfjob.NetworkError) as ne:
             kb.get_tfjob("x")
         assert ne.value.http_status == 0 and "secret-token" not in str(ne.value)
+
+
+def test_close_waits_for_calls_in_flight_on_other_threads():
+    b = tfjob.MemoryBackend()
+    for i in range(20):
+        b.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"}})
+    outcomes = []
+    go = threading.Event()
+
+    def hammer():
+        go.wait()
+        n = 0
+        while True:
+            try:
+                b.items("pods")
+                n += 1
+            except tfjob.Error as e:
+                outcomes.append((n, e.code))
+                return
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for t in threads:
+        t.start()
+    go.set()
+    time.sleep(0.05)
+    b.close()  # must wait for the lists in flight, never free under them
+    for t in threads:
+        t.join(10)
+    assert len(outcomes) == 4 and all(code == -3 for _, code in outcomes)
+    assert all(n > 0 for n, _ in outcomes)

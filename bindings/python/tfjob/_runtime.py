@@ -89,3 +89,70 @@ def _close_all() -> None:
             obj.close()
         except BaseException:  # noqa: BLE001 - best effort at exit
             pass
+
+
+class Guard:
+    """A C handle shared by threads: calls hold it (``with guard.use() as h``) and ``retire()``
+    takes it away, then waits for the calls in flight, so that a handle is never freed under a
+    call running on another thread (ctypes releases the GIL during every C call)."""
+
+    __slots__ = ("_h", "_what", "_cv", "_users")
+
+    def __init__(self, handle: Any, what: str):
+        self._h = handle
+        self._what = what
+        self._cv = threading.Condition(threading.RLock())  # re-entrant: signal handlers
+        self._users: dict = {}  # thread ident -> calls in flight on that thread
+
+    @property
+    def open(self) -> bool:
+        return bool(self._h)
+
+    def use(self) -> "_Use":
+        return _Use(self)
+
+    def retire(self, before_wait: Optional[Callable[[Any], None]] = None) -> Any:
+        """Take the handle away (None when already taken), run before_wait(handle) (to stop
+        what the calls in flight wait for), wait until no call uses it, and return it."""
+        with self._cv:
+            h, self._h = self._h, None
+            if not h:
+                return None
+            if self._users.get(threading.get_ident()):
+                self._h = h
+                from .errors import ESTATE, Error
+                raise Error(f"the {self._what} cannot be closed from inside one of its own calls", ESTATE)
+        if before_wait is not None:
+            before_wait(h)
+        with self._cv:
+            while self._users:
+                self._cv.wait()
+        return h
+
+
+class _Use:
+    __slots__ = ("_g", "_me")
+
+    def __init__(self, guard: Guard):
+        self._g = guard
+
+    def __enter__(self) -> Any:
+        g = self._g
+        with g._cv:
+            if not g._h:
+                from .errors import EINVAL, Error
+                raise Error(f"the {g._what} is closed", EINVAL)
+            self._me = threading.get_ident()
+            g._users[self._me] = g._users.get(self._me, 0) + 1
+            return g._h
+
+    def __exit__(self, *exc: object) -> None:
+        g = self._g
+        with g._cv:
+            n = g._users[self._me] - 1
+            if n:
+                g._users[self._me] = n
+            else:
+                del g._users[self._me]
+                if not g._users:
+                    g._cv.notify_all()

@@ -181,7 +181,7 @@ class Controller:
             raise ValueError(f"unknown gang scheduler {gang_scheduler!r} (volcano or scheduler-plugins)")
         if log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r} (debug, info, warn, error)")
-        self._h: Optional[ctypes.c_void_p] = None
+        self._g = _runtime.Guard(None, "controller")
         self._backend = backend
         self._started = False
         self._hooks = _Hooks(log, before_reconcile, after_reconcile, mutate_pod, clock)
@@ -212,18 +212,13 @@ class Controller:
         opts.clock = self._hooks.clock_cb
         opts.hooks = ctypes.pointer(hooks)
         handle, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_controller_new(ctypes.byref(handle), backend._handle, ctypes.byref(opts), ctypes.byref(err))
+        with backend._g.use() as bh:
+            rc = _lib.tfjob_controller_new(ctypes.byref(handle), bh, ctypes.byref(opts), ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
-        self._h = handle
+        self._g = _runtime.Guard(handle, "controller")
         backend._dependents.add(self)
         _runtime.register(self)
-
-    @property
-    def _handle(self) -> ctypes.c_void_p:
-        if not self._h:
-            raise Error("the controller is closed", EINVAL)
-        return self._h
 
     @property
     def backend(self) -> Backend:
@@ -243,7 +238,8 @@ class Controller:
         """List TFJobs, Pods and Services into the caches, start the watches and workers. Returns
         once started (without leader election, errors of the first lists are raised)."""
         err = ctypes.c_void_p()
-        rc = _lib.tfjob_controller_start(self._handle, ctypes.byref(err))
+        with self._g.use() as h:
+            rc = _lib.tfjob_controller_start(h, ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
         self._started = True
@@ -252,18 +248,29 @@ class Controller:
     def stop(self) -> None:
         """Stop gracefully (in-flight reconciles finish, the Lease is released); blocks until done.
         Idempotent. Re-raises a hook's exception."""
-        if self._h:
+        if self._g.open:
             self._not_from_hook("stop")
-            _lib.tfjob_controller_stop(self._h)
+            try:
+                with self._g.use() as h:
+                    _lib.tfjob_controller_stop(h)
+            except Error:
+                pass  # closed meanwhile: stopped
         self._reraise()
 
     def _release(self) -> bool:
         """Free the handle; False when that had to be left to another thread (on a hook's thread)."""
-        h, self._h = self._h, None
+        on_hook_thread = threading.get_ident() in self._hooks.threads and _runtime.in_callback()
+        if on_hook_thread:
+            if not self._g.open:
+                return True
+            h = self._g.retire()
+        else:
+            # Stop first: it ends the calls in flight that wait on the controller (wait_idle).
+            h = self._g.retire(_lib.tfjob_controller_stop)
         if not h:
             return True
         _runtime.unregister(self)
-        if threading.get_ident() in self._hooks.threads and _runtime.in_callback():
+        if on_hook_thread:
             # On one of our own worker threads: free from another thread (the C call waits for
             # the workers); the backend joins that thread before it frees the transport.
             hooks, backend = self._hooks, self._backend
@@ -296,7 +303,8 @@ class Controller:
         """Wait until nothing is queued or being reconciled and the caches are synced: True, or
         False after timeout seconds (None: no limit). Re-raises a hook's exception."""
         self._not_from_hook("wait_idle")
-        rc = _lib.tfjob_controller_wait_idle(self._handle, -1 if timeout is None else _runtime.ms(timeout))
+        with self._g.use() as h:
+            rc = _lib.tfjob_controller_wait_idle(h, -1 if timeout is None else _runtime.ms(timeout))
         self._reraise()
         if rc not in (0, ETIMEOUT):
             raise from_handle(rc, None)
@@ -306,7 +314,8 @@ class Controller:
         """Wait until the controller stopped working by itself (leadership lost): True, or False
         after timeout seconds."""
         self._not_from_hook("wait_stopped")
-        rc = _lib.tfjob_controller_wait_stopped(self._handle, -1 if timeout is None else _runtime.ms(timeout))
+        with self._g.use() as h:
+            rc = _lib.tfjob_controller_wait_stopped(h, -1 if timeout is None else _runtime.ms(timeout))
         self._reraise()
         return rc == 0
 
@@ -328,24 +337,28 @@ class Controller:
     def enqueue(self, name: str, namespace: Optional[str] = None) -> None:
         """Queue a job for a reconcile now (e.g. after moving a test clock)."""
         ns = self._backend.namespace if namespace is None else namespace
-        rc = _lib.tfjob_controller_enqueue(self._handle, ns.encode(), name.encode())
+        with self._g.use() as h:
+            rc = _lib.tfjob_controller_enqueue(h, ns.encode(), name.encode())
         if rc != 0:
             raise from_handle(rc, None)
 
     # ---- state ----
     @property
     def is_leader(self) -> bool:
-        return bool(_lib.tfjob_controller_is_leader(self._handle))
+        with self._g.use() as h:
+            return bool(_lib.tfjob_controller_is_leader(h))
 
     @property
     def is_ready(self) -> bool:
         """Started and every cache listed (what /readyz reports)."""
-        return bool(_lib.tfjob_controller_is_ready(self._handle))
+        with self._g.use() as h:
+            return bool(_lib.tfjob_controller_is_ready(h))
 
     def metrics(self) -> Metrics:
         m = _lib.ControllerMetrics()
         m.version = 1
-        rc = _lib.tfjob_controller_metrics_get(ctypes.byref(m), self._handle)
+        with self._g.use() as h:
+            rc = _lib.tfjob_controller_metrics_get(ctypes.byref(m), h)
         if rc != 0:
             raise from_handle(rc, None)
         bounds = [_lib.tfjob_controller_latency_bucket_bound(i) for i in range(_lib.LATENCY_BUCKETS)]
@@ -364,11 +377,12 @@ class Controller:
     def metrics_text(self) -> str:
         """The counters in Prometheus text format (what /metrics serves)."""
         out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_controller_metrics_text(ctypes.byref(out), self._handle, ctypes.byref(err))
+        with self._g.use() as h:
+            rc = _lib.tfjob_controller_metrics_text(ctypes.byref(out), h, ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
         return _lib.owned_string(out)
 
     def __repr__(self) -> str:
-        state = "closed" if not self._h else ("running" if self._started else "new")
+        state = "closed" if not self._g.open else ("running" if self._started else "new")
         return f"<tfjob.Controller {state}>"

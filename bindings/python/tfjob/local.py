@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from . import _lib, _runtime
-from .errors import EINVAL, Error, from_handle
+from .errors import ESTATE, Error, from_handle
 from .job import Job, compat_value
 from .transport import Backend, Obj
 
@@ -39,7 +39,8 @@ class LocalBackend(Backend):
 
     def __init__(self, engine: "LocalEngine"):
         handle, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_local_transport_new(ctypes.byref(handle), engine._handle, ctypes.byref(err))
+        with engine._g.use() as eh:
+            rc = _lib.tfjob_local_transport_new(ctypes.byref(handle), eh, ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
         super().__init__(handle, owner=engine)
@@ -62,7 +63,7 @@ class LocalEngine:
     def __init__(self, run_dir: Union[str, "os.PathLike[str]"], *, base_dir: Optional[str] = None,
                  backoff_initial: Optional[float] = None, backoff_max: Optional[float] = None,
                  grace_period: Optional[float] = None, on_event: Optional[LocalEventHook] = None):
-        self._h: Optional[ctypes.c_void_p] = None
+        self._g = _runtime.Guard(None, "local engine")
         self._run_dir = os.fspath(run_dir)
         self._errors: List[BaseException] = []
         self._lock = threading.Lock()
@@ -82,7 +83,7 @@ class LocalEngine:
         rc = _lib.tfjob_local_new(ctypes.byref(handle), ctypes.byref(opts), ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
-        self._h = handle
+        self._g = _runtime.Guard(handle, "local engine")
         _runtime.register(self)
 
     def _event(self, pod: bytes, type_: bytes, reason: bytes, message: bytes, _payload: Any) -> None:
@@ -105,21 +106,18 @@ class LocalEngine:
             raise exc
 
     @property
-    def _handle(self) -> ctypes.c_void_p:
-        if not self._h:
-            raise Error("the local engine is closed", EINVAL)
-        return self._h
-
-    @property
     def run_dir(self) -> str:
         return self._run_dir
 
     # ---- lifetime ----
     def close(self) -> None:
-        """Terminate every process still running, reap them, release the engine (its backends first)."""
+        """Terminate every process still running, reap them, release the engine (its backends
+        first). A run in progress on another thread is interrupted and waited for."""
+        if _runtime.in_callback() and self._g.open:
+            raise Error("the local engine cannot be closed from its own callbacks", ESTATE)
         for b in list(self._backends):
             b.close()
-        h, self._h = self._h, None
+        h = self._g.retire(_lib.tfjob_local_interrupt)
         if h:
             _runtime.unregister(self)
             _lib.tfjob_local_free(h)
@@ -148,7 +146,8 @@ class LocalEngine:
         """Do the engine's work and wait up to timeout seconds (None: no limit) for a Pod to
         change: the number of changes, 0 on timeout or interrupt."""
         err = ctypes.c_void_p()
-        rc = _lib.tfjob_local_poll(self._handle, -1 if timeout is None else _runtime.ms(timeout), ctypes.byref(err))
+        with self._g.use() as h:
+            rc = _lib.tfjob_local_poll(h, -1 if timeout is None else _runtime.ms(timeout), ctypes.byref(err))
         self._reraise()
         if rc < 0:
             raise from_handle(rc, err)
@@ -156,18 +155,23 @@ class LocalEngine:
 
     def interrupt(self) -> None:
         """Interrupt a run (it shuts down cleanly; a second interrupt kills at once). Any thread."""
-        if self._h:
-            _lib.tfjob_local_interrupt(self._h)
+        try:
+            with self._g.use() as h:
+                _lib.tfjob_local_interrupt(h)
+        except Error:
+            pass  # closed: nothing runs
 
     @property
     def interrupted(self) -> int:
         """How many times interrupt() was called."""
-        return int(_lib.tfjob_local_interrupted(self._handle))
+        with self._g.use() as h:
+            return int(_lib.tfjob_local_interrupted(h))
 
     def shutdown(self) -> int:
         """Stop every process as a node shutdown does; the number stopped."""
         err = ctypes.c_void_p()
-        rc = _lib.tfjob_local_shutdown(self._handle, ctypes.byref(err))
+        with self._g.use() as h:
+            rc = _lib.tfjob_local_shutdown(h, ctypes.byref(err))
         self._reraise()
         if rc < 0:
             raise from_handle(rc, err)
@@ -176,14 +180,15 @@ class LocalEngine:
     @property
     def running_count(self) -> int:
         """Processes running now."""
-        return int(_lib.tfjob_local_running_count(self._handle))
+        with self._g.use() as h:
+            return int(_lib.tfjob_local_running_count(h))
 
     def address(self, replica_type: str, index: int, port: int = 2222) -> str:
         """The "127.0.0.1:PORT" this engine gives replica (type, index) in TF_CONFIG (a free port,
         the same for the engine's whole life). Usable as the ``address`` resolver of render()."""
         buf = ctypes.create_string_buffer(64)
-        rc = _lib.tfjob_local_address(buf, len(buf), replica_type.lower().encode(), int(index), int(port),
-                                      self._handle)
+        with self._g.use() as h:
+            rc = _lib.tfjob_local_address(buf, len(buf), replica_type.lower().encode(), int(index), int(port), h)
         if rc != 0:
             raise from_handle(rc, None)
         return buf.value.decode()
@@ -217,36 +222,46 @@ class LocalEngine:
                     on_update(_UPDATES.get(what, str(what)), value)
                 except BaseException as exc:
                     self._failed(exc)
-                    _lib.tfjob_local_interrupt(self._h)
+                    _lib.tfjob_local_interrupt(handle[0])  # on the run's thread: the engine is held
 
+        handle: List[Any] = [None]
         cb = _lib.LOCAL_UPDATE_CB(update) if on_update else _lib.LOCAL_UPDATE_CB()
         opts.on_update = cb
-        handle = self._handle
         result: Dict[str, Any] = {}
-
         done = threading.Event()
+        mine = job.copy()  # the run's thread owns its job, whatever happens to the caller's
 
         def target() -> None:
+            # The run's own thread holds the engine: close() elsewhere interrupts it and waits.
             try:
-                out, err = ctypes.c_int(0), ctypes.c_void_p()
-                result["rc"] = _lib.tfjob_local_run(ctypes.byref(out), handle, job.handle, ctypes.byref(opts),
-                                                    ctypes.byref(err))
-                result["out"], result["err"] = out.value, err
+                with self._g.use() as h:
+                    handle[0] = h
+                    out, err = ctypes.c_int(0), ctypes.c_void_p()
+                    result["rc"] = _lib.tfjob_local_run(ctypes.byref(out), h, mine.handle, ctypes.byref(opts),
+                                                        ctypes.byref(err))
+                    result["out"], result["err"] = out.value, err
+            except BaseException as exc:  # the engine was closed before the run began
+                result["exc"] = exc
             finally:
+                mine.close()
                 done.set()
 
         t = threading.Thread(target=target, name="tfjob-local-run", daemon=True)
         t.start()
         interrupted = False
-        # Wait on an Event, not Thread.join: a KeyboardInterrupt inside join() can leave the
-        # thread looking finished while it still runs.
-        while not done.is_set():
+        # Wait on an Event, not Thread.join (a KeyboardInterrupt inside join() can leave the thread
+        # looking finished while it still runs), with the whole wait inside the try.
+        while True:
             try:
-                done.wait(0.1)
+                while not done.wait(0.1):
+                    pass
+                break
             except KeyboardInterrupt:
                 interrupted = True
-                _lib.tfjob_local_interrupt(handle)
+                self.interrupt()
         t.join()
+        if "exc" in result:
+            raise result["exc"]
         del cb
         self._reraise()
         if result["rc"] != 0:

@@ -186,7 +186,7 @@ class Watch:
                  handler: Optional[WatchHandler], on_closed: Optional[ClosedHandler], *,
                  label_selector: Optional[str], field_selector: Optional[str], resource_version: Optional[str],
                  allow_bookmarks: bool, timeout_seconds: int, reconnect: bool):
-        self._handle: Optional[ctypes.c_void_p] = None
+        self._g = _runtime.Guard(None, "watch")
         self._state = _WatchState(backend, handler, on_closed)
         self._raised = False
         opts = _lib.WatchOptions()
@@ -200,11 +200,12 @@ class Watch:
         opts.on_closed = self._state.closed_cb
         res = _resource(resource)._c()
         handle, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_transport_watch(ctypes.byref(handle), backend._h, ctypes.byref(res), _enc(namespace),
-                                        ctypes.byref(opts), ctypes.byref(err))
+        with backend._g.use() as bh:
+            rc = _lib.tfjob_transport_watch(ctypes.byref(handle), bh, ctypes.byref(res), _enc(namespace),
+                                            ctypes.byref(opts), ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
-        self._handle = handle
+        self._g = _runtime.Guard(handle, "watch")
         backend._dependents.add(self)
         _runtime.register(self)
 
@@ -228,13 +229,16 @@ class Watch:
     # ---- control ----
     def stop(self) -> None:
         """Ask the watch to end; returns at once. Safe from any thread, handlers included."""
-        if self._handle:
-            _lib.tfjob_watch_stop(self._handle)
+        try:
+            with self._g.use() as h:
+                _lib.tfjob_watch_stop(h)
+        except Error:
+            pass  # closed: it has ended
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Wait until the watch has ended (True) or timeout seconds passed (False). Re-raises a
         handler's exception. Not from the watch's own handlers."""
-        if self._handle and threading.get_ident() == self._state.thread_ident and _runtime.in_callback():
+        if self._g.open and threading.get_ident() == self._state.thread_ident and _runtime.in_callback():
             raise Error("Watch.wait() called from the watch's own callback", ESTATE)
         ended = self._state.ended.wait(timeout)
         if ended:
@@ -243,14 +247,13 @@ class Watch:
 
     def close(self) -> None:
         """Stop the watch, wait for it to end and release it; re-raises a handler's exception."""
-        h, self._handle = self._handle, None
+        h = self._g.retire(_lib.tfjob_watch_stop)
         if h:
             _runtime.unregister(self)
             state = self._state
             if threading.get_ident() == state.thread_ident and _runtime.in_callback():
                 # Released on its own thread (a handler, or the GC running there): never wait
                 # for ourselves; another thread waits and frees, and the backend joins it.
-                _lib.tfjob_watch_stop(h)
                 state.backend._defer(lambda: (_lib.tfjob_watch_free(h), state))
                 return
             _lib.tfjob_watch_free(h)
@@ -306,7 +309,7 @@ class Backend:
     _close_order = 3
 
     def __init__(self, handle: ctypes.c_void_p, owner: Any = None):
-        self._h: Optional[ctypes.c_void_p] = handle
+        self._g = _runtime.Guard(handle, "backend")
         self._owner = owner  # what the transport borrows from (the local engine)
         self._dependents: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self._pending: List[threading.Thread] = []  # releases of dependents running elsewhere
@@ -324,7 +327,7 @@ class Backend:
         for t in pending:
             if t is not threading.current_thread():
                 t.join()
-        h, self._h = self._h, None
+        h = self._g.retire()  # waits for calls in flight on other threads
         if h:
             _runtime.unregister(self)
             _lib.tfjob_transport_free(h)
@@ -347,23 +350,19 @@ class Backend:
         self._pending.append(_runtime.run_elsewhere(fn))
 
     @property
-    def _handle(self) -> ctypes.c_void_p:
-        if not self._h:
-            raise Error("the backend is closed", EINVAL)
-        return self._h
-
-    @property
     def namespace(self) -> str:
         """The namespace used when a call passes namespace=None."""
-        return _lib.decode(_lib.tfjob_transport_namespace(self._handle)) or "default"
+        with self._g.use() as h:
+            return _lib.decode(_lib.tfjob_transport_namespace(h)) or "default"
 
     # ---- verbs ----
     def get(self, resource: ResourceLike, name: str, namespace: Optional[str] = None) -> Obj:
         """GET one object. NotFoundError when absent."""
         res = _resource(resource)._c()
         out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_transport_get(ctypes.byref(out), self._handle, ctypes.byref(res), _enc(namespace),
-                                      name.encode(), ctypes.byref(err))
+        with self._g.use() as h:
+            rc = _lib.tfjob_transport_get(ctypes.byref(out), h, ctypes.byref(res), _enc(namespace),
+                                          name.encode(), ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
         return _take(out) or {}
@@ -379,8 +378,9 @@ class Backend:
         opts.label_selector, opts.field_selector, opts.continue_token, opts.resource_version = keep
         opts.limit = int(limit)
         out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_transport_list(ctypes.byref(out), self._handle, ctypes.byref(res), _enc(namespace),
-                                       ctypes.byref(opts), ctypes.byref(err))
+        with self._g.use() as h:
+            rc = _lib.tfjob_transport_list(ctypes.byref(out), h, ctypes.byref(res), _enc(namespace),
+                                           ctypes.byref(opts), ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
         return _take(out) or {}
@@ -401,8 +401,9 @@ class Backend:
     def _write(self, fn: Any, resource: ResourceLike, obj: ObjectInput, namespace: Optional[str]) -> Obj:
         res = _resource(resource)._c()
         out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = fn(ctypes.byref(out), self._handle, ctypes.byref(res), _enc(namespace), _object_text(obj),
-                ctypes.byref(err))
+        with self._g.use() as h:
+            rc = fn(ctypes.byref(out), h, ctypes.byref(res), _enc(namespace), _object_text(obj),
+                    ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
         return _take(out) or {}
@@ -426,8 +427,9 @@ class Backend:
         """PATCH with a JSON merge patch (RFC 7386); subresource "status" patches the status."""
         res = _resource(resource)._c()
         out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_transport_patch(ctypes.byref(out), self._handle, ctypes.byref(res), _enc(namespace),
-                                        name.encode(), _enc(subresource), _object_text(patch), ctypes.byref(err))
+        with self._g.use() as h:
+            rc = _lib.tfjob_transport_patch(ctypes.byref(out), h, ctypes.byref(res), _enc(namespace),
+                                            name.encode(), _enc(subresource), _object_text(patch), ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
         return _take(out) or {}
@@ -448,8 +450,9 @@ class Backend:
         opts.precondition_uid, opts.precondition_resource_version = keep
         opts.grace_period_seconds = -1 if grace_period_seconds is None else int(grace_period_seconds)
         out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_transport_delete(ctypes.byref(out), self._handle, ctypes.byref(res), _enc(namespace),
-                                         name.encode(), ctypes.byref(opts), ctypes.byref(err))
+        with self._g.use() as h:
+            rc = _lib.tfjob_transport_delete(ctypes.byref(out), h, ctypes.byref(res), _enc(namespace),
+                                             name.encode(), ctypes.byref(opts), ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
         return _take(out)
@@ -458,9 +461,10 @@ class Backend:
                      namespace: Optional[str] = None, source_component: Optional[str] = None) -> Obj:
         """Record a core/v1 Event about an object, as client-go's recorder does; type "Normal" or "Warning"."""
         out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_transport_create_event(ctypes.byref(out), self._handle, _enc(namespace),
-                                               _object_text(involved), type.encode(), reason.encode(),
-                                               message.encode(), _enc(source_component), ctypes.byref(err))
+        with self._g.use() as h:
+            rc = _lib.tfjob_transport_create_event(ctypes.byref(out), h, _enc(namespace),
+                                                   _object_text(involved), type.encode(), reason.encode(),
+                                                   message.encode(), _enc(source_component), ctypes.byref(err))
         if rc != 0:
             raise from_handle(rc, err)
         return _take(out) or {}
@@ -506,7 +510,7 @@ class Backend:
                     return ev.object
 
     def __repr__(self) -> str:
-        return f"<tfjob.{type(self).__name__} {'closed' if not self._h else self.namespace}>"
+        return f"<tfjob.{type(self).__name__} {self.namespace if self._g.open else 'closed'}>"
 
 
 class MemoryBackend(Backend):
@@ -548,17 +552,20 @@ class MemoryBackend(Backend):
     @property
     def resource_version(self) -> int:
         """The store's current resourceVersion (0 before the first write)."""
-        return int(_lib.tfjob_memory_resource_version(self._handle))
+        with self._g.use() as h:
+            return int(_lib.tfjob_memory_resource_version(h))
 
     def bookmark(self) -> None:
         """Send a BOOKMARK now to every watch that asked for bookmarks."""
-        rc = _lib.tfjob_memory_bookmark(self._handle)
+        with self._g.use() as h:
+            rc = _lib.tfjob_memory_bookmark(h)
         if rc != 0:
             raise from_handle(rc, None)
 
     def compact(self) -> None:
         """Forget the event history (as etcd compaction does): older resumes get GoneError."""
-        rc = _lib.tfjob_memory_compact(self._handle)
+        with self._g.use() as h:
+            rc = _lib.tfjob_memory_compact(h)
         if rc != 0:
             raise from_handle(rc, None)
 
@@ -619,4 +626,5 @@ class KubeBackend(Backend):
     @property
     def server(self) -> str:
         """The API server URL in use."""
-        return _lib.decode(_lib.tfjob_kube_transport_server(self._handle)) or ""
+        with self._g.use() as h:
+            return _lib.decode(_lib.tfjob_kube_transport_server(h)) or ""
