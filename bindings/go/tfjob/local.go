@@ -148,7 +148,8 @@ func (e *LocalEngine) with(fn func(h *C.tfjob_local) error) error {
 }
 
 // Close closes the engine's backends, terminates every process still running, reaps them and
-// releases the engine. It returns a recovered panic of OnEvent, if any.
+// releases the engine; a Run in progress is interrupted and waited for. Not from the engine's
+// own callbacks. It returns a recovered panic of OnEvent, if any.
 func (e *LocalEngine) Close() error {
 	e.Interrupt() // a run in progress ends (it holds the engine until then)
 	e.mu.Lock()

@@ -308,3 +308,39 @@ func TestKubeBackendConfigErrors(t *testing.T) {
 		t.Fatalf("network: %v", err)
 	}
 }
+
+func TestCloseWaitsForCallsInFlight(t *testing.T) {
+	m, _ := NewMemoryBackend(MemoryOptions{})
+	for i := 0; i < 20; i++ {
+		m.Create(Pods, "", map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p" + strconv.Itoa(i)}})
+	}
+	type outcome struct {
+		calls int
+		err   error
+	}
+	results := make(chan outcome, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			n := 0
+			for {
+				if _, err := m.ListAll(Pods, "", ListOptions{}, 5); err != nil {
+					results <- outcome{n, err}
+					return
+				}
+				n++
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	m.Close() // waits for the lists in flight; never frees under them
+	for g := 0; g < 4; g++ {
+		select {
+		case r := <-results:
+			if !errors.Is(r.err, ErrClosed) || r.calls == 0 {
+				t.Fatalf("goroutine: %d calls, %v", r.calls, r.err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a caller never saw the backend closed")
+		}
+	}
+}
