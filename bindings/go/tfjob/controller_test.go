@@ -182,6 +182,11 @@ func TestControllerHooks(t *testing.T) {
 	m.CreateTFJob("", testJob("m", map[string]int{"Worker": 1}, "", nil))
 	m.CreateTFJob("", testJob("skipped", map[string]int{"Worker": 1}, "", nil))
 	eventually(t, 10*time.Second, "pod", func() bool { return len(children(t, m.Backend, Pods, "m")) == 1 })
+	eventually(t, 10*time.Second, "the skipped job's before hook", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(strings.Join(before, " "), "default/skipped")
+	})
 	if err := c.WaitIdle(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}

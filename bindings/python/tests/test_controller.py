@@ -105,6 +105,7 @@ def test_hooks_log_mutate_before_after(memory, caplog):
             memory.create_tfjob(make_job("m", {"Worker": 1}))
             memory.create_tfjob(make_job("skipped", {"Worker": 1}))
             assert c.run_until(lambda: children(memory, "pods", "m") == ["m-worker-0"], timeout=10)
+            assert c.run_until(lambda: ("default", "skipped") in seen_before, timeout=10)
             assert c.wait_idle(10)
     assert memory.get("pods", "m-worker-0")["metadata"]["labels"]["sidecar"] == "m"
     assert children(memory, "pods", "skipped") == []
@@ -192,3 +193,16 @@ def test_bad_options():
             tfjob.Controller(b, log_level="loud")
         with pytest.raises(ValueError):
             tfjob.Controller(b, compat="v0")
+
+
+def test_hook_errors_survive_the_backend_closing_first():
+    b = tfjob.MemoryBackend()
+
+    def log(level, message, fields):
+        raise HookError(message)
+
+    c = tfjob.Controller(b, log=log).start()
+    b.close()  # closes the controller, keeps its hook error for it
+    with pytest.raises(HookError, match="controller running"):
+        c.close()
+    c.close()  # reported once

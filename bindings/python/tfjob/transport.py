@@ -245,8 +245,7 @@ class Watch:
             self._reraise()
         return ended
 
-    def close(self) -> None:
-        """Stop the watch, wait for it to end and release it; re-raises a handler's exception."""
+    def _release(self) -> None:
         h = self._g.retire(_lib.tfjob_watch_stop)
         if h:
             _runtime.unregister(self)
@@ -257,6 +256,10 @@ class Watch:
                 state.backend._defer(lambda: (_lib.tfjob_watch_free(h), state))
                 return
             _lib.tfjob_watch_free(h)
+
+    def close(self) -> None:
+        """Stop the watch, wait for it to end and release it; re-raises a handler's exception."""
+        self._release()
         self._reraise()
 
     def __del__(self) -> None:
@@ -319,10 +322,7 @@ class Backend:
     def close(self) -> None:
         """Close the watches and controllers made on this backend, then release the transport."""
         for dep in sorted(list(self._dependents), key=lambda o: o._close_order):
-            try:
-                dep.close()
-            except Exception:  # their callback errors belong to their owners
-                pass
+            dep._release()  # their callback errors stay with them: their close() re-raises
         pending, self._pending = self._pending, []
         for t in pending:
             if t is not threading.current_thread():
