@@ -206,3 +206,41 @@ def test_hook_errors_survive_the_backend_closing_first():
     with pytest.raises(HookError, match="controller running"):
         c.close()
     c.close()  # reported once
+
+
+def test_controller_dropped_inside_its_own_hook_is_released_from_another_thread():
+    b = tfjob.MemoryBackend()
+    box = {}
+    dropped = threading.Event()
+
+    def after(ns, name, err):
+        c = box.pop("c", None)
+        if c is not None:
+            ref = weakref.ref(c)
+            del c  # the last reference: __del__ runs here, on a worker thread
+            gc.collect()
+            if ref() is None:
+                dropped.set()
+
+    box["c"] = tfjob.Controller(b, after_reconcile=after).start()
+    b.create_tfjob(make_job("d", {"Worker": 1}))
+    assert dropped.wait(10)
+    b.close()  # joins the release running elsewhere before freeing the transport
+
+
+def test_watch_dropped_inside_its_own_handler():
+    b = tfjob.MemoryBackend()
+    box = {}
+    dropped = threading.Event()
+
+    def handler(ev):
+        w = box.pop("w", None)
+        if w is not None:
+            del w
+            dropped.set()
+
+    box["w"] = b.watch("pods", handler)
+    b.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}})
+    assert dropped.wait(10)
+    b.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q"}})
+    b.close()
