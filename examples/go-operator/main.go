@@ -4,11 +4,16 @@
 // Pods and Services, record Events, write the status, requeue. A fake "kubelet" moves the pods
 // through their phases so the job runs to completion.
 //
-//	go run . [path/to/tfjob.yaml]
+// With -controller the same job is run by the library's own controller (tfjob.Controller) on
+// its in-memory API store, a fake kubelet writing pod status through the store (controller.go);
+// with -kubeconfig FILE that controller reconciles the TFJobs of a real cluster.
+//
+//	go run . [-controller] [-kubeconfig FILE] [path/to/tfjob.yaml]
 package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -137,13 +142,23 @@ func conditions(job map[string]any) string {
 }
 
 func main() {
+	useController := flag.Bool("controller", false, "run the job with the library's controller (tfjob.Controller)")
+	kubeconfig := flag.String("kubeconfig", "", "with -controller: reconcile the TFJobs of this cluster")
+	flag.Parse()
 	text := []byte(defaultJob)
-	if len(os.Args) > 1 {
+	if flag.NArg() > 0 {
 		var err error
-		if text, err = os.ReadFile(os.Args[1]); err != nil {
+		if text, err = os.ReadFile(flag.Arg(0)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
+	}
+	if *useController || *kubeconfig != "" {
+		if err := runController(text, *kubeconfig); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
 	}
 	job, err := tfjob.Parse(text, "tfjob.yaml")
 	if err != nil {

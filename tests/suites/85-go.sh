@@ -18,7 +18,9 @@ go vet ./...
 go test -count=1 -race ./...
 go test -count=1 -run='^$' -fuzz=FuzzParse -fuzztime="${GO_FUZZ_SECONDS:-20}s" ./tfjob
 go test -count=1 -run='^$' -fuzz=FuzzPlan -fuzztime="${GO_FUZZ_SECONDS:-20}s" ./tfjob
-# The example Go operator runs a job to success on its fake cluster.
+# The example Go operator runs a job to success on its fake cluster (its own loop on PlanStep).
 cd ../../examples/go-operator
 go vet .
 go run . | tee /dev/stderr | tail -n 1 | grep -qx 'TFJob succeeded'
+# The same job run by the library's controller (tfjob.Controller) on the in-memory API store.
+go run . -controller | tee /dev/stderr | tail -n 1 | grep -qx 'TFJob succeeded'

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"runtime"
 	"runtime/cgo"
+	"runtime/debug"
 	"unsafe"
 )
 
@@ -44,8 +45,14 @@ type addressState struct {
 }
 
 //export goAddressTrampoline
-func goAddressTrampoline(out *C.char, size C.size_t, ctype *C.char, index C.int64_t, port C.int32_t, h C.uintptr_t) C.int {
+func goAddressTrampoline(out *C.char, size C.size_t, ctype *C.char, index C.int64_t, port C.int32_t, h C.uintptr_t) (rc C.int) {
 	st := cgo.Handle(h).Value().(*addressState)
+	defer func() {
+		if r := recover(); r != nil { // never unwind into C
+			st.err = &PanicError{Callback: "address", Value: r, Stack: debug.Stack()}
+			rc = C.TFJOB_ERROR
+		}
+	}()
 	addr, err := st.fn(C.GoString(ctype), int64(index), int32(port))
 	if err != nil {
 		st.err = err

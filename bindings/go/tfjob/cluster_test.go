@@ -66,6 +66,12 @@ func TestTFConfigAddressCallback(t *testing.T) {
 	}}); !errors.Is(err, boom) {
 		t.Fatalf("callback error lost: %v", err)
 	}
+	// A panicking resolver never unwinds into C: it comes back as a *PanicError.
+	_, err = j.Render(RenderOptions{Address: func(string, int64, int32) (string, error) { panic("resolver broke") }})
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Callback != "address" || pe.Value != "resolver broke" {
+		t.Fatalf("panic: %v", err)
+	}
 }
 
 func TestRenderAndPlan(t *testing.T) {

@@ -15,7 +15,6 @@ package tfjob
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -60,7 +59,21 @@ const (
 	CodeExists          Code = C.TFJOB_EEXISTS
 	CodeConflict        Code = C.TFJOB_ECONFLICT
 	CodeGone            Code = C.TFJOB_EGONE
+	CodeUnauthorized    Code = C.TFJOB_EUNAUTHORIZED
+	CodeForbidden       Code = C.TFJOB_EFORBIDDEN
+	CodeTooManyRequests Code = C.TFJOB_ETOOMANYREQUESTS
+	CodeTimeout         Code = C.TFJOB_ETIMEOUT
+	CodeServer          Code = C.TFJOB_ESERVER
+	CodeNetwork         Code = C.TFJOB_ENETWORK
+	CodeIO              Code = C.TFJOB_EIO
+	CodeState           Code = C.TFJOB_ESTATE
 )
+
+// Name is the code's stable symbolic name ("TFJOB_ENOTFOUND").
+func (c Code) Name() string { return C.GoString(C.tfjob_error_code_name(C.int(c))) }
+
+// String is the code's short description ("not found").
+func (c Code) String() string { return C.GoString(C.tfjob_strerror(C.int(c))) }
 
 // Error is a failure reported by libtfjob.
 type Error struct {
@@ -77,17 +90,40 @@ func (e *Error) Error() string { return "tfjob: " + e.Message }
 
 // Is matches sentinel errors by code.
 func (e *Error) Is(target error) bool {
-	var t *Error
-	return errors.As(target, &t) && t.Code == e.Code
+	return codeOf(target) == e.Code && e.Code != 0
 }
 
-// Sentinel errors for errors.Is.
+// codeOf is the code of an *Error or *APIError target (0 for other errors).
+func codeOf(target error) Code {
+	switch t := target.(type) {
+	case *Error:
+		return t.Code
+	case *APIError:
+		return t.Code
+	}
+	return 0
+}
+
+// Sentinel errors for errors.Is (they match any error of the same code).
 var (
-	ErrParse    = &Error{Code: CodeParse, Message: "syntax error"}
-	ErrLimit    = &Error{Code: CodeLimit, Message: "input limit exceeded"}
-	ErrSchema   = &Error{Code: CodeSchema, Message: "wrong object shape"}
-	ErrNotFound = &Error{Code: CodeNotFound, Message: "not found"}
-	ErrClosed   = &Error{Code: CodeInvalidArgument, Message: "the job is closed"}
+	ErrParse           = &Error{Code: CodeParse, Message: "syntax error"}
+	ErrLimit           = &Error{Code: CodeLimit, Message: "input limit exceeded"}
+	ErrSchema          = &Error{Code: CodeSchema, Message: "wrong object shape"}
+	ErrInvalid         = &Error{Code: CodeInvalid, Message: "invalid object"}
+	ErrInvalidArgument = &Error{Code: CodeInvalidArgument, Message: "invalid argument"}
+	ErrNotFound        = &Error{Code: CodeNotFound, Message: "not found"}
+	ErrAlreadyExists   = &Error{Code: CodeExists, Message: "already exists"}
+	ErrConflict        = &Error{Code: CodeConflict, Message: "conflict"}
+	ErrGone            = &Error{Code: CodeGone, Message: "resource version too old"}
+	ErrUnauthorized    = &Error{Code: CodeUnauthorized, Message: "unauthorized"}
+	ErrForbidden       = &Error{Code: CodeForbidden, Message: "forbidden"}
+	ErrTooManyRequests = &Error{Code: CodeTooManyRequests, Message: "too many requests"}
+	ErrTimeout         = &Error{Code: CodeTimeout, Message: "timeout"}
+	ErrServer          = &Error{Code: CodeServer, Message: "server error"}
+	ErrNetwork         = &Error{Code: CodeNetwork, Message: "network error"}
+	ErrIO              = &Error{Code: CodeIO, Message: "I/O error"}
+	ErrState           = &Error{Code: CodeState, Message: "not valid in the current state"}
+	ErrClosed          = &Error{Code: CodeInvalidArgument, Message: "the handle is closed"}
 )
 
 func goString(s *C.char) string {
@@ -99,10 +135,23 @@ func goString(s *C.char) string {
 
 // takeError converts a C error (and frees it).
 func takeError(code C.int, cerr *C.tfjob_error) error {
+	defer C.tfjob_error_free(cerr)
+	return convertError(code, cerr)
+}
+
+// convertError converts a borrowed C error (not freed): an *APIError for API failures (an
+// HTTP status, or a transport code), else an *Error.
+func convertError(code C.int, cerr *C.tfjob_error) error {
 	if cerr == nil {
+		if isTransportCode(Code(code)) {
+			return newAPIError(Code(code), 0, goString(C.tfjob_strerror(code)), "")
+		}
 		return &Error{Code: Code(code), Message: goString(C.tfjob_strerror(code))}
 	}
-	defer C.tfjob_error_free(cerr)
+	if status := int(C.tfjob_error_http_status(cerr)); status != 0 || isTransportCode(Code(code)) {
+		return newAPIError(Code(code), status, goString(C.tfjob_error_message(cerr)),
+			goString(C.tfjob_error_details_json(cerr)))
+	}
 	return &Error{
 		Code:       Code(code),
 		Message:    goString(C.tfjob_error_message(cerr)),

@@ -8,11 +8,16 @@ from __future__ import annotations
 import ctypes
 
 from . import _lib
-from .errors import (ConflictError, Error, NotFoundError, ParseError, SchemaError, TransportError,
-                     ValidationError)
+from .errors import (AlreadyExistsError, BadRequestError, ConflictError, Error, ForbiddenError, GoneError,
+                     InvalidError, NetworkError, NotFoundError, ParseError, SchemaError, ServerError,
+                     ServerTimeoutError, TooManyRequestsError, TransportError, UnauthorizedError, ValidationError)
 from .job import (COMPAT_DOCUMENTED, COMPAT_TRAINING_OPERATOR_1_9, FieldError, Job, exit_code_retryable)
 from .cluster import pod_group, render, tf_config, tf_config_text
 from .plan import Action, Plan, plan
+from .transport import (EVENTS, NAMESPACES, PODGROUPS, PODS, SERVICES, TFJOBS, Backend, KubeBackend, MemoryBackend,
+                        Resource, Watch, WatchEvent, condition, has_condition)
+from .controller import Controller, Metrics
+from .local import LocalBackend, LocalEngine, LocalResult, check_local, run_local
 
 __version__ = "0.1.0"
 
@@ -35,5 +40,9 @@ __all__ = [
     "COMPAT_DOCUMENTED", "COMPAT_TRAINING_OPERATOR_1_9", "ConflictError", "Error", "FieldError", "Job",
     "NotFoundError", "ParseError", "SchemaError", "TransportError", "ValidationError", "exit_code_retryable",
     "library_version", "__version__", "Action", "Plan", "plan", "pod_group", "render", "tf_config",
-    "tf_config_text",
+    "tf_config_text", "AlreadyExistsError", "BadRequestError", "ForbiddenError", "GoneError", "InvalidError",
+    "NetworkError", "ServerError", "ServerTimeoutError", "TooManyRequestsError", "UnauthorizedError",
+    "Backend", "MemoryBackend", "KubeBackend", "Resource", "Watch", "WatchEvent", "TFJOBS", "PODS", "SERVICES",
+    "EVENTS", "PODGROUPS", "NAMESPACES", "condition", "has_condition", "Controller", "Metrics", "LocalEngine",
+    "LocalBackend", "LocalResult", "check_local", "run_local",
 ]

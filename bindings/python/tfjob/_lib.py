@@ -121,7 +121,7 @@ for _name, _res, _args in [
 def owned_string(ptr: c_void_p) -> str:
     """Copy a library-owned char* into a Python str and release it."""
     try:
-        return ctypes.cast(ptr, c_char_p).value.decode("utf-8")
+        return (ctypes.cast(ptr, c_char_p).value or b"").decode("utf-8")
     finally:
         tfjob_free(ptr)
 
@@ -158,3 +158,184 @@ tfjob_plan_new = _fn("tfjob_plan_new", c_int, P(c_void_p), c_void_p, c_char_p, c
 tfjob_plan_free = _fn("tfjob_plan_free", None, c_void_p)
 tfjob_plan_to_json = _fn("tfjob_plan_to_json", c_int, P(c_void_p), c_void_p, c_uint, ERR)
 tfjob_time_parse = _fn("tfjob_time_parse", c_int, P(c_int64), c_char_p)
+
+
+# ---- error.h (more) ----
+tfjob_error_details_json = _fn("tfjob_error_details_json", c_char_p, c_void_p)
+tfjob_error_code_name = _fn("tfjob_error_code_name", c_char_p, c_int)
+tfjob_global_init = _fn("tfjob_global_init", c_int)
+tfjob_global_cleanup = _fn("tfjob_global_cleanup", None)
+c_double = ctypes.c_double
+c_uint64 = ctypes.c_uint64
+
+
+# ---- transport.h ----
+class Resource(ctypes.Structure):
+    _fields_ = [("group", c_char_p), ("version", c_char_p), ("resource", c_char_p), ("namespaced", c_int)]
+
+
+class ListOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("label_selector", c_char_p), ("field_selector", c_char_p), ("limit", c_int64),
+                ("continue_token", c_char_p), ("resource_version", c_char_p)]
+
+
+class DeleteOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("propagation", c_int), ("precondition_uid", c_char_p),
+                ("precondition_resource_version", c_char_p), ("grace_period_seconds", c_int64)]
+
+
+WATCH_EVENT_CB = ctypes.CFUNCTYPE(c_int, c_int, c_char_p, c_void_p)
+WATCH_CLOSED_CB = ctypes.CFUNCTYPE(None, c_int, c_void_p, c_void_p)
+
+
+class WatchOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("label_selector", c_char_p), ("field_selector", c_char_p),
+                ("resource_version", c_char_p), ("allow_bookmarks", c_int), ("timeout_seconds", c_int64),
+                ("reconnect", c_int), ("on_event", WATCH_EVENT_CB), ("on_closed", WATCH_CLOSED_CB),
+                ("payload", c_void_p)]
+
+
+RES = P(Resource)
+tfjob_resource_lookup = _fn("tfjob_resource_lookup", RES, c_char_p)
+tfjob_list_options_init = _fn("tfjob_list_options_init", c_int, P(ListOptions), c_uint)
+tfjob_delete_options_init = _fn("tfjob_delete_options_init", c_int, P(DeleteOptions), c_uint)
+tfjob_watch_options_init = _fn("tfjob_watch_options_init", c_int, P(WatchOptions), c_uint)
+tfjob_watch_event_name = _fn("tfjob_watch_event_name", c_char_p, c_int)
+tfjob_transport_namespace = _fn("tfjob_transport_namespace", c_char_p, c_void_p)
+tfjob_transport_get = _fn("tfjob_transport_get", c_int, P(c_void_p), c_void_p, RES, c_char_p, c_char_p, ERR)
+tfjob_transport_list = _fn("tfjob_transport_list", c_int, P(c_void_p), c_void_p, RES, c_char_p, P(ListOptions), ERR)
+tfjob_transport_create = _fn("tfjob_transport_create", c_int, P(c_void_p), c_void_p, RES, c_char_p, c_char_p, ERR)
+tfjob_transport_update = _fn("tfjob_transport_update", c_int, P(c_void_p), c_void_p, RES, c_char_p, c_char_p, ERR)
+tfjob_transport_update_status = _fn("tfjob_transport_update_status", c_int, P(c_void_p), c_void_p, RES, c_char_p,
+                                    c_char_p, ERR)
+tfjob_transport_patch = _fn("tfjob_transport_patch", c_int, P(c_void_p), c_void_p, RES, c_char_p, c_char_p, c_char_p,
+                            c_char_p, ERR)
+tfjob_transport_delete = _fn("tfjob_transport_delete", c_int, P(c_void_p), c_void_p, RES, c_char_p, c_char_p,
+                             P(DeleteOptions), ERR)
+tfjob_transport_create_event = _fn("tfjob_transport_create_event", c_int, P(c_void_p), c_void_p, c_char_p, c_char_p,
+                                   c_char_p, c_char_p, c_char_p, c_char_p, ERR)
+tfjob_transport_watch = _fn("tfjob_transport_watch", c_int, P(c_void_p), c_void_p, RES, c_char_p, P(WatchOptions),
+                            ERR)
+tfjob_watch_stop = _fn("tfjob_watch_stop", None, c_void_p)
+tfjob_watch_wait = _fn("tfjob_watch_wait", c_int, c_void_p, c_int64)
+tfjob_watch_free = _fn("tfjob_watch_free", None, c_void_p)
+tfjob_transport_free = _fn("tfjob_transport_free", None, c_void_p)
+
+
+# ---- memory.h ----
+CLOCK_CB = ctypes.CFUNCTYPE(c_int64, c_void_p)
+
+
+class MemoryOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("history_limit", c_size_t), ("bookmark_interval_ms", c_int64),
+                ("clock", CLOCK_CB), ("clock_payload", c_void_p), ("seed", c_uint64),
+                ("default_namespace", c_char_p)]
+
+
+tfjob_memory_options_init = _fn("tfjob_memory_options_init", c_int, P(MemoryOptions), c_uint)
+tfjob_memory_transport_new = _fn("tfjob_memory_transport_new", c_int, P(c_void_p), P(MemoryOptions), ERR)
+tfjob_memory_transport_is = _fn("tfjob_memory_transport_is", c_int, c_void_p)
+tfjob_memory_resource_version = _fn("tfjob_memory_resource_version", c_uint64, c_void_p)
+tfjob_memory_bookmark = _fn("tfjob_memory_bookmark", c_int, c_void_p)
+tfjob_memory_compact = _fn("tfjob_memory_compact", c_int, c_void_p)
+
+
+# ---- kube.h ----
+class KubeOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("source", c_int), ("kubeconfig", c_char_p), ("context", c_char_p),
+                ("namespace_name", c_char_p), ("in_cluster_dir", c_char_p), ("qps", c_double), ("burst", c_int),
+                ("connect_timeout_ms", c_int64), ("request_timeout_ms", c_int64), ("max_retries", c_int),
+                ("retry_base_ms", c_int64), ("user_agent", c_char_p)]
+
+
+tfjob_kube_options_init = _fn("tfjob_kube_options_init", c_int, P(KubeOptions), c_uint)
+tfjob_kube_transport_new = _fn("tfjob_kube_transport_new", c_int, P(c_void_p), P(KubeOptions), ERR)
+tfjob_kube_transport_is = _fn("tfjob_kube_transport_is", c_int, c_void_p)
+tfjob_kube_transport_server = _fn("tfjob_kube_transport_server", c_char_p, c_void_p)
+
+
+# ---- controller.h ----
+LOG_CB = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_char_p, c_void_p)
+BEFORE_RECONCILE_CB = ctypes.CFUNCTYPE(c_int, c_char_p, c_char_p, c_void_p)
+AFTER_RECONCILE_CB = ctypes.CFUNCTYPE(None, c_char_p, c_char_p, c_int, c_void_p)
+# char **out is declared as void* so that the trampoline can store a malloc'd pointer in it.
+POD_MUTATE_CB = ctypes.CFUNCTYPE(c_int, P(c_void_p), c_char_p, c_char_p, c_void_p)
+
+
+class ControllerHooks(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("log", LOG_CB), ("log_level", c_int), ("before_reconcile", BEFORE_RECONCILE_CB),
+                ("after_reconcile", AFTER_RECONCILE_CB), ("mutate_pod", POD_MUTATE_CB), ("payload", c_void_p)]
+
+
+class ControllerOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("namespace_name", c_char_p), ("workers", c_int), ("compat", c_int),
+                ("cluster_domain", c_char_p), ("gang_scheduler", c_int), ("scheduler_name", c_char_p),
+                ("queue_qps", c_double), ("queue_burst", c_int), ("backoff_base_ms", c_int64),
+                ("backoff_max_ms", c_int64), ("expectations_timeout_ms", c_int64), ("leader_election", c_int),
+                ("leader_election_id", c_char_p), ("leader_election_namespace", c_char_p), ("identity", c_char_p),
+                ("lease_duration_ms", c_int64), ("renew_deadline_ms", c_int64), ("retry_period_ms", c_int64),
+                ("no_events", c_int), ("clock", CLOCK_CB), ("clock_payload", c_void_p),
+                ("hooks", P(ControllerHooks))]
+
+
+LATENCY_BUCKETS = 12
+API_VERB_COUNT = 9
+
+
+class ControllerMetrics(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("jobs_created", c_uint64), ("jobs_succeeded", c_uint64),
+                ("jobs_failed", c_uint64), ("jobs_restarted", c_uint64), ("jobs_deleted", c_uint64),
+                ("reconciles", c_uint64), ("reconcile_errors", c_uint64),
+                ("reconcile_latency", c_uint64 * LATENCY_BUCKETS), ("reconcile_latency_sum", c_double),
+                ("queue_depth", c_uint64), ("queue_adds", c_uint64), ("queue_retries", c_uint64),
+                ("api_calls", c_uint64 * API_VERB_COUNT), ("api_errors", c_uint64), ("status_conflicts", c_uint64),
+                ("relists", c_uint64), ("is_leader", c_int), ("leader_transitions", c_uint64)]
+
+
+tfjob_controller_hooks_init = _fn("tfjob_controller_hooks_init", c_int, P(ControllerHooks), c_uint)
+tfjob_controller_options_init = _fn("tfjob_controller_options_init", c_int, P(ControllerOptions), c_uint)
+tfjob_controller_new = _fn("tfjob_controller_new", c_int, P(c_void_p), c_void_p, P(ControllerOptions), ERR)
+tfjob_controller_start = _fn("tfjob_controller_start", c_int, c_void_p, ERR)
+tfjob_controller_stop = _fn("tfjob_controller_stop", None, c_void_p)
+tfjob_controller_free = _fn("tfjob_controller_free", None, c_void_p)
+tfjob_controller_wait_idle = _fn("tfjob_controller_wait_idle", c_int, c_void_p, c_int64)
+tfjob_controller_wait_stopped = _fn("tfjob_controller_wait_stopped", c_int, c_void_p, c_int64)
+tfjob_controller_enqueue = _fn("tfjob_controller_enqueue", c_int, c_void_p, c_char_p, c_char_p)
+tfjob_controller_is_leader = _fn("tfjob_controller_is_leader", c_int, c_void_p)
+tfjob_controller_is_ready = _fn("tfjob_controller_is_ready", c_int, c_void_p)
+tfjob_api_verb_name = _fn("tfjob_api_verb_name", c_char_p, c_int)
+tfjob_controller_latency_bucket_bound = _fn("tfjob_controller_latency_bucket_bound", c_double, c_size_t)
+tfjob_controller_metrics_get = _fn("tfjob_controller_metrics_get", c_int, P(ControllerMetrics), c_void_p)
+tfjob_controller_metrics_text = _fn("tfjob_controller_metrics_text", c_int, P(c_void_p), c_void_p, ERR)
+
+
+# ---- local.h ----
+LOCAL_EVENT_CB = ctypes.CFUNCTYPE(None, c_char_p, c_char_p, c_char_p, c_char_p, c_void_p)
+LOCAL_UPDATE_CB = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_void_p)
+
+
+class LocalOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("run_dir", c_char_p), ("base_dir", c_char_p), ("backoff_initial_ms", c_int64),
+                ("backoff_max_ms", c_int64), ("grace_period_ms", c_int64), ("on_event", LOCAL_EVENT_CB),
+                ("event_payload", c_void_p)]
+
+
+class LocalRunOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("compat", c_int), ("on_update", LOCAL_UPDATE_CB), ("payload", c_void_p)]
+
+
+tfjob_local_options_init = _fn("tfjob_local_options_init", c_int, P(LocalOptions), c_uint)
+tfjob_local_new = _fn("tfjob_local_new", c_int, P(c_void_p), P(LocalOptions), ERR)
+tfjob_local_free = _fn("tfjob_local_free", None, c_void_p)
+tfjob_local_transport_new = _fn("tfjob_local_transport_new", c_int, P(c_void_p), c_void_p, ERR)
+tfjob_local_address = _fn("tfjob_local_address", c_int, c_char_p, c_size_t, c_char_p, c_int64, ctypes.c_int32,
+                          c_void_p)
+tfjob_local_poll = _fn("tfjob_local_poll", c_int, c_void_p, c_int64, ERR)
+tfjob_local_interrupt = _fn("tfjob_local_interrupt", None, c_void_p)
+tfjob_local_interrupted = _fn("tfjob_local_interrupted", c_int, c_void_p)
+tfjob_local_shutdown = _fn("tfjob_local_shutdown", c_int, c_void_p, ERR)
+tfjob_local_running_count = _fn("tfjob_local_running_count", c_size_t, c_void_p)
+tfjob_local_outcome_name = _fn("tfjob_local_outcome_name", c_char_p, c_int)
+tfjob_local_run_options_init = _fn("tfjob_local_run_options_init", c_int, P(LocalRunOptions), c_uint)
+tfjob_local_check = _fn("tfjob_local_check", c_int, c_void_p, ERR)
+tfjob_local_run = _fn("tfjob_local_run", c_int, P(c_int), c_void_p, c_void_p, P(LocalRunOptions), ERR)

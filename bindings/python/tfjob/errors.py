@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Optional
+import json
+from typing import Any, Dict, List, Optional
 
 from . import _lib
 
@@ -46,25 +47,99 @@ class ValidationError(Error):
 
 
 class TransportError(Error):
-    """A failure talking to an API server: ``http_status`` and the server's message."""
+    """A failure talking to an API server (or to the memory/local backends, which answer the same way).
 
-    def __init__(self, message: str, code: int, http_status: int = 0):
+    ``http_status`` is the HTTP status (0 for network failures), ``message`` the API server's own
+    Status.message, ``reason`` its Status.reason ("NotFound", "AlreadyExists", "Conflict", ...; derived
+    from the code and status, as client-go's ``ReasonForError`` falls back to), ``details`` the
+    Status.details as a dict (or None) and ``causes`` its causes (the field errors of a 422)."""
+
+    def __init__(self, message: str, code: int, http_status: int = 0, reason: str = "",
+                 details: Optional[Dict[str, Any]] = None):
         super().__init__(message, code)
         self.http_status = http_status
+        self.reason = reason or _reason(code, http_status)
+        self.details = details
+        self.causes: List[Dict[str, Any]] = list((details or {}).get("causes") or [])
+
+    def __str__(self) -> str:
+        if self.http_status:
+            return f"{self.message} ({self.reason}, HTTP {self.http_status})"
+        return self.message
 
 
 class NotFoundError(TransportError):
-    pass
+    """404 NotFound."""
 
 
 class ConflictError(TransportError):
-    pass
+    """409 Conflict: a stale resourceVersion or a failed precondition (AlreadyExistsError is one too)."""
 
 
-_TRANSPORT = {ENOTFOUND: NotFoundError, EEXISTS: ConflictError, ECONFLICT: ConflictError}
+class AlreadyExistsError(ConflictError):
+    """409 AlreadyExists: the name is taken."""
 
 
-def from_handle(code: int, err: ctypes.c_void_p) -> Error:
+class GoneError(TransportError):
+    """410 Gone/Expired: the resourceVersion is too old; list again."""
+
+
+class UnauthorizedError(TransportError):
+    """401 Unauthorized."""
+
+
+class ForbiddenError(TransportError):
+    """403 Forbidden."""
+
+
+class TooManyRequestsError(TransportError):
+    """429 TooManyRequests."""
+
+
+class ServerTimeoutError(TransportError):
+    """408/504 or a client-side timeout."""
+
+
+class ServerError(TransportError):
+    """Other 5xx."""
+
+
+class NetworkError(TransportError):
+    """Connection, DNS or TLS failure (no HTTP status)."""
+
+
+class InvalidError(TransportError):
+    """422 Invalid: ``causes`` lists the field errors the API server reported."""
+
+
+class BadRequestError(TransportError):
+    """400 BadRequest."""
+
+
+_TRANSPORT = {ENOTFOUND: NotFoundError, EEXISTS: AlreadyExistsError, ECONFLICT: ConflictError, EGONE: GoneError,
+              EUNAUTHORIZED: UnauthorizedError, EFORBIDDEN: ForbiddenError, ETOOMANYREQUESTS: TooManyRequestsError,
+              ETIMEOUT: ServerTimeoutError, ESERVER: ServerError, ENETWORK: NetworkError}
+_HTTP = {EINVALID: InvalidError, EINVAL: BadRequestError}
+_REASONS = {ENOTFOUND: "NotFound", EEXISTS: "AlreadyExists", ECONFLICT: "Conflict", EGONE: "Expired",
+            EUNAUTHORIZED: "Unauthorized", EFORBIDDEN: "Forbidden", ETOOMANYREQUESTS: "TooManyRequests",
+            EINVALID: "Invalid", EINVAL: "BadRequest"}
+_STATUS_REASONS = {408: "Timeout", 500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
+
+
+def _reason(code: int, http_status: int) -> str:
+    """Kubernetes' StatusReason for an error code and HTTP status ("" when there is none)."""
+    if code == ETIMEOUT and http_status == 0:
+        return "Timeout"
+    if http_status in _STATUS_REASONS:
+        return _STATUS_REASONS[http_status]
+    if code == ESERVER:
+        return "InternalError"
+    if http_status == 0 and code not in _TRANSPORT:
+        return ""
+    return _REASONS.get(code, "")
+
+
+def from_handle(code: int, err: Optional[ctypes.c_void_p]) -> Error:
     """Build the exception for a failed call and free the C error object."""
     if not err:
         return Error(_lib.decode(_lib.tfjob_strerror(code)) or "error", code)
@@ -76,14 +151,21 @@ def from_handle(code: int, err: ctypes.c_void_p) -> Error:
                               _lib.tfjob_error_line(err), _lib.tfjob_error_column(err))
         if code == ESCHEMA:
             return SchemaError(message, code, field)
-        if ENOTFOUND >= code >= ENETWORK:
-            cls = _TRANSPORT.get(code, TransportError)
-            return cls(message, code, _lib.tfjob_error_http_status(err))
+        status = _lib.tfjob_error_http_status(err)
+        if code in _TRANSPORT or (status and code in _HTTP) or status:
+            cls = _TRANSPORT.get(code) or _HTTP.get(code) or TransportError
+            details_text = _lib.decode(_lib.tfjob_error_details_json(err))
+            details = json.loads(details_text) if details_text else None
+            return cls(message, code, status, details=details)
+        if code == EINVALID:
+            exc = ValidationError(message, [])
+            exc.field = field
+            return exc
         return Error(message, code, field)
     finally:
         _lib.tfjob_error_free(err)
 
 
-def check(code: int, err: ctypes.c_void_p) -> None:
+def check(code: int, err: Optional[ctypes.c_void_p]) -> None:
     if code != 0:
         raise from_handle(code, err)

@@ -42,7 +42,7 @@ class Job:
     __slots__ = ("_handle", "__weakref__")
 
     def __init__(self, handle: ctypes.c_void_p):
-        self._handle = handle
+        self._handle: Optional[ctypes.c_void_p] = handle
 
     # ---- construction ----
     @classmethod

@@ -1,0 +1,160 @@
+"""The local backend binding: tiny jobs of `sh -c` replicas run to their end as processes."""
+import json
+import time
+
+import pytest
+
+import tfjob
+from conftest import make_job
+
+
+def sh(script, name="tiny", replicas=None, **kw):
+    return make_job(name, replicas or {"Worker": 2}, namespace=None, image="busybox", command=["sh", "-c", script], **kw)
+
+
+def test_run_local_succeeds(tmp_path):
+    updates, events = [], []
+    result = tfjob.run_local(sh('echo "hello from $TFJOB_POD_NAME"; echo "$TF_CONFIG"; exit 0'), tmp_path / "run",
+                             on_update=lambda what, value: updates.append((what, value)),
+                             on_event=lambda *e: events.append(e))
+    assert result.outcome == "Succeeded" and result.succeeded
+    assert tfjob.has_condition(result.job, "Succeeded")
+    assert sorted(p["metadata"]["name"] for p in result.pods) == ["tiny-worker-0", "tiny-worker-1"]
+    assert all(p["status"]["phase"] == "Succeeded" for p in result.pods)
+    log = result.log("worker-1")
+    assert log.startswith("hello from tiny-worker-1\n")
+    tf_config = json.loads(log.splitlines()[1])
+    assert tf_config["task"] == {"type": "worker", "index": 1}
+    assert all(a.startswith("127.0.0.1:") for a in tf_config["cluster"]["worker"])
+    kinds = {w for w, _ in updates}
+    assert kinds == {"status", "pods", "event"}
+    assert any(w == "status" and tfjob.has_condition({"status": v}, "Succeeded") for w, v in updates)
+    assert any(e[0] == "tiny-worker-0" and e[2] == "Exited" for e in events)
+    assert any(e.get("reason") == "TFJobSucceeded" for e in result.events)
+
+
+def test_run_local_failure_and_retry_with_exit_code(tmp_path):
+    failed = tfjob.run_local(sh("exit 3", replicas={"Worker": 1}), tmp_path / "fail")
+    assert failed.outcome == "Failed" and tfjob.has_condition(failed.job, "Failed")
+    # 137 is retryable under ExitCode: the first attempt fails, the second succeeds.
+    script = 'if [ -e "$TFJOB_RUN_DIR/once" ]; then exit 0; fi; touch "$TFJOB_RUN_DIR/once"; exit 137'
+    retried = tfjob.run_local(sh(script, replicas={"Worker": 1}, restart_policy="ExitCode"), tmp_path / "retry")
+    assert retried.outcome == "Succeeded"
+    assert any(e.get("reason") == "TFJobRestarting" for e in retried.events)
+
+
+def test_run_local_from_a_manifest_path(tmp_path):
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(json.dumps(sh("exit 0", name="from-file", replicas={"Worker": 1})))
+    result = tfjob.run_local(str(manifest), tmp_path / "run")
+    assert result.succeeded and result.job["metadata"]["name"] == "from-file"
+
+
+def test_check_local_and_invalid_jobs(tmp_path):
+    with tfjob.Job.from_dict(make_job("nocmd", {"Worker": 1})) as job:
+        with pytest.raises(tfjob.Error) as e:
+            tfjob.check_local(job)
+        assert e.value.code == -3 and "command" in e.value.message
+        with pytest.raises(tfjob.Error):
+            tfjob.run_local(job, tmp_path / "a")
+    with pytest.raises(tfjob.ValidationError):
+        tfjob.run_local(sh("exit 0", name="Bad_Name"), tmp_path / "b")
+    with tfjob.Job.from_dict(sh("exit 0")) as ok:
+        tfjob.check_local(ok)
+
+
+def test_on_update_exception_interrupts_the_run_and_is_reraised(tmp_path):
+    class Stop(Exception):
+        pass
+
+    def on_update(what, value):
+        if what == "pods" and any((p.get("status") or {}).get("phase") == "Running" for p in value):
+            raise Stop("enough")
+
+    start = time.monotonic()
+    with tfjob.LocalEngine(tmp_path / "run", grace_period=0) as engine:
+        with pytest.raises(Stop, match="enough"):
+            engine.run(sh("sleep 30", replicas={"Worker": 1}), on_update=on_update)
+        assert engine.interrupted >= 1 and engine.running_count == 0
+    assert time.monotonic() - start < 20
+
+
+def test_engine_backend_runs_a_pod(tmp_path):
+    with tfjob.LocalEngine(tmp_path / "run") as engine:
+        addr = engine.address("Worker", 0)
+        assert addr.startswith("127.0.0.1:") and engine.address("worker", 0) == addr
+        b = engine.backend()
+        b.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                          "spec": {"restartPolicy": "Never",
+                                   "containers": [{"name": "tensorflow", "command": ["sh", "-c", "exit 4"]}]}})
+        deadline = time.monotonic() + 20
+        while b.get("pods", "p")["status"].get("phase") not in ("Succeeded", "Failed"):
+            assert time.monotonic() < deadline
+            engine.poll(0.5)
+        pod = b.get("pods", "p")
+        assert pod["status"]["phase"] == "Failed"
+        assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 4
+        with pytest.raises(tfjob.Error):
+            b.watch("pods")  # the local backend does not watch Pods
+        with pytest.raises(tfjob.Error):
+            b.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q"},
+                              "spec": {"containers": [{"name": "tensorflow", "image": "x"}]}})
+    with pytest.raises(tfjob.Error, match="closed"):
+        b.get("pods", "p")
+
+
+def test_ctrl_c_stops_the_run_cleanly_and_is_reraised(tmp_path):
+    import os
+    import signal
+    import threading
+
+    started = threading.Event()
+
+    def on_event(pod, type_, reason, message):
+        if reason == "Started":
+            started.set()
+
+    def interrupt_when_started():
+        if started.wait(20):
+            os.kill(os.getpid(), signal.SIGINT)  # as Ctrl-C does: the main thread gets KeyboardInterrupt
+
+    threading.Thread(target=interrupt_when_started, daemon=True).start()
+    start = time.monotonic()
+    with tfjob.LocalEngine(tmp_path / "run", grace_period=1, on_event=on_event) as engine:
+        with pytest.raises(KeyboardInterrupt):
+            engine.run(sh("sleep 30", replicas={"Worker": 2}))
+        assert engine.interrupted == 1 and engine.running_count == 0
+    assert time.monotonic() - start < 20
+    pods = json.loads((tmp_path / "run" / "pods.json").read_text())["items"]
+    assert all(p["status"]["phase"] == "Failed" for p in pods)  # terminated, not left running
+
+
+def test_on_event_exception_is_reraised_after_the_run(tmp_path):
+    def on_event(pod, type_, reason, message):
+        if reason == "Exited":
+            raise ValueError(f"{pod} {message}")
+
+    with pytest.raises(ValueError, match="tiny-worker-0 Container tensorflow exited with code 0"):
+        tfjob.run_local(sh("exit 0", replicas={"Worker": 1}), tmp_path / "run", on_event=on_event)
+
+
+def test_closing_the_engine_from_another_thread_interrupts_a_run(tmp_path):
+    import threading
+
+    engine = tfjob.LocalEngine(tmp_path / "run", grace_period=0)
+    got = {}
+
+    def run():
+        got["outcome"] = engine.run(sh("sleep 30", replicas={"Worker": 1}))
+
+    t = threading.Thread(target=run)
+    t.start()
+    deadline = time.monotonic() + 10
+    while engine.running_count == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    engine.close()  # interrupts the run and waits for it, then frees
+    t.join(20)
+    assert got["outcome"] == "Interrupted"
+    with pytest.raises(tfjob.Error, match="closed"):
+        engine.poll()

@@ -1,0 +1,330 @@
+"""The local backend (local.h): a TFJob's replicas as processes on this machine."""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from . import _lib, _runtime
+from .errors import ESTATE, Error, from_handle
+from .job import Job, compat_value
+from .transport import Backend, Obj
+
+_OUTCOMES = {0: "Succeeded", 1: "Failed", 2: "Interrupted"}
+_UPDATES = {0: "status", 1: "pods", 2: "event"}
+
+#: (pod, type, reason, message): what the engine does and notices ("Started", "Exited", "BackOff", ...)
+LocalEventHook = Callable[[str, str, str, str], None]
+#: (what, value): "status" (the job's status dict), "pods" (list of Pods), "event" (an event dict)
+LocalUpdateHook = Callable[[str, Any], None]
+
+JobInput = Union[Job, Obj, str, "os.PathLike[str]"]
+
+
+def check_local(job: Job) -> None:
+    """Raise tfjob.Error (naming the field) unless every replica can run locally: its
+    ``tensorflow`` container has a command, no env valueFrom, no envFrom."""
+    err = ctypes.c_void_p()
+    rc = _lib.tfjob_local_check(job.handle, ctypes.byref(err))
+    if rc != 0:
+        raise from_handle(rc, err)
+
+
+class LocalBackend(Backend):
+    """The transport of a :class:`LocalEngine`: Pods are its processes; TFJobs, Services and
+    Events live in memory. Pod update, patch and watch are not supported (tfjob.Error ESTATE)."""
+
+    def __init__(self, engine: "LocalEngine"):
+        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
+        with engine._g.use() as eh:
+            rc = _lib.tfjob_local_transport_new(ctypes.byref(handle), eh, ctypes.byref(err))
+        if rc != 0:
+            raise from_handle(rc, err)
+        super().__init__(handle, owner=engine)
+        engine._backends.add(self)
+
+
+class LocalEngine:
+    """A tiny kubelet whose Pods are process groups (tfjob_local). ``run(job)`` runs a TFJob to
+    its end with the planner; ``backend()`` gives the engine as a transport for your own loop
+    (then call ``poll()`` from one long-lived thread: processes die with the thread that started
+    them). Release with ``close()`` / ``with`` (every process still running is terminated).
+
+    Times are in seconds: backoff_initial / backoff_max (restart delays of Always/OnFailure),
+    grace_period (None: the Pod's terminationGracePeriodSeconds; 0: SIGKILL at once).
+    on_event(pod, type, reason, message) runs with the engine's lock held: do not call back into
+    the engine from it; its exceptions are re-raised by the engine call that triggered it."""
+
+    _close_order = 2
+
+    def __init__(self, run_dir: Union[str, "os.PathLike[str]"], *, base_dir: Optional[str] = None,
+                 backoff_initial: Optional[float] = None, backoff_max: Optional[float] = None,
+                 grace_period: Optional[float] = None, on_event: Optional[LocalEventHook] = None):
+        self._g = _runtime.Guard(None, "local engine")
+        self._run_dir = os.fspath(run_dir)
+        self._errors: List[BaseException] = []
+        self._lock = threading.Lock()
+        import weakref
+        self._backends: "weakref.WeakSet[LocalBackend]" = weakref.WeakSet()
+        opts = _lib.LocalOptions()
+        _lib.tfjob_local_options_init(ctypes.byref(opts), 1)
+        self._keep = [self._run_dir.encode(), base_dir.encode() if base_dir else None]
+        opts.run_dir, opts.base_dir = self._keep
+        opts.backoff_initial_ms = _runtime.ms(backoff_initial)
+        opts.backoff_max_ms = _runtime.ms(backoff_max)
+        opts.grace_period_ms = -1 if grace_period is None else _runtime.ms(grace_period)
+        self._on_event = on_event
+        self._event_cb = _lib.LOCAL_EVENT_CB(self._event) if on_event else _lib.LOCAL_EVENT_CB()
+        opts.on_event = self._event_cb
+        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
+        rc = _lib.tfjob_local_new(ctypes.byref(handle), ctypes.byref(opts), ctypes.byref(err))
+        if rc != 0:
+            raise from_handle(rc, err)
+        self._g = _runtime.Guard(handle, "local engine")
+        _runtime.register(self)
+
+    def _event(self, pod: bytes, type_: bytes, reason: bytes, message: bytes, _payload: Any) -> None:
+        with _runtime.callback_scope():
+            try:
+                assert self._on_event is not None
+                self._on_event(pod.decode(), type_.decode(), reason.decode(), message.decode())
+            except BaseException as exc:
+                self._failed(exc)
+
+    def _failed(self, exc: BaseException) -> None:
+        with self._lock:
+            self._errors.append(exc)
+
+    def _reraise(self) -> None:
+        with self._lock:
+            exc = self._errors[0] if self._errors else None
+            self._errors.clear()
+        if exc is not None:
+            raise exc
+
+    @property
+    def run_dir(self) -> str:
+        return self._run_dir
+
+    # ---- lifetime ----
+    def close(self) -> None:
+        """Terminate every process still running, reap them, release the engine (its backends
+        first). A run in progress on another thread is interrupted and waited for."""
+        if _runtime.in_callback() and self._g.open:
+            raise Error("the local engine cannot be closed from its own callbacks", ESTATE)
+        for b in list(self._backends):
+            b.close()
+        h = self._g.retire(_lib.tfjob_local_interrupt)
+        if h:
+            _runtime.unregister(self)
+            _lib.tfjob_local_free(h)
+        self._reraise()
+
+    def __del__(self) -> None:
+        try:
+            with self._lock:
+                self._errors.clear()
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> "LocalEngine":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- the engine ----
+    def backend(self) -> LocalBackend:
+        """A transport whose Pods are this engine's processes (closed with the engine)."""
+        return LocalBackend(self)
+
+    def poll(self, timeout: Optional[float] = 0.0) -> int:
+        """Do the engine's work and wait up to timeout seconds (None: no limit) for a Pod to
+        change: the number of changes, 0 on timeout or interrupt."""
+        err = ctypes.c_void_p()
+        with self._g.use() as h:
+            rc = _lib.tfjob_local_poll(h, -1 if timeout is None else _runtime.ms(timeout), ctypes.byref(err))
+        self._reraise()
+        if rc < 0:
+            raise from_handle(rc, err)
+        return rc
+
+    def interrupt(self) -> None:
+        """Interrupt a run (it shuts down cleanly; a second interrupt kills at once). Any thread."""
+        try:
+            with self._g.use() as h:
+                _lib.tfjob_local_interrupt(h)
+        except Error:
+            pass  # closed: nothing runs
+
+    @property
+    def interrupted(self) -> int:
+        """How many times interrupt() was called."""
+        with self._g.use() as h:
+            return int(_lib.tfjob_local_interrupted(h))
+
+    def shutdown(self) -> int:
+        """Stop every process as a node shutdown does; the number stopped."""
+        err = ctypes.c_void_p()
+        with self._g.use() as h:
+            rc = _lib.tfjob_local_shutdown(h, ctypes.byref(err))
+        self._reraise()
+        if rc < 0:
+            raise from_handle(rc, err)
+        return rc
+
+    @property
+    def running_count(self) -> int:
+        """Processes running now."""
+        with self._g.use() as h:
+            return int(_lib.tfjob_local_running_count(h))
+
+    def address(self, replica_type: str, index: int, port: int = 2222) -> str:
+        """The "127.0.0.1:PORT" this engine gives replica (type, index) in TF_CONFIG (a free port,
+        the same for the engine's whole life). Usable as the ``address`` resolver of render()."""
+        buf = ctypes.create_string_buffer(64)
+        with self._g.use() as h:
+            rc = _lib.tfjob_local_address(buf, len(buf), replica_type.lower().encode(), int(index), int(port), h)
+        if rc != 0:
+            raise from_handle(rc, None)
+        return buf.value.decode()
+
+    def run(self, job: JobInput, *, compat: Optional[str] = None,
+            on_update: Optional[LocalUpdateHook] = None) -> str:
+        """Run a job to its end (validated and defaulted first): "Succeeded", "Failed" or
+        "Interrupted". The run goes on a thread of its own so that Ctrl-C reaches Python: on
+        KeyboardInterrupt every replica is stopped cleanly and the KeyboardInterrupt re-raised.
+        An exception in on_update interrupts the run and is re-raised. One run per engine."""
+        owned = not isinstance(job, Job)
+        j = _load_job(job)
+        try:
+            return self._run(j, compat, on_update)
+        finally:
+            if owned:
+                j.close()
+
+    def _run(self, job: Job, compat: Optional[str], on_update: Optional[LocalUpdateHook]) -> str:
+        opts = _lib.LocalRunOptions()
+        _lib.tfjob_local_run_options_init(ctypes.byref(opts), 1)
+        opts.compat = compat_value(compat)
+
+        def update(what: int, text: bytes, _payload: Any) -> None:
+            with _runtime.callback_scope():
+                try:
+                    assert on_update is not None
+                    value = json.loads(text)
+                    if what == 1 and isinstance(value, dict):
+                        value = value.get("items", [])
+                    on_update(_UPDATES.get(what, str(what)), value)
+                except BaseException as exc:
+                    self._failed(exc)
+                    _lib.tfjob_local_interrupt(handle[0])  # on the run's thread: the engine is held
+
+        handle: List[Any] = [None]
+        cb = _lib.LOCAL_UPDATE_CB(update) if on_update else _lib.LOCAL_UPDATE_CB()
+        opts.on_update = cb
+        result: Dict[str, Any] = {}
+        done = threading.Event()
+        mine = job.copy()  # the run's thread owns its job, whatever happens to the caller's
+
+        def target() -> None:
+            # The run's own thread holds the engine: close() elsewhere interrupts it and waits.
+            try:
+                with self._g.use() as h:
+                    handle[0] = h
+                    out, err = ctypes.c_int(0), ctypes.c_void_p()
+                    result["rc"] = _lib.tfjob_local_run(ctypes.byref(out), h, mine.handle, ctypes.byref(opts),
+                                                        ctypes.byref(err))
+                    result["out"], result["err"] = out.value, err
+            except BaseException as exc:  # the engine was closed before the run began
+                result["exc"] = exc
+            finally:
+                mine.close()
+                done.set()
+
+        t = threading.Thread(target=target, name="tfjob-local-run", daemon=True)
+        t.start()
+        interrupted = False
+        # Wait on an Event, not Thread.join (a KeyboardInterrupt inside join() can leave the thread
+        # looking finished while it still runs), with the whole wait inside the try.
+        while True:
+            try:
+                while not done.wait(0.1):
+                    pass
+                break
+            except KeyboardInterrupt:
+                interrupted = True
+                self.interrupt()
+        t.join()
+        if "exc" in result:
+            raise result["exc"]
+        del cb
+        self._reraise()
+        if result["rc"] != 0:
+            raise from_handle(result["rc"], result["err"])
+        if interrupted:
+            raise KeyboardInterrupt
+        return _OUTCOMES.get(result["out"], "Unknown")
+
+
+@dataclass
+class LocalResult:
+    """What a local run left: the outcome ("Succeeded", "Failed", "Interrupted"), the TFJob with
+    its status, the Pods and the events (read back from the run directory)."""
+
+    outcome: str
+    run_dir: str
+    job: Obj = field(default_factory=dict)
+    pods: List[Obj] = field(default_factory=list)
+    events: List[Obj] = field(default_factory=list)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.outcome == "Succeeded"
+
+    def log(self, pod: str) -> str:
+        """The output of a replica ("NAME-worker-0" or "worker-0")."""
+        name = pod if os.path.exists(os.path.join(self.run_dir, pod + ".log")) else \
+            f"{(self.job.get('metadata') or {}).get('name', '')}-{pod}"
+        with open(os.path.join(self.run_dir, name + ".log"), encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+
+def _load_job(job: JobInput) -> Job:
+    if isinstance(job, Job):
+        return job
+    if isinstance(job, dict):
+        return Job.from_dict(job)
+    return Job.load(job)
+
+
+def _read_json(path: str, default: Any) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return default
+
+
+def run_local(job: JobInput, run_dir: Union[str, "os.PathLike[str]"], *, base_dir: Optional[str] = None,
+              compat: Optional[str] = None, on_update: Optional[LocalUpdateHook] = None,
+              on_event: Optional[LocalEventHook] = None, grace_period: Optional[float] = None,
+              backoff_initial: Optional[float] = None, backoff_max: Optional[float] = None) -> LocalResult:
+    """Run a TFJob (a Job, a dict, or the path of a manifest) on this machine, as
+    ``tfjobctl run`` does: each replica's ``tensorflow`` container command as a process, driven by
+    the planner to the end. Relative paths resolve against base_dir (default: the manifest's
+    directory for a path, else the current directory). Returns a :class:`LocalResult`."""
+    if base_dir is None and not isinstance(job, (Job, dict)):
+        base_dir = os.path.dirname(os.path.abspath(os.fspath(job)))
+    with LocalEngine(run_dir, base_dir=base_dir, grace_period=grace_period, backoff_initial=backoff_initial,
+                     backoff_max=backoff_max, on_event=on_event) as engine:
+        outcome = engine.run(job, compat=compat, on_update=on_update)
+    d = os.fspath(run_dir)
+    pods = _read_json(os.path.join(d, "pods.json"), {})
+    return LocalResult(outcome=outcome, run_dir=d, job=_read_json(os.path.join(d, "job.json"), {}),
+                       pods=(pods.get("items") or []) if isinstance(pods, dict) else list(pods),
+                       events=_read_json(os.path.join(d, "events.json"), []))
