@@ -552,7 +552,7 @@ START_TEST(gang_volcano_waits_for_pod_group)
 	set_pod("job16-worker-0", "Succeeded", 0, 0);
 	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job16", "Succeeded", "True"), W));
 	ck_assert(CU_WAIT(!cu_exists(T, NS, "podgroups", "job16"), W));
-	ck_assert_int_eq(cu_events(T, NS, "SuccessfulDeletePodGroup"), 1);
+	ck_assert(CU_WAIT(cu_events(T, NS, "SuccessfulDeletePodGroup") == 1, W)); /* recorded after the delete */
 }
 END_TEST
 

@@ -1,6 +1,6 @@
 /*
  * The controller handle: options, lifecycle (start, graceful stop), worker threads, the manager
- * thread (leader election, relists), logging, metrics.
+ * thread (leader election), the reflector thread (relists, rewatches), logging, metrics.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <math.h>
@@ -195,6 +195,32 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Relists and rewatches, on their own thread so that a slow list (an unreachable API server:
+   the transport's retries) never delays the renewal of the Lease on the manager thread. */
+static void *reflector_main(void *arg)
+{
+	tfjob_controller *c = arg;
+	pthread_mutex_lock(&c->mu);
+	while (!c->reflector_stop) {
+		pthread_mutex_unlock(&c->mu);
+		for (int i = 0; i < INF_COUNT; i++)
+			tfjob__informer_tick(&c->inf[i], tfjob__mono_ms(NULL));
+		pthread_mutex_lock(&c->mu);
+		if (c->reflector_stop)
+			break;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&c->cond, &c->mu, &ts); /* on_closed wakes it at once */
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
 /* List+watch everything and start the workers. */
 static int start_running(tfjob_controller *c, tfjob_error **err)
 {
@@ -218,7 +244,10 @@ static int start_running(tfjob_controller *c, tfjob_error **err)
 			break;
 	pthread_mutex_lock(&c->mu);
 	c->running = 1;
+	c->reflector_stop = 0;
 	pthread_mutex_unlock(&c->mu);
+	if (pthread_create(&c->reflector, NULL, reflector_main, c) == 0)
+		c->reflector_started = 1;
 	tfjob__log(c, TFJOB_LOG_INFO, "controller running", NULL, c->identity, NULL);
 	return 0;
 }
@@ -228,7 +257,12 @@ static void stop_running(tfjob_controller *c)
 	pthread_mutex_lock(&c->mu);
 	int was = c->running;
 	c->running = 0;
+	c->reflector_stop = 1;
+	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->mu);
+	if (c->reflector_started)
+		pthread_join(c->reflector, NULL);
+	c->reflector_started = 0;
 	tfjob__queue_shutdown(c->q); /* stop accepting; in-flight reconciles finish */
 	for (int i = 0; i < c->nworkers; i++)
 		pthread_join(c->workers[i], NULL);
@@ -279,12 +313,6 @@ static void *manager_main(void *arg)
 			next_try = tfjob__mono_ms(NULL) + c->o.retry_period_ms;
 			pthread_mutex_lock(&c->mu);
 			continue;
-		}
-		if (c->running) {
-			pthread_mutex_unlock(&c->mu);
-			for (int i = 0; i < INF_COUNT; i++)
-				tfjob__informer_tick(&c->inf[i], tfjob__mono_ms(NULL));
-			pthread_mutex_lock(&c->mu);
 		}
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);

@@ -2,7 +2,7 @@
  * List+watch of TFJobs, of the Pods and Services carrying the job-name label and (with gang
  * scheduling) of PodGroups, into the controller's stores; observed children lower the
  * expectations; every change queues the job (a PodGroup only when its spec or status changed).
- * Watches do not reconnect inside the transport: when a stream ends, the manager thread
+ * Watches do not reconnect inside the transport: when a stream ends, the reflector thread
  * (tfjob__informer_tick) watches again from the last resourceVersion seen, or lists again after
  * 410 Gone or an error that is not a network one, with backoff, as client-go's reflector does.
  * SPDX-License-Identifier: Apache-2.0

@@ -482,7 +482,7 @@ check("gang: a job in another namespace is not this operator's (KUBEFLOW_NAMESPA
 kubelet("g1-worker-0", "Succeeded", 0, ns="gang")
 wait("gang: Succeeded", lambda: cond("g1", "Succeeded", "gang") == "True")
 wait("gang: PodGroup deleted when the job ends", lambda: api("GET", f"{VPG}/g1")[0] == 404)
-check("gang: SuccessfulDeletePodGroup event", "SuccessfulDeletePodGroup" in events("g1", "gang"))
+wait("gang: SuccessfulDeletePodGroup event", lambda: "SuccessfulDeletePodGroup" in events("g1", "gang"), 10)
 opg.stop()
 # scheduler-plugins: any other --gang-scheduler-name; no waiting for a phase.
 opp = Operator("opp", ["--gang-scheduler-name=my-coscheduler"], kubeconfig=user_kc, env={"KUBEFLOW_NAMESPACE": "gang"})
