@@ -4,7 +4,7 @@ script plays it, writing pod status through /status; nor volcano, so it installs
 and sets their status.phase itself. Run by tests/suites/64-controller-kube.sh with the harness's
 environment (the kube-apiserver is restarted through tests/kube/harness.sh restart commands).
 Prints ok/FAIL lines; exit status 1 when anything failed."""
-import json, os, signal, socket, ssl, subprocess, sys, time, urllib.request, urllib.error
+import atexit, json, os, signal, socket, ssl, subprocess, sys, time, urllib.request, urllib.error
 
 URL = os.environ["KUBE_APISERVER_URL"]
 OP = sys.argv[1]
@@ -124,6 +124,21 @@ def kubelet(pod, phase, code=None, restarts=0, ns=None):
     check(f"set status of pod {pod}", False)
 
 
+RUNNING = []
+
+
+@atexit.register
+def kill_operators():
+    # Whatever happens to this script, no tfjob-operator it started outlives it.
+    for p in RUNNING:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
+
+
 class Operator:
     def __init__(self, name, extra=(), kubeconfig=None, env=None):
         self.log = open(os.path.join(WORK, name + ".log"), "w")
@@ -131,6 +146,7 @@ class Operator:
                 "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
                 "--threadiness", "4", "--kube-api-qps", "200", "--kube-api-burst", "400"] + list(extra)
         self.p = subprocess.Popen(args, stderr=self.log, stdout=self.log, env=dict(os.environ, **(env or {})))
+        RUNNING.append(self.p)
         self.name = name
         self.ports = None
         end = time.time() + 20
@@ -348,6 +364,36 @@ wait("gone: pod", lambda: uid("pods", "gone-worker-0"))
 u1 = uid("pods", "gone-worker-0")
 api("DELETE", f"/api/v1/namespaces/{NS}/pods/gone-worker-0")
 wait("gone: pod recreated (new uid)", lambda: uid("pods", "gone-worker-0") not in (None, u1))
+
+# 8j. Adoption: a pod with the job's labels but no owner (left by a lost operator) is adopted by
+# a merge patch of its ownerReferences (uid precondition), not created again.
+orphan = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "adopt-worker-0", "namespace": NS, "labels": {
+    "training.kubeflow.org/job-name": "adopt", "training.kubeflow.org/operator-name": "tfjob-controller",
+    "training.kubeflow.org/replica-type": "worker", "training.kubeflow.org/replica-index": "0"}},
+    "spec": {"containers": [{"name": "tensorflow", "image": "x"}]}}
+c, _ = api("POST", f"/api/v1/namespaces/{NS}/pods", orphan)
+check(f"adopt: orphan pod created ({c})", c == 201)
+u_orphan = uid("pods", "adopt-worker-0")
+create_job(job("adopt", "Worker:1:Never"))
+wait("adopt: the orphan is owned by the job now", lambda: (api("GET", f"/api/v1/namespaces/{NS}/pods/adopt-worker-0")[1]
+     ["metadata"].get("ownerReferences") or [{}])[0].get("uid") == get_job("adopt")["metadata"]["uid"])
+wait("adopt: and its service created", lambda: len(children("services", "adopt")) == 1)
+check("adopt: the same pod (not created again)", uid("pods", "adopt-worker-0") == u_orphan and
+      "SuccessfulCreatePod" not in events("adopt"))
+
+# 8k. A job being deleted (a finalizer holds it) is left alone: a pod deleted meanwhile is not recreated.
+fj = job("fin", "Worker:1:Never")
+fj["metadata"]["finalizers"] = ["e2e.libtfjob/hold"]
+create_job(fj)
+wait("fin: pod", lambda: uid("pods", "fin-worker-0"))
+api("DELETE", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs/fin")
+wait("fin: deletionTimestamp set", lambda: (get_job("fin") or {}).get("metadata", {}).get("deletionTimestamp"))
+api("DELETE", f"/api/v1/namespaces/{NS}/pods/fin-worker-0")
+time.sleep(2)
+check("fin: a job being deleted is left alone (its deleted pod is not recreated)", uid("pods", "fin-worker-0") is None)
+api("PATCH", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs/fin", {"metadata": {"finalizers": None}},
+    "application/merge-patch+json")
+wait("fin: gone once the finalizer is removed", lambda: get_job("fin") is None)
 
 # 8i. 100 jobs at once all converge, one pod and one service each.
 t0 = time.time()
