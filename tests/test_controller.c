@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tfjob/sys/transport.h>
+
 #include "ctlutil.h"
 #include "testutil.h"
 
@@ -120,7 +122,14 @@ START_TEST(ps_workers_succeed_worker0)
 	tfjob_watch_options wo = TFJOB_WATCH_OPTIONS_INIT;
 	wo.on_event = on_job_event;
 	wo.payload = &log;
-	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+	/* Watch from a resourceVersion: the watch thread may start after the job's first status
+	   write, which a watch without one would fold into its initial ADDED. */
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT, nss = TFJOB_RESOURCE_NAMESPACES_INIT;
+	ck_assert_int_eq(tfjob_transport_create(NULL, T, &nss, NULL, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+	                                        "\"metadata\":{\"name\":\"mark\"}}", NULL), 0);
+	char since[32];
+	snprintf(since, sizeof(since), "%llu", (unsigned long long)tfjob_memory_resource_version(T));
+	wo.resource_version = since;
 	ck_assert_int_eq(tfjob_transport_watch(&w, T, &tfjobs, NS, &wo, NULL), 0);
 
 	C = start_on(T, NULL);
@@ -506,6 +515,8 @@ END_TEST
 
 START_TEST(gang_volcano_waits_for_pod_group)
 {
+	/* Pods wait while the PodGroup is Pending; its phase change arrives through the PodGroup watch
+	   and the pods are created at once (no tfjob_controller_enqueue, no resync: there is none). */
 	static const tfjob_resource pg = TFJOB_RESOURCE_PODGROUPS_INIT;
 	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
 	o.gang_scheduler = TFJOB_GANG_VOLCANO;
@@ -516,17 +527,58 @@ START_TEST(gang_volcano_waits_for_pod_group)
 	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
 	ck_assert_int_eq(cu_count(T, NS, "pods", "job16"), 0); /* phase "" : wait */
 	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, "job16", "status",
+	                                       "{\"status\":{\"phase\":\"Pending\"}}", NULL), 0);
+	cu_sleep_ms(100);
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job16"), 0); /* Pending: still waiting */
+	tfjob_controller_metrics m;
+	metrics(&m);
+	uint64_t reconciles = m.reconciles;
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, "job16", "status",
 	                                       "{\"status\":{\"phase\":\"Inqueue\"}}", NULL), 0);
-	tfjob_controller_enqueue(C, NS, "job16");
+	/* no resync exists, so nothing but the PodGroup's watch event can bring the pods */
 	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job16") == 2, W));
+	ck_assert(CU_WAIT(__extension__({ metrics(&m); m.reconciles > reconciles; }), W));
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_GET], 0); /* the PodGroup comes from its cache */
 	char *text = NULL;
 	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
 	ck_assert_int_eq(tfjob_transport_get(&text, T, &pods, NS, "job16-worker-0", NULL), 0);
 	ck_assert_ptr_nonnull(strstr(text, "volcano"));
 	tfjob_free(text);
+	/* deleted behind our back while the job runs: created again (its DELETED event queues the job) */
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_eq(tfjob_transport_delete(NULL, T, &pg, NS, "job16", NULL, NULL), 0);
+	ck_assert(CU_WAIT(cu_exists(T, NS, "podgroups", "job16"), W));
 	set_pod("job16-worker-0", "Succeeded", 0, 0);
 	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job16", "Succeeded", "True"), W));
 	ck_assert(CU_WAIT(!cu_exists(T, NS, "podgroups", "job16"), W));
+	ck_assert(CU_WAIT(cu_events(T, NS, "SuccessfulDeletePodGroup") == 1, W)); /* recorded after the delete */
+}
+END_TEST
+
+START_TEST(gang_volcano_pod_group_running_before_pods)
+{
+	/* A PodGroup that is already Running when the job is first seen (created by an earlier
+	   incarnation): no create, no waiting. */
+	static const tfjob_resource pg = TFJOB_RESOURCE_PODGROUPS_INIT;
+	ck_assert_int_eq(tfjob_transport_create(NULL, T, &pg, NS,
+	        "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"job30\"},"
+	        "\"spec\":{\"minMember\":1}}", NULL), 0);
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, "job30", "status", "{\"status\":{\"phase\":\"Running\"}}", NULL), 0);
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.gang_scheduler = TFJOB_GANG_VOLCANO;
+	C = start_on(T, &o);
+	create("job30", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job30") == 1, W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	tfjob_controller_metrics m;
+	metrics(&m);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_PATCH], 1); /* its spec brought to the job's */
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_CREATE], 2); /* the pod and the service only */
+	char *text = NULL;
+	ck_assert_int_eq(tfjob_transport_get(&text, T, &pg, NS, "job30", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"queue\":\"default\""));
+	tfjob_free(text);
 }
 END_TEST
 
@@ -841,6 +893,249 @@ START_TEST(gang_scheduler_plugins_and_namespace)
 	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
 	ck_assert_int_eq(cu_count(T, "other00", "pods", "elsewhere"), 0);
 	ck_assert(!cu_cond_is(T, "other00", "elsewhere", "Created", "True"));
+	/* the scheduler-plugins PodGroup is watched too: a spec changed by someone else is put back */
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, "job25", NULL, "{\"spec\":{\"minMember\":7}}", NULL), 0);
+	ck_assert(CU_WAIT(__extension__({ char *t_ = NULL; tfjob_transport_get(&t_, T, &pg, NS, "job25", NULL);
+	                                  int ok_ = t_ && strstr(t_, "\"minMember\":2"); tfjob_free(t_); ok_; }), W));
+}
+END_TEST
+
+/* ---- an API server that goes away: a transport in front of the memory store that fails every
+   call with TFJOB_ENETWORK and breaks every watch while `down` is set ---- */
+
+typedef struct flaky {
+	tfjob_transport *inner;
+	_Atomic int down;
+	_Atomic int watches; /* watch streams started */
+} flaky;
+
+static tfjob_error *net_error(void)
+{
+	return tfjob_transport_error_new(TFJOB_ENETWORK, 0, "connection refused (test)", NULL);
+}
+
+#define FLAKY_GUARD(f, err) do { if ((f)->down) { if (err) *(err) = net_error(); return TFJOB_ENETWORK; } } while (0)
+
+static void fl_free(void *d) { free(d); }
+static const char *fl_ns(void *d) { return tfjob_transport_namespace(((flaky *)d)->inner); }
+static int fl_get(void *d, char **out, const tfjob_resource *res, const char *ns, const char *name, tfjob_error **err)
+{
+	FLAKY_GUARD((flaky *)d, err);
+	return tfjob_transport_get(out, ((flaky *)d)->inner, res, ns, name, err);
+}
+static int fl_list(void *d, char **out, const tfjob_resource *res, const char *ns, const tfjob_list_options *o,
+                   tfjob_error **err)
+{
+	FLAKY_GUARD((flaky *)d, err);
+	return tfjob_transport_list(out, ((flaky *)d)->inner, res, ns, o, err);
+}
+static int fl_create(void *d, char **out, const tfjob_resource *res, const char *ns, const char *obj, tfjob_error **err)
+{
+	FLAKY_GUARD((flaky *)d, err);
+	return tfjob_transport_create(out, ((flaky *)d)->inner, res, ns, obj, err);
+}
+static int fl_update(void *d, char **out, const tfjob_resource *res, const char *ns, const char *name,
+                     const char *obj, tfjob_error **err)
+{
+	(void)name;
+	FLAKY_GUARD((flaky *)d, err);
+	return tfjob_transport_update(out, ((flaky *)d)->inner, res, ns, obj, err);
+}
+static int fl_update_status(void *d, char **out, const tfjob_resource *res, const char *ns, const char *name,
+                            const char *obj, tfjob_error **err)
+{
+	(void)name;
+	FLAKY_GUARD((flaky *)d, err);
+	return tfjob_transport_update_status(out, ((flaky *)d)->inner, res, ns, obj, err);
+}
+static int fl_patch(void *d, char **out, const tfjob_resource *res, const char *ns, const char *name, const char *sub,
+                    const char *patch, tfjob_error **err)
+{
+	FLAKY_GUARD((flaky *)d, err);
+	return tfjob_transport_patch(out, ((flaky *)d)->inner, res, ns, name, sub, patch, err);
+}
+static int fl_del(void *d, char **out, const tfjob_resource *res, const char *ns, const char *name,
+                  const tfjob_delete_options *o, tfjob_error **err)
+{
+	FLAKY_GUARD((flaky *)d, err);
+	return tfjob_transport_delete(out, ((flaky *)d)->inner, res, ns, name, o, err);
+}
+
+typedef struct fl_stream {
+	tfjob_watch_sink *sink;
+	_Atomic int closed;
+	int code;
+} fl_stream;
+
+static int fl_on_event(tfjob_watch_event type, const char *json, void *p)
+{
+	return tfjob_watch_sink_emit(((fl_stream *)p)->sink, type, json);
+}
+
+static void fl_on_closed(int code, const tfjob_error *err, void *p)
+{
+	(void)err;
+	fl_stream *st = p;
+	st->code = code;
+	st->closed = 1;
+}
+
+static int fl_watch(void *d, tfjob_watch_sink *sink, const tfjob_resource *res, const char *ns,
+                    const tfjob_watch_options *opts, tfjob_error **err)
+{
+	flaky *f = d;
+	FLAKY_GUARD(f, err);
+	fl_stream st = { sink, 0, 0 };
+	tfjob_watch_options wo = *opts;
+	wo.on_event = fl_on_event;
+	wo.on_closed = fl_on_closed;
+	wo.payload = &st;
+	tfjob_watch *w = NULL;
+	int rc = tfjob_transport_watch(&w, f->inner, res, ns, &wo, err);
+	if (rc)
+		return rc;
+	f->watches++;
+	while (!tfjob_watch_sink_stopped(sink) && !f->down && !st.closed)
+		cu_sleep_ms(5);
+	tfjob_watch_free(w);
+	if (tfjob_watch_sink_stopped(sink))
+		return 0;
+	if (f->down) {
+		if (err)
+			*err = net_error();
+		return TFJOB_ENETWORK;
+	}
+	return st.code;
+}
+
+static tfjob_transport *flaky_new(tfjob_transport *inner, flaky **out)
+{
+	flaky *f = calloc(1, sizeof(*f));
+	f->inner = inner;
+	tfjob_transport_backend be = { TFJOB_TRANSPORT_BACKEND_VERSION, f, fl_free, fl_ns, fl_get, fl_list, fl_create,
+	                               fl_update, fl_update_status, fl_patch, fl_del, fl_watch, NULL };
+	tfjob_transport *t = NULL;
+	ck_assert_int_eq(tfjob_transport_new(&t, &be, NULL), 0);
+	*out = f;
+	return t;
+}
+
+START_TEST(api_server_outage)
+{
+	/* Jobs in flight when the API server goes away: the watches break (not ready), resume from
+	   their last resourceVersion when it is back (no relist needed), and everything converges with
+	   no duplicate or recreated pod. Meanwhile a job was created, a pod finished, and a PodGroup
+	   turned Inqueue: all of it is caught up from the watches. */
+	static const tfjob_resource pg = TFJOB_RESOURCE_PODGROUPS_INIT;
+	flaky *f = NULL;
+	tfjob_transport *ft = flaky_new(T, &f);
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.gang_scheduler = TFJOB_GANG_VOLCANO;
+	o.workers = 2;
+	o.backoff_max_ms = 200; /* keep the retries of failed reconciles short */
+	C = start_on(ft, &o);
+	create("out1", "PS:1:Never,Worker:2:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_exists(T, NS, "podgroups", "out1"), W));
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, "out1", "status", "{\"status\":{\"phase\":\"Running\"}}", NULL), 0);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "out1") == 3, W));
+	set_pod("out1-ps-0", "Running", -1, 0);
+	set_pod("out1-worker-0", "Running", -1, 0);
+	set_pod("out1-worker-1", "Running", -1, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "out1", "Running", "True"), W));
+	create("out2", "Worker:2:Never", NULL, NULL); /* its PodGroup stays Pending: no pods yet */
+	ck_assert(CU_WAIT(cu_exists(T, NS, "podgroups", "out2"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert(tfjob_controller_is_ready(C));
+	char *uids[3] = { cu_uid(T, NS, "pods", "out1-ps-0"), cu_uid(T, NS, "pods", "out1-worker-0"),
+	                  cu_uid(T, NS, "pods", "out1-worker-1") };
+	tfjob_controller_metrics m0, m1;
+	m0.version = TFJOB_CONTROLLER_METRICS_VERSION;
+	ck_assert_int_eq(tfjob_controller_metrics_get(&m0, C), 0);
+	ck_assert_int_eq(m0.caches_synced, 1);
+
+	f->down = 1;
+	ck_assert(CU_WAIT(!tfjob_controller_is_ready(C), W)); /* every watch broke */
+	/* what happens meanwhile (through another way in, as a second API server would) */
+	set_pod("out1-worker-0", "Succeeded", 0, 0);
+	create("out3", "Worker:1:Never", NULL, NULL);
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, "out2", "status", "{\"status\":{\"phase\":\"Inqueue\"}}", NULL), 0);
+	cu_sleep_ms(300);
+	ck_assert(!tfjob_controller_is_ready(C));
+	char *mt = NULL;
+	ck_assert_int_eq(tfjob_controller_metrics_text(&mt, C, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(mt, "tfjob_controller_cache_synced{resource=\"pods\"} 0\n"));
+	tfjob_free(mt);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "out2"), 0);
+
+	f->down = 0;
+	ck_assert(CU_WAIT(tfjob_controller_is_ready(C), W));
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "out1", "Succeeded", "True"), W));
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "out2") == 2, W));
+	ck_assert(CU_WAIT(cu_exists(T, NS, "podgroups", "out3") && cu_count(T, NS, "services", "out3") == 1, W));
+	ck_assert_int_eq(cu_count(T, NS, "pods", "out3"), 0);
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, "out3", "status", "{\"status\":{\"phase\":\"Inqueue\"}}", NULL), 0);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "out3") == 1, W));
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "out3", "Created", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	/* out1: cleanPodPolicy Running removed the running PS and worker 1; worker 0 is the same pod */
+	char *now0 = cu_uid(T, NS, "pods", "out1-worker-0");
+	ck_assert_ptr_nonnull(now0);
+	ck_assert_str_eq(now0, uids[1]);
+	free(now0);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "out1"), 1);
+	ck_assert_int_eq(cu_events(T, NS, "SuccessfulCreatePod"), 3 + 2 + 1); /* each pod created once */
+	m1.version = TFJOB_CONTROLLER_METRICS_VERSION;
+	ck_assert_int_eq(tfjob_controller_metrics_get(&m1, C), 0);
+	ck_assert_uint_ge(m1.watch_errors, m0.watch_errors + 4); /* jobs, pods, services, podgroups */
+	ck_assert_uint_ge(m1.watch_restarts, m0.watch_restarts + 4);
+	ck_assert_uint_eq(m1.relists, m0.relists); /* resumed, not relisted: the history was still there */
+	ck_assert_int_eq(m1.caches_synced, 1);
+	/* version 1 callers get version 1's fields only */
+	tfjob_controller_metrics v1;
+	memset(&v1, 0xab, sizeof(v1));
+	v1.version = 1;
+	ck_assert_int_eq(tfjob_controller_metrics_get(&v1, C), 0);
+	ck_assert_uint_eq(v1.watch_restarts, 0xababababababababULL);
+	for (int i = 0; i < 3; i++)
+		free(uids[i]);
+	tfjob_controller_free(C);
+	C = NULL;
+	tfjob_transport_free(ft);
+}
+END_TEST
+
+START_TEST(outage_longer_than_history_relists)
+{
+	/* Down long enough for the history to be compacted: resuming fails with 410 Gone, the
+	   caches are listed again, and a job deleted meanwhile is forgotten. */
+	flaky *f = NULL;
+	tfjob_transport *ft = flaky_new(T, &f);
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.backoff_max_ms = 200;
+	C = start_on(ft, &o);
+	create("gone1", "Worker:1:Never", NULL, NULL);
+	create("gone2", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "gone1") == 1 && cu_count(T, NS, "pods", "gone2") == 1, W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	f->down = 1;
+	ck_assert(CU_WAIT(!tfjob_controller_is_ready(C), W));
+	static const tfjob_resource tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
+	ck_assert_int_eq(tfjob_transport_delete(NULL, T, &tfjobs, NS, "gone2", NULL, NULL), 0);
+	set_pod("gone1-worker-0", "Succeeded", 0, 0);
+	tfjob_memory_compact(T);
+	tfjob_controller_metrics m;
+	metrics(&m);
+	uint64_t relists = m.relists;
+	f->down = 0;
+	ck_assert(CU_WAIT(tfjob_controller_is_ready(C), W));
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "gone1", "Succeeded", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	metrics(&m);
+	ck_assert_uint_gt(m.relists, relists);
+	ck_assert_int_eq(cu_count(T, NS, "pods", "gone1"), 1);
+	tfjob_controller_free(C);
+	C = NULL;
+	tfjob_transport_free(ft);
 }
 END_TEST
 
@@ -859,42 +1154,48 @@ START_TEST(api_errors)
 }
 END_TEST
 
+/* CU_ONLY=name runs that test alone (with CU_LOG=1 for the controller's log). */
+#define ADD(t) do { const char *only_ = getenv("CU_ONLY"); if (!only_ || !strcmp(only_, #t)) tcase_add_test(tc, t); } while (0)
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("controller");
 	TCase *tc = tcase_create("lifecycle");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, ps_workers_succeed_worker0);
-	tcase_add_test(tc, chief_decides);
-	tcase_add_test(tc, all_workers);
-	tcase_add_test(tc, exit_code_retryable_then_success);
-	tcase_add_test(tc, exit_code_permanent_fails);
-	tcase_add_test(tc, on_failure_backoff_limit);
-	tcase_add_test(tc, active_deadline);
-	tcase_add_test(tc, clean_pod_policy_all);
-	tcase_add_test(tc, clean_pod_policy_running);
-	tcase_add_test(tc, clean_pod_policy_none);
-	tcase_add_test(tc, ttl_deletes_job);
-	tcase_add_test(tc, suspend_and_resume);
-	tcase_add_test(tc, managed_by_other_untouched);
-	tcase_add_test(tc, scale_down);
-	tcase_add_test(tc, pod_deleted_behind_our_back);
-	tcase_add_test(tc, hundred_jobs_converge);
-	tcase_add_test(tc, invalid_spec_fails_validation);
-	tcase_add_test(tc, status_conflict_retry_and_pod_hook);
-	tcase_add_test(tc, adopts_orphans);
-	tcase_add_test(tc, gang_volcano_waits_for_pod_group);
-	tcase_add_test(tc, hooks_logging_metrics_text);
-	tcase_add_test(tc, leader_election_failover);
-	tcase_add_test(tc, relist_after_compaction_and_restart);
-	tcase_add_test(tc, watch_gone_relists);
-	tcase_add_test(tc, releases_relabelled_child);
-	tcase_add_test(tc, leader_election_lost);
-	tcase_add_test(tc, job_being_deleted_left_alone);
-	tcase_add_test(tc, executor_follows_plan_order);
-	tcase_add_test(tc, gang_scheduler_plugins_and_namespace);
-	tcase_add_test(tc, api_errors);
+	ADD(ps_workers_succeed_worker0);
+	ADD(chief_decides);
+	ADD(all_workers);
+	ADD(exit_code_retryable_then_success);
+	ADD(exit_code_permanent_fails);
+	ADD(on_failure_backoff_limit);
+	ADD(active_deadline);
+	ADD(clean_pod_policy_all);
+	ADD(clean_pod_policy_running);
+	ADD(clean_pod_policy_none);
+	ADD(ttl_deletes_job);
+	ADD(suspend_and_resume);
+	ADD(managed_by_other_untouched);
+	ADD(scale_down);
+	ADD(pod_deleted_behind_our_back);
+	ADD(hundred_jobs_converge);
+	ADD(invalid_spec_fails_validation);
+	ADD(status_conflict_retry_and_pod_hook);
+	ADD(adopts_orphans);
+	ADD(gang_volcano_waits_for_pod_group);
+	ADD(gang_volcano_pod_group_running_before_pods);
+	ADD(hooks_logging_metrics_text);
+	ADD(leader_election_failover);
+	ADD(relist_after_compaction_and_restart);
+	ADD(watch_gone_relists);
+	ADD(releases_relabelled_child);
+	ADD(leader_election_lost);
+	ADD(job_being_deleted_left_alone);
+	ADD(executor_follows_plan_order);
+	ADD(gang_scheduler_plugins_and_namespace);
+	ADD(api_server_outage);
+	ADD(outage_longer_than_history_relists);
+	ADD(api_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

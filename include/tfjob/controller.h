@@ -153,7 +153,11 @@ TFJOB_EXTERN int tfjob_controller_enqueue(tfjob_controller *c, const char *ns, c
 /** 1 when the controller holds the Lease (always 1 while running without leader election), else 0. */
 TFJOB_EXTERN int tfjob_controller_is_leader(const tfjob_controller *c);
 
-/** 1 when started and every cache has been listed (what /readyz reports), else 0. Thread-safe. */
+/**
+ * 1 when started, every cache has been listed and every watch is connected (what /readyz
+ * reports), else 0: 0 while the API server is unreachable and until the caches are resynced.
+ * Thread-safe.
+ */
 TFJOB_EXTERN int tfjob_controller_is_ready(const tfjob_controller *c);
 
 /** The API verbs counted in tfjob_controller_metrics.api_calls. */
@@ -179,9 +183,12 @@ TFJOB_EXTERN const char *tfjob_api_verb_name(tfjob_api_verb verb);
 /** Upper bound in seconds of latency bucket i (the last one is +Inf: HUGE_VAL). */
 TFJOB_EXTERN double tfjob_controller_latency_bucket_bound(size_t i);
 
-#define TFJOB_CONTROLLER_METRICS_VERSION 1
+#define TFJOB_CONTROLLER_METRICS_VERSION 2
 
-/** Counters of a controller (monotonic unless said otherwise). Fields are only ever appended. */
+/**
+ * Counters of a controller (monotonic unless said otherwise). Fields are only ever appended:
+ * version 1 ends at leader_transitions; version 2 adds the watch fields.
+ */
 typedef struct tfjob_controller_metrics {
 	unsigned int version;          /* TFJOB_CONTROLLER_METRICS_VERSION; set by the caller */
 	uint64_t jobs_created;         /* jobs seen for the first time (Created condition set) */
@@ -202,11 +209,15 @@ typedef struct tfjob_controller_metrics {
 	uint64_t relists;              /* lists after the first (410 Gone, failures) */
 	int is_leader;                 /* gauge */
 	uint64_t leader_transitions;
+	/* version 2 */
+	uint64_t watch_restarts;       /* watches resumed from the last resourceVersion after their stream ended */
+	uint64_t watch_errors;         /* watch streams that ended with an error (server unreachable, 410 Gone, ...) */
+	int caches_synced;             /* gauge: 1 while every cache is listed and its watch connected (is_ready) */
 } tfjob_controller_metrics;
 
 /**
- * Read the counters into *out; out->version must be set (TFJOB_CONTROLLER_METRICS_VERSION) and
- * only that version's fields are written. TFJOB_EINVAL, TFJOB_EVERSION. Thread-safe.
+ * Read the counters into *out; out->version must be set (1 or TFJOB_CONTROLLER_METRICS_VERSION)
+ * and only that version's fields are written. TFJOB_EINVAL, TFJOB_EVERSION. Thread-safe.
  */
 TFJOB_EXTERN int tfjob_controller_metrics_get(tfjob_controller_metrics *out, const tfjob_controller *c);
 

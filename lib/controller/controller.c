@@ -1,6 +1,6 @@
 /*
  * The controller handle: options, lifecycle (start, graceful stop), worker threads, the manager
- * thread (leader election, relists), logging, metrics.
+ * thread (leader election), the reflector thread (relists, rewatches), logging, metrics.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <math.h>
@@ -131,13 +131,17 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	static const tfjob_resource res[INF_COUNT] = { TFJOB_RESOURCE_TFJOBS_INIT, TFJOB_RESOURCE_PODS_INIT,
-	                                               TFJOB_RESOURCE_SERVICES_INIT };
+	                                               TFJOB_RESOURCE_SERVICES_INIT, TFJOB_RESOURCE_PODGROUPS_INIT };
+	static const tfjob_resource plugins_pg = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", 1 };
 	for (int i = 0; i < INF_COUNT; i++) {
-		tfjob__store_init(&c->stores[i], i != INF_JOBS);
+		tfjob__store_init(&c->stores[i], i == INF_PODS || i == INF_SERVICES);
 		c->inf[i].c = c;
 		c->inf[i].kind = i;
 		c->inf[i].res = res[i];
+		c->inf[i].enabled = i != INF_PODGROUPS || c->o.gang_scheduler != TFJOB_GANG_NONE;
 	}
+	if (c->o.gang_scheduler == TFJOB_GANG_SCHEDULER_PLUGINS)
+		c->inf[INF_PODGROUPS].res = plugins_pg;
 	tfjob__queue_opts qo = { c->o.backoff_base_ms, c->o.backoff_max_ms, c->o.queue_qps, c->o.queue_burst, NULL, NULL };
 	int rc = tfjob__queue_new(&c->q, &qo);
 	if (!rc)
@@ -191,10 +195,40 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Relists and rewatches, on their own thread so that a slow list (an unreachable API server:
+   the transport's retries) never delays the renewal of the Lease on the manager thread. */
+static void *reflector_main(void *arg)
+{
+	tfjob_controller *c = arg;
+	pthread_mutex_lock(&c->mu);
+	while (!c->reflector_stop) {
+		pthread_mutex_unlock(&c->mu);
+		for (int i = 0; i < INF_COUNT; i++)
+			tfjob__informer_tick(&c->inf[i], tfjob__mono_ms(NULL));
+		pthread_mutex_lock(&c->mu);
+		if (c->reflector_stop)
+			break;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&c->cond, &c->mu, &ts); /* on_closed wakes it at once */
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
 /* List+watch everything and start the workers. */
 static int start_running(tfjob_controller *c, tfjob_error **err)
 {
 	for (int i = 0; i < INF_COUNT; i++) {
+		if (!c->inf[i].enabled)
+			continue;
+		c->inf[i].failures = 0;
+		c->inf[i].next_try_ms = 0;
 		int rc = tfjob__informer_list_watch(&c->inf[i], err);
 		if (rc) {
 			for (int j = 0; j < i; j++)
@@ -210,7 +244,10 @@ static int start_running(tfjob_controller *c, tfjob_error **err)
 			break;
 	pthread_mutex_lock(&c->mu);
 	c->running = 1;
+	c->reflector_stop = 0;
 	pthread_mutex_unlock(&c->mu);
+	if (pthread_create(&c->reflector, NULL, reflector_main, c) == 0)
+		c->reflector_started = 1;
 	tfjob__log(c, TFJOB_LOG_INFO, "controller running", NULL, c->identity, NULL);
 	return 0;
 }
@@ -220,7 +257,12 @@ static void stop_running(tfjob_controller *c)
 	pthread_mutex_lock(&c->mu);
 	int was = c->running;
 	c->running = 0;
+	c->reflector_stop = 1;
+	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->mu);
+	if (c->reflector_started)
+		pthread_join(c->reflector, NULL);
+	c->reflector_started = 0;
 	tfjob__queue_shutdown(c->q); /* stop accepting; in-flight reconciles finish */
 	for (int i = 0; i < c->nworkers; i++)
 		pthread_join(c->workers[i], NULL);
@@ -230,6 +272,8 @@ static void stop_running(tfjob_controller *c)
 	for (int i = 0; i < INF_COUNT; i++) {
 		tfjob__informer_stop(&c->inf[i]);
 		c->inf[i].synced = 0;
+		c->inf[i].need_relist = 0;
+		c->inf[i].need_rewatch = 0;
 	}
 	if (was)
 		tfjob__log(c, TFJOB_LOG_INFO, "controller stopped", NULL, c->identity, NULL);
@@ -269,25 +313,6 @@ static void *manager_main(void *arg)
 			next_try = tfjob__mono_ms(NULL) + c->o.retry_period_ms;
 			pthread_mutex_lock(&c->mu);
 			continue;
-		}
-		if (c->running) {
-			for (int i = 0; i < INF_COUNT; i++) {
-				if (!c->inf[i].need_relist)
-					continue;
-				pthread_mutex_unlock(&c->mu);
-				tfjob__informer_stop(&c->inf[i]);
-				c->inf[i].synced = 0;
-				atomic_fetch_add(&c->m.relists, 1);
-				tfjob_error *err = NULL;
-				if (tfjob__informer_list_watch(&c->inf[i], &err)) {
-					tfjob__log(c, TFJOB_LOG_WARN, "relist failed, retrying", NULL, c->inf[i].res.resource,
-					           tfjob_error_message(err));
-					c->inf[i].need_relist = 1;
-					usleep(500 * 1000);
-				}
-				tfjob_error_free(err);
-				pthread_mutex_lock(&c->mu);
-			}
 		}
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -368,6 +393,8 @@ void tfjob_controller_free(tfjob_controller *c)
 	free(c->le_ns);
 	free(c->identity);
 	free(c->lease_seen);
+	for (int i = 0; i < INF_COUNT; i++)
+		free(c->inf[i].rv);
 	free(c);
 }
 
@@ -380,7 +407,7 @@ int tfjob_controller_is_ready(const tfjob_controller *c)
 	int ok = m->running;
 	pthread_mutex_unlock(&m->mu);
 	for (int i = 0; ok && i < INF_COUNT; i++)
-		ok = m->inf[i].synced && !m->inf[i].need_relist;
+		ok = tfjob__informer_ready(&m->inf[i]);
 	return ok;
 }
 
@@ -451,7 +478,7 @@ int tfjob_controller_metrics_get(tfjob_controller_metrics *out, const tfjob_cont
 {
 	if (!out || !cc)
 		return TFJOB_EINVAL;
-	if (out->version != TFJOB_CONTROLLER_METRICS_VERSION)
+	if (out->version < 1 || out->version > TFJOB_CONTROLLER_METRICS_VERSION)
 		return TFJOB_EVERSION;
 	tfjob_controller *c = (tfjob_controller *)cc;
 	const tfjob__metrics *m = &c->m;
@@ -475,6 +502,11 @@ int tfjob_controller_metrics_get(tfjob_controller_metrics *out, const tfjob_cont
 	out->relists = m->relists;
 	out->is_leader = c->leader;
 	out->leader_transitions = m->leader_transitions;
+	if (out->version >= 2) {
+		out->watch_restarts = m->watch_restarts;
+		out->watch_errors = m->watch_errors;
+		out->caches_synced = tfjob_controller_is_ready(c);
+	}
 	return 0;
 }
 
@@ -543,6 +575,24 @@ int tfjob_controller_metrics_text(char **out, const tfjob_controller *c, tfjob_e
 	     "tfjob_controller_relists_total %llu\n", (unsigned long long)m.relists);
 	EMIT("# HELP tfjob_controller_is_leader 1 while this replica reconciles\n# TYPE tfjob_controller_is_leader gauge\n"
 	     "tfjob_controller_is_leader %d\n", m.is_leader);
+	EMIT("# HELP tfjob_controller_watch_restarts_total Watches resumed from the last resourceVersion after their stream ended\n"
+	     "# TYPE tfjob_controller_watch_restarts_total counter\ntfjob_controller_watch_restarts_total %llu\n",
+	     (unsigned long long)m.watch_restarts);
+	EMIT("# HELP tfjob_controller_watch_errors_total Watch streams that ended with an error (API server unreachable, 410 Gone, ...)\n"
+	     "# TYPE tfjob_controller_watch_errors_total counter\ntfjob_controller_watch_errors_total %llu\n",
+	     (unsigned long long)m.watch_errors);
+	EMIT("# HELP tfjob_controller_cache_synced 1 while the cache is listed and its watch connected\n"
+	     "# TYPE tfjob_controller_cache_synced gauge\n");
+	{
+		tfjob_controller *mc = (tfjob_controller *)c;
+		pthread_mutex_lock(&mc->mu);
+		int running = mc->running;
+		pthread_mutex_unlock(&mc->mu);
+		for (int i = 0; i < INF_COUNT; i++)
+			if (mc->inf[i].enabled)
+				EMIT("tfjob_controller_cache_synced{resource=\"%s\"} %d\n", mc->inf[i].res.resource,
+				     running && tfjob__informer_ready(&mc->inf[i]));
+	}
 #undef COUNTER
 #undef EMIT
 	*out = buf;

@@ -7,15 +7,31 @@
 
 #include "controller/internal.h"
 
-enum { INF_JOBS = 0, INF_PODS = 1, INF_SERVICES = 2, INF_COUNT = 3 };
+/* PodGroups are listed and watched only with gang scheduling (volcano or scheduler-plugins). */
+enum { INF_JOBS = 0, INF_PODS = 1, INF_SERVICES = 2, INF_PODGROUPS = 3, INF_COUNT = 4 };
 
+/*
+ * One list+watch (a reflector, in client-go's words). The watch does not reconnect by itself:
+ * when its stream ends the reflector thread watches again from the last resourceVersion seen
+ * (at once after a normal end, with backoff after a network error), and lists again after
+ * 410 Gone or any other error. `connected` is 0 from a broken stream until a new one has
+ * delivered an event or stayed up for a second; readiness needs it.
+ */
 typedef struct tfjob__informer {
 	struct tfjob_controller *c;
 	int kind;
+	int enabled;
 	tfjob_resource res;
 	tfjob_watch *watch;
 	_Atomic int need_relist;
+	_Atomic int need_rewatch;
 	_Atomic int synced;
+	_Atomic int connected;
+	_Atomic int watch_open;       /* the current watch has not ended */
+	char *rv;                     /* last resourceVersion seen (guarded by c->cache_mu) */
+	int failures;                 /* consecutive failed relists/rewatches (reflector thread) */
+	int64_t next_try_ms;          /* reflector thread */
+	int64_t watch_started_ms;     /* reflector thread */
 } tfjob__informer;
 
 struct tfjob_controller {
@@ -36,8 +52,10 @@ struct tfjob_controller {
 	int started, stopping, running, stopped_by_itself;
 	pthread_t *workers;
 	int nworkers;
-	pthread_t manager;
+	pthread_t manager;           /* leader election */
 	int manager_started;
+	pthread_t reflector;         /* relists and rewatches (tfjob__informer_tick), while running */
+	int reflector_started, reflector_stop;
 	_Atomic int leader;
 
 	/* leader election (leader.c) */
@@ -55,7 +73,13 @@ int64_t tfjob__now_s(tfjob_controller *c);
 
 /* informer.c */
 int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err);
+/* Watch again from the last resourceVersion seen (after the stream ended). */
+int tfjob__informer_rewatch(tfjob__informer *inf, tfjob_error **err);
 void tfjob__informer_stop(tfjob__informer *inf);
+/* Reflector thread, c->mu not held: relist or rewatch when due; keeps `connected` current. */
+void tfjob__informer_tick(tfjob__informer *inf, int64_t now_ms);
+/* 1 when listed, watching and connected. */
+int tfjob__informer_ready(const tfjob__informer *inf);
 
 /* executor.c */
 int tfjob__reconcile(tfjob_controller *c, const char *key);

@@ -23,8 +23,6 @@
 static const tfjob_resource RES_TFJOBS = TFJOB_RESOURCE_TFJOBS_INIT;
 static const tfjob_resource RES_PODS = TFJOB_RESOURCE_PODS_INIT;
 static const tfjob_resource RES_SERVICES = TFJOB_RESOURCE_SERVICES_INIT;
-static const tfjob_resource RES_VOLCANO_PG = TFJOB_RESOURCE_PODGROUPS_INIT;
-static const tfjob_resource RES_PLUGINS_PG = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", 1 };
 
 typedef struct rctx {
 	tfjob_controller *c;
@@ -170,49 +168,68 @@ static json_t *claim(rctx *r, int kind, json_t *owned, json_t *orphans)
 
 /* ---- gang scheduling ---- */
 
-/* Create or update the PodGroup; *delay = 1 when pods must wait (volcano, phase "" or Pending). */
+/* Create or update the PodGroup, as the PodGroup cache shows it; *delay = 1 when pods must wait
+   (volcano, phase "" or Pending). The watch of PodGroups queues the job when the phase changes. */
 static int sync_pod_group(rctx *r, const tfjob_job *job, int *delay)
 {
 	tfjob_controller *c = r->c;
-	const tfjob_resource *res = c->o.gang_scheduler == TFJOB_GANG_VOLCANO ? &RES_VOLCANO_PG : &RES_PLUGINS_PG;
+	const tfjob_resource *res = &c->inf[INF_PODGROUPS].res;
 	*delay = 0;
 	char *want_text = NULL, *got = NULL;
 	tfjob_error *err = NULL;
+	json_t *want = NULL;
 	int rc = tfjob_render_pod_group(&want_text, job, &c->ropts, 0, &err);
 	if (rc)
 		goto out;
-	rc = tfjob_transport_get(&got, c->t, res, r->ns, r->name, &err);
-	tfjob__count(c, TFJOB_API_GET, rc);
-	json_t *pg = NULL;
-	if (rc == TFJOB_ENOTFOUND) {
-		tfjob_error_free(err);
-		err = NULL;
+	pthread_mutex_lock(&c->cache_mu);
+	json_t *pg = json_incref(tfjob__map_get(&c->stores[INF_PODGROUPS].objs, r->key));
+	pthread_mutex_unlock(&c->cache_mu);
+	if (pg && meta_str(pg, "deletionTimestamp")) {
+		*delay = 1; /* going away: wait for it to go, then create it again */
+		json_decref(pg);
+		goto out;
+	}
+	if (!pg) {
 		rc = tfjob_transport_create(&got, c->t, res, r->ns, want_text, &err);
 		tfjob__count(c, TFJOB_API_CREATE, rc);
+		if (rc == TFJOB_EEXISTS) {
+			/* there already, not in the cache yet: its watch event will queue the job */
+			tfjob_error_free(err);
+			err = NULL;
+			*delay = c->o.gang_scheduler == TFJOB_GANG_VOLCANO;
+			rc = 0;
+			goto out;
+		}
 		if (rc)
 			goto out;
 		pg = json_loads(got, 0, NULL);
-	} else if (rc == 0) {
-		pg = json_loads(got, 0, NULL);
-		json_t *want = json_loads(want_text, 0, NULL);
+	} else {
+		want = json_loads(want_text, 0, NULL);
 		json_t *ws = json_object_get(want, "spec");
 		if (ws && !json_equal(ws, json_object_get(pg, "spec"))) {
 			json_t *patch = json_pack("{s:O}", "spec", ws);
-			char *pt = json_dumps(patch, JSON_COMPACT);
+			char *pt = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
 			char *np = NULL;
-			rc = tfjob_transport_patch(&np, c->t, res, r->ns, r->name, NULL, pt, &err);
+			rc = pt ? tfjob_transport_patch(&np, c->t, res, r->ns, r->name, NULL, pt, &err) : TFJOB_ENOMEM;
 			tfjob__count(c, TFJOB_API_PATCH, rc);
 			free(pt);
 			json_decref(patch);
 			if (rc == 0 && np) {
 				json_decref(pg);
 				pg = json_loads(np, 0, NULL);
+			} else if (rc == TFJOB_ENOTFOUND) {
+				rc = 0; /* deleted meanwhile: the watch brings that, and the next reconcile creates it */
+				*delay = c->o.gang_scheduler == TFJOB_GANG_VOLCANO;
 			}
 			tfjob_free(np);
 		}
-		json_decref(want);
 	}
-	if (rc == 0 && c->o.gang_scheduler == TFJOB_GANG_VOLCANO) {
+	if (pg) { /* what the server answered is newer than the cache (or the same) */
+		pthread_mutex_lock(&c->cache_mu);
+		tfjob__store_put(&c->stores[INF_PODGROUPS], json_incref(pg));
+		pthread_mutex_unlock(&c->cache_mu);
+	}
+	if (rc == 0 && pg && c->o.gang_scheduler == TFJOB_GANG_VOLCANO) {
 		const char *phase = json_string_value(json_object_get(json_object_get(pg, "status"), "phase"));
 		*delay = !phase || !*phase || !strcmp(phase, "Pending");
 	}
@@ -220,6 +237,7 @@ static int sync_pod_group(rctx *r, const tfjob_job *job, int *delay)
 out:
 	if (rc)
 		tfjob__log(c, TFJOB_LOG_WARN, "syncing the PodGroup failed", r->key, NULL, tfjob_error_message(err));
+	json_decref(want);
 	tfjob_free(want_text);
 	tfjob_free(got);
 	tfjob_error_free(err);
@@ -229,7 +247,7 @@ out:
 static void delete_pod_group(rctx *r)
 {
 	tfjob_controller *c = r->c;
-	const tfjob_resource *res = c->o.gang_scheduler == TFJOB_GANG_VOLCANO ? &RES_VOLCANO_PG : &RES_PLUGINS_PG;
+	const tfjob_resource *res = &c->inf[INF_PODGROUPS].res;
 	tfjob_error *err = NULL;
 	int rc = tfjob_transport_delete(NULL, c->t, res, r->ns, r->name, NULL, &err);
 	tfjob__count(c, TFJOB_API_DELETE, rc);

@@ -1,8 +1,10 @@
 /*
- * List+watch of TFJobs and of the Pods and Services carrying the job-name label, into the
- * controller's stores; observed children lower the expectations; every change queues the job.
- * A watch that ends with 410 Gone (or fails for good) is marked for a relist, done by the
- * controller's manager thread.
+ * List+watch of TFJobs, of the Pods and Services carrying the job-name label and (with gang
+ * scheduling) of PodGroups, into the controller's stores; observed children lower the
+ * expectations; every change queues the job (a PodGroup only when its spec or status changed).
+ * Watches do not reconnect inside the transport: when a stream ends, the reflector thread
+ * (tfjob__informer_tick) watches again from the last resourceVersion seen, or lists again after
+ * 410 Gone or an error that is not a network one, with backoff, as client-go's reflector does.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
@@ -45,14 +47,73 @@ static const char *child_job_key(char *buf, size_t size, json_t *obj, int *owned
 	return buf;
 }
 
+/* Remember where the stream is (the resume point of the next watch). */
+static void note_rv(tfjob__informer *inf, json_t *obj)
+{
+	const char *rv = meta_str(obj, "resourceVersion");
+	if (!rv || !*rv)
+		return;
+	char *copy = strdup(rv);
+	if (!copy)
+		return;
+	pthread_mutex_lock(&inf->c->cache_mu);
+	free(inf->rv);
+	inf->rv = copy;
+	pthread_mutex_unlock(&inf->c->cache_mu);
+}
+
+/* A PodGroup changed: store it; queue its TFJob when its spec or status is new to us. */
+static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
+{
+	tfjob_controller *c = inf->c;
+	char jk[512];
+	const char *ns = meta_str(obj, "namespace"), *job = meta_str(obj, "name");
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r) {
+		if (json_is_true(json_object_get(r, "controller"))) {
+			const char *kind = json_string_value(json_object_get(r, "kind"));
+			job = kind && !strcmp(kind, "TFJob") ? json_string_value(json_object_get(r, "name")) : NULL;
+			break;
+		}
+	}
+	pthread_mutex_lock(&c->cache_mu);
+	char *key = tfjob__object_key(obj);
+	json_t *old = key ? json_incref(tfjob__map_get(&c->stores[INF_PODGROUPS].objs, key)) : NULL;
+	int changed = type == TFJOB_WATCH_DELETED || !old ||
+	              !json_equal(json_object_get(old, "spec"), json_object_get(obj, "spec")) ||
+	              !json_equal(json_object_get(old, "status"), json_object_get(obj, "status"));
+	if (type == TFJOB_WATCH_DELETED)
+		json_decref(tfjob__store_del(&c->stores[INF_PODGROUPS], obj));
+	else
+		tfjob__store_put(&c->stores[INF_PODGROUPS], json_incref(obj));
+	pthread_mutex_unlock(&c->cache_mu);
+	json_decref(old);
+	free(key);
+	if (changed && job) {
+		snprintf(jk, sizeof(jk), "%s/%s", ns ? ns : "", job);
+		tfjob__queue_add(c->q, jk);
+		atomic_fetch_add(&c->m.queue_adds, 1);
+	}
+}
+
 static int on_event(tfjob_watch_event type, const char *object_json, void *payload)
 {
 	tfjob__informer *inf = payload;
 	tfjob_controller *c = inf->c;
-	if (type == TFJOB_WATCH_BOOKMARK)
-		return 0;
+	inf->connected = 1;
 	json_t *obj = json_loads(object_json, 0, NULL);
 	if (!json_is_object(obj)) {
+		json_decref(obj);
+		return 0;
+	}
+	note_rv(inf, obj);
+	if (type == TFJOB_WATCH_BOOKMARK) {
+		json_decref(obj);
+		return 0;
+	}
+	if (inf->kind == INF_PODGROUPS) {
+		on_pod_group(inf, type, obj);
 		json_decref(obj);
 		return 0;
 	}
@@ -106,18 +167,40 @@ static int on_event(tfjob_watch_event type, const char *object_json, void *paylo
 	return 0;
 }
 
+/* Errors after which the same stream can be resumed: the server was unreachable or busy. */
+static int resumable(int code)
+{
+	return code == TFJOB_ENETWORK || code == TFJOB_ETIMEOUT || code == TFJOB_ESERVER ||
+	       code == TFJOB_ETOOMANYREQUESTS;
+}
+
 static void on_closed(int code, const tfjob_error *err, void *payload)
 {
 	tfjob__informer *inf = payload;
 	tfjob_controller *c = inf->c;
+	inf->watch_open = 0;
 	pthread_mutex_lock(&c->mu);
 	int stopping = c->stopping || !c->running;
 	pthread_mutex_unlock(&c->mu);
 	if (stopping)
 		return;
-	tfjob__log(c, code == TFJOB_EGONE ? TFJOB_LOG_INFO : TFJOB_LOG_WARN, "watch ended, listing again", NULL,
-	           inf->res.resource, err ? tfjob_error_message(err) : tfjob_strerror(code));
-	inf->need_relist = 1;
+	if (code == 0) {
+		/* the server ended the stream (its timeout): resume at once, still connected */
+		tfjob__log(c, TFJOB_LOG_DEBUG, "watch ended, watching again", NULL, inf->res.resource, NULL);
+		inf->need_rewatch = 1;
+	} else {
+		inf->connected = 0;
+		atomic_fetch_add(&c->m.watch_errors, 1);
+		if (resumable(code)) {
+			tfjob__log(c, TFJOB_LOG_WARN, "watch broken, watching again", NULL, inf->res.resource,
+			           err ? tfjob_error_message(err) : tfjob_strerror(code));
+			inf->need_rewatch = 1;
+		} else {
+			tfjob__log(c, code == TFJOB_EGONE ? TFJOB_LOG_INFO : TFJOB_LOG_WARN, "watch ended, listing again", NULL,
+			           inf->res.resource, err ? tfjob_error_message(err) : tfjob_strerror(code));
+			inf->need_relist = 1;
+		}
+	}
 	pthread_mutex_lock(&c->mu);
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->mu);
@@ -167,10 +250,11 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 	tfjob_controller *c = inf->c;
 	const char *ns = c->ns ? c->ns : "";
 	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
-	lo.label_selector = inf->kind == INF_JOBS ? NULL : LABEL_JOB_NAME;
+	int children = inf->kind == INF_PODS || inf->kind == INF_SERVICES;
+	lo.label_selector = children ? LABEL_JOB_NAME : NULL;
 	lo.limit = 500;
 	tfjob__store fresh;
-	tfjob__store_init(&fresh, inf->kind != INF_JOBS);
+	tfjob__store_init(&fresh, children);
 	char *rv = NULL, *cont = NULL;
 	int rc = 0;
 	for (;;) {
@@ -230,8 +314,11 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 			if (!tfjob__map_get(jm, n->key))
 				json_array_append_new(keys, json_string(n->key));
 	}
-	if (inf->kind != INF_JOBS)
+	if (children)
 		observe_diff(c, inf->kind, &old, &c->stores[inf->kind]);
+	free(inf->rv);
+	inf->rv = rv;
+	rv = NULL;
 	pthread_mutex_unlock(&c->cache_mu);
 	tfjob__store_clear(&old);
 	size_t i;
@@ -241,21 +328,37 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 		atomic_fetch_add(&c->m.queue_adds, 1);
 	}
 	json_decref(keys);
+	inf->need_relist = 0;
+	inf->connected = 1; /* the list just succeeded */
+	rc = tfjob__informer_rewatch(inf, err);
+	if (rc == 0)
+		inf->synced = 1;
+	return rc;
+}
 
+int tfjob__informer_rewatch(tfjob__informer *inf, tfjob_error **err)
+{
+	tfjob_controller *c = inf->c;
+	tfjob__informer_stop(inf);
+	pthread_mutex_lock(&c->cache_mu);
+	char *rv = inf->rv ? strdup(inf->rv) : NULL;
+	pthread_mutex_unlock(&c->cache_mu);
 	tfjob_watch_options wo = TFJOB_WATCH_OPTIONS_INIT;
-	wo.label_selector = lo.label_selector;
+	wo.label_selector = inf->kind == INF_PODS || inf->kind == INF_SERVICES ? LABEL_JOB_NAME : NULL;
 	wo.resource_version = rv;
 	wo.allow_bookmarks = 1;
-	wo.reconnect = 1;
+	wo.reconnect = 0; /* tfjob__informer_tick resumes it: it must know when the stream is down */
 	wo.on_event = on_event;
 	wo.on_closed = on_closed;
 	wo.payload = inf;
-	inf->need_relist = 0;
-	rc = tfjob_transport_watch(&inf->watch, c->t, &inf->res, ns, &wo, err);
+	inf->need_rewatch = 0;
+	inf->watch_open = 1;
+	inf->watch_started_ms = tfjob__mono_ms(NULL);
+	int rc = tfjob_transport_watch(&inf->watch, c->t, &inf->res, c->ns ? c->ns : "", &wo, err);
 	tfjob__count(c, TFJOB_API_WATCH, rc);
+	if (rc)
+		inf->watch_open = 0;
 	free(rv);
-	if (rc == 0)
-		inf->synced = 1;
 	return rc;
 }
 
@@ -264,4 +367,55 @@ void tfjob__informer_stop(tfjob__informer *inf)
 	tfjob_watch *w = inf->watch;
 	inf->watch = NULL;
 	tfjob_watch_free(w);
+}
+
+/* Backoff of failed relists and rewatches: 200 ms doubling to 5 s (the server's own Retry-After
+   and the transport's request retries come on top). */
+static int64_t retry_delay_ms(int failures)
+{
+	int64_t ms = 200;
+	for (int i = 1; i < failures && ms < 5000; i++)
+		ms *= 2;
+	return ms > 5000 ? 5000 : ms;
+}
+
+void tfjob__informer_tick(tfjob__informer *inf, int64_t now)
+{
+	tfjob_controller *c = inf->c;
+	if (!inf->enabled)
+		return;
+	if (!inf->connected && inf->watch_open && !inf->need_rewatch && !inf->need_relist &&
+	    now - inf->watch_started_ms >= 1000)
+		inf->connected = 1; /* a resumed stream that stays up counts as connected without events */
+	if (inf->connected && inf->watch_open)
+		inf->failures = 0;
+	if ((!inf->need_relist && !inf->need_rewatch) || now < inf->next_try_ms)
+		return;
+	tfjob_error *err = NULL;
+	int rc;
+	if (inf->need_relist) {
+		tfjob__informer_stop(inf);
+		inf->synced = 0;
+		atomic_fetch_add(&c->m.relists, 1);
+		rc = tfjob__informer_list_watch(inf, &err);
+	} else {
+		atomic_fetch_add(&c->m.watch_restarts, 1);
+		rc = tfjob__informer_rewatch(inf, &err);
+	}
+	/* The next attempt, should this one fail now or its stream break soon, waits longer; a
+	   stream that turns out healthy resets the count (above). */
+	inf->failures++;
+	inf->next_try_ms = tfjob__mono_ms(NULL) + retry_delay_ms(inf->failures);
+	if (rc) {
+		tfjob__log(c, TFJOB_LOG_WARN, inf->need_relist ? "relist failed, retrying" : "watch failed, retrying", NULL,
+		           inf->res.resource, tfjob_error_message(err));
+		if (!inf->need_relist)
+			inf->need_rewatch = 1;
+	}
+	tfjob_error_free(err);
+}
+
+int tfjob__informer_ready(const tfjob__informer *inf)
+{
+	return !inf->enabled || (inf->synced && inf->connected && !inf->need_relist);
 }

@@ -110,6 +110,7 @@ typedef struct tfjob__metrics {
 	_Atomic uint64_t queue_adds, queue_retries;
 	_Atomic uint64_t api_calls[TFJOB_API_VERB_COUNT];
 	_Atomic uint64_t api_errors, status_conflicts, relists, leader_transitions;
+	_Atomic uint64_t watch_restarts, watch_errors;
 } tfjob__metrics;
 
 void tfjob__metrics_observe_latency(tfjob__metrics *m, double seconds);

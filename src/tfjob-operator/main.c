@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <tfjob/tfjob.h>
@@ -21,22 +22,29 @@
 static const char usage[] =
 	"Usage: tfjob-operator [flags]\n"
 	"Reconciles kubeflow.org/v1 TFJobs: creates their pods and services, tracks their status.\n\n"
-	"  --namespace NS                 watch only NS (default: all namespaces)\n"
+	"  --namespace NS                 watch only NS (default: $KUBEFLOW_NAMESPACE, else all namespaces)\n"
 	"  --kubeconfig FILE              kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)\n"
 	"  --kube-api-qps Q               client rate limit, requests per second (default 20)\n"
 	"  --kube-api-burst N             client burst (default 30)\n"
-	"  --threadiness N, --workers N   reconcile workers (default 1; also --controller-threads)\n"
+	"  --controller-threads N         reconcile workers (default 1; also --threadiness, --workers)\n"
 	"  --leader-elect, --enable-leader-election\n"
 	"                                 reconcile only while holding a coordination.k8s.io Lease\n"
 	"  --leader-election-id ID        Lease name (default 1ca428e5.training-operator.kubeflow.org)\n"
 	"  --leader-election-namespace NS Lease namespace (default: --namespace, else the client's)\n"
-	"  --gang-scheduler-name NAME     volcano | scheduler-plugins (default: none)\n"
+	"  --gang-scheduler-name NAME     volcano, or the scheduler-plugins scheduler's name: any other\n"
+	"                                 name is scheduler-plugins (\"scheduler-plugins\": its default\n"
+	"                                 scheduler name); default: none. PodGroups are watched\n"
+	"  --enable-scheme S              tfjob (any case); others are not supported here. Repeatable\n"
 	"  --cluster-domain D             TF_CONFIG addresses' domain (default: $CUSTOM_CLUSTER_DOMAIN)\n"
 	"  --compat C                     training-operator-1.9 reproduces v1.9 exactly (default: documented)\n"
 	"  --metrics-bind-address ADDR    Prometheus /metrics (default :8080; 0 = off)\n"
 	"  --health-probe-bind-address ADDR\n"
 	"                                 /healthz and /readyz (default :8081; 0 = off)\n"
-	"  --log-level L                  debug | info | warn | error (default info)\n"
+	"  --log-level L, --zap-log-level L\n"
+	"                                 debug | info | warn | error (default info; zap's panic is error,\n"
+	"                                 a number > 0 is debug); --zap-devel is debug\n"
+	"  --webhook-server-port N, --webhook-service-name S, --webhook-secret-name S\n"
+	"                                 accepted for training-operator's manifests and ignored (no webhook)\n"
 	"  --version                      print the version and exit\n";
 
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -89,6 +97,9 @@ int main(int argc, char **argv)
 	const char *ns = NULL, *kubeconfig = NULL, *le_id = NULL, *le_ns = NULL, *gang = NULL, *compat_s = NULL;
 	const char *metrics_addr = ":8080", *health_addr = ":8081", *log_level = "info";
 	const char *cluster_domain = getenv("CUSTOM_CLUSTER_DOMAIN");
+	if (getenv("KUBEFLOW_NAMESPACE") && *getenv("KUBEFLOW_NAMESPACE"))
+		ns = getenv("KUBEFLOW_NAMESPACE"); /* training-operator's default of --namespace */
+	int webhook_flags = 0;
 	double qps = 20;
 	int burst = 30, workers = 1, leader = 0;
 	for (int i = 1; i < argc; i++) {
@@ -126,6 +137,25 @@ int main(int argc, char **argv)
 			health_addr = VAL();
 		else if (!strcmp(a, "--log-level"))
 			log_level = VAL();
+		else if (!strcmp(a, "--zap-log-level")) {
+			const char *v = VAL();
+			char *end;
+			long n = strtol(v, &end, 10);
+			log_level = !*end && end != v ? (n > 0 ? "debug" : n < 0 ? "error" : "info")
+			            : !strcasecmp(v, "panic") || !strcasecmp(v, "dpanic") ? "error" : v;
+		} else if (!strcmp(a, "--zap-devel"))
+			log_level = eq && !strcmp(eq + 1, "false") ? log_level : "debug";
+		else if (!strcmp(a, "--enable-scheme")) {
+			const char *v = VAL();
+			if (strcasecmp(v, "tfjob")) {
+				fprintf(stderr, "tfjob-operator: --enable-scheme %s: only tfjob is supported by tfjob-operator\n", v);
+				return 2;
+			}
+		} else if (!strcmp(a, "--webhook-server-port") || !strcmp(a, "--webhook-service-name") ||
+		           !strcmp(a, "--webhook-secret-name")) {
+			(void)VAL();
+			webhook_flags = 1;
+		}
 		else if (!strcmp(a, "--version")) {
 			printf("tfjob-operator %s\n", TFJOB_VERSION);
 			return 0;
@@ -137,6 +167,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 #undef VAL
+	}
+	if (strcmp(log_level, "debug") && strcmp(log_level, "info") && strcmp(log_level, "warn") &&
+	    strcmp(log_level, "error")) {
+		fprintf(stderr, "tfjob-operator: unknown log level %s (debug, info, warn, error)\n", log_level);
+		return 2;
 	}
 	if (workers < 1 || workers > 1024 || burst < 0) {
 		fprintf(stderr, "tfjob-operator: bad --threadiness or --kube-api-burst\n");
@@ -160,16 +195,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (gang && *gang) {
-		if (!strcmp(gang, "volcano"))
+		/* As training-operator: volcano (any case), else scheduler-plugins with that scheduler name. */
+		if (!strcasecmp(gang, "volcano")) {
 			co.gang_scheduler = TFJOB_GANG_VOLCANO;
-		else if (!strcmp(gang, "scheduler-plugins") || !strcmp(gang, "scheduler-plugins-scheduler"))
+		} else {
 			co.gang_scheduler = TFJOB_GANG_SCHEDULER_PLUGINS;
-		else {
-			fprintf(stderr, "tfjob-operator: --gang-scheduler-name must be volcano or scheduler-plugins\n");
-			return 2;
+			if (strcmp(gang, "scheduler-plugins"))
+				co.scheduler_name = gang;
 		}
-		if (co.gang_scheduler == TFJOB_GANG_SCHEDULER_PLUGINS && strcmp(gang, "scheduler-plugins"))
-			co.scheduler_name = gang;
 	}
 
 	/* Signals are taken by the main thread only. */
@@ -199,6 +232,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	logf1(TFJOB_LOG_INFO, "starting tfjob-operator", "server", tfjob_kube_transport_server(t));
+	if (webhook_flags)
+		logf1(TFJOB_LOG_WARN, "webhook flags ignored: tfjob-operator serves no admission webhook", NULL, NULL);
+	if (co.gang_scheduler != TFJOB_GANG_NONE)
+		logf1(TFJOB_LOG_INFO, "gang scheduling: PodGroups are listed and watched", "gang-scheduler",
+		      co.gang_scheduler == TFJOB_GANG_VOLCANO ? "volcano" : "scheduler-plugins");
 	if (tfjob_controller_new(&c, t, &co, &err)) {
 		logf1(TFJOB_LOG_ERROR, "cannot make the controller", "error", tfjob_error_message(err));
 		goto out;

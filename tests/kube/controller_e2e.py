@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """tfjob-operator against a real kube-apiserver (tests/kube/harness.sh): no kubelet, so this
-script plays it, writing pod status through /status. Run by tests/suites/64-controller-kube.sh
-with the harness's environment. Prints ok/FAIL lines; exit status 1 when anything failed."""
-import json, os, signal, socket, ssl, subprocess, sys, time, urllib.request, urllib.error
+script plays it, writing pod status through /status; nor volcano, so it installs the PodGroup CRDs
+and sets their status.phase itself. Run by tests/suites/64-controller-kube.sh with the harness's
+environment (the kube-apiserver is restarted through tests/kube/harness.sh restart commands).
+Prints ok/FAIL lines; exit status 1 when anything failed."""
+import atexit, json, os, signal, socket, ssl, subprocess, sys, time, urllib.request, urllib.error
 
 URL = os.environ["KUBE_APISERVER_URL"]
 OP = sys.argv[1]
 WORK = sys.argv[2]
+HARNESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness.sh")
 ctx = ssl.create_default_context(cafile=os.environ["KUBE_CA_CERT"])
 ctx.load_cert_chain(os.environ["KUBE_ADMIN_CERT"], os.environ["KUBE_ADMIN_KEY"])
 failures = 0
@@ -72,27 +75,41 @@ def get_job(name):
     return body if code == 200 else None
 
 
-def cond(name, typ):
-    j = get_job(name)
+def cond(name, typ, ns=None):
+    code, j = api("GET", f"/apis/kubeflow.org/v1/namespaces/{ns or NS}/tfjobs/{name}")
+    j = j if code == 200 else None
     for c in ((j or {}).get("status") or {}).get("conditions") or []:
         if c.get("type") == typ:
             return c.get("status")
     return None
 
 
-def children(kind, jobname):
-    code, body = api("GET", f"/api/v1/namespaces/{NS}/{kind}?labelSelector=training.kubeflow.org/job-name={jobname}")
+def cond_reason(name, typ):
+    for c in ((get_job(name) or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == typ:
+            return c.get("reason"), c.get("message")
+    return None, None
+
+
+def children(kind, jobname, ns=None):
+    code, body = api("GET", f"/api/v1/namespaces/{ns or NS}/{kind}?labelSelector=training.kubeflow.org/job-name={jobname}")
     return [i for i in body.get("items", []) if not i["metadata"].get("deletionTimestamp")]
 
 
-def uid(kind, name):
-    code, body = api("GET", f"/api/v1/namespaces/{NS}/{kind}/{name}")
+def uid(kind, name, ns=None):
+    code, body = api("GET", f"/api/v1/namespaces/{ns or NS}/{kind}/{name}")
     return body["metadata"]["uid"] if code == 200 else None
 
 
-def kubelet(pod, phase, code=None, restarts=0):
+def events(jobname, ns=None):
+    c, ev = api("GET", f"/api/v1/namespaces/{ns or NS}/events")
+    return [e["reason"] for e in ev.get("items", []) if e["involvedObject"]["name"] == jobname]
+
+
+def kubelet(pod, phase, code=None, restarts=0, ns=None):
+    ns = ns or NS
     for _ in range(20):
-        c, p = api("GET", f"/api/v1/namespaces/{NS}/pods/{pod}")
+        c, p = api("GET", f"/api/v1/namespaces/{ns}/pods/{pod}")
         if c != 200:
             time.sleep(0.1)
             continue
@@ -101,19 +118,35 @@ def kubelet(pod, phase, code=None, restarts=0):
         p["status"] = {"phase": phase, "containerStatuses": [{"name": "tensorflow", "image": "tf", "imageID": "",
                                                                 "ready": phase == "Running", "restartCount": restarts,
                                                                 "state": state}]}
-        c, _ = api("PUT", f"/api/v1/namespaces/{NS}/pods/{pod}/status", p)
+        c, _ = api("PUT", f"/api/v1/namespaces/{ns}/pods/{pod}/status", p)
         if c == 200:
             return
     check(f"set status of pod {pod}", False)
 
 
+RUNNING = []
+
+
+@atexit.register
+def kill_operators():
+    # Whatever happens to this script, no tfjob-operator it started outlives it.
+    for p in RUNNING:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
+
+
 class Operator:
-    def __init__(self, name, extra=(), kubeconfig=None):
+    def __init__(self, name, extra=(), kubeconfig=None, env=None):
         self.log = open(os.path.join(WORK, name + ".log"), "w")
         args = [OP, "--kubeconfig", kubeconfig or os.environ["KUBE_ADMIN_KUBECONFIG"],
                 "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
                 "--threadiness", "4", "--kube-api-qps", "200", "--kube-api-burst", "400"] + list(extra)
-        self.p = subprocess.Popen(args, stderr=self.log, stdout=self.log)
+        self.p = subprocess.Popen(args, stderr=self.log, stdout=self.log, env=dict(os.environ, **(env or {})))
+        RUNNING.append(self.p)
         self.name = name
         self.ports = None
         end = time.time() + 20
@@ -260,6 +293,123 @@ create_job(bad)
 wait("bad: Failed TFJobFailedValidation", lambda: any(c.get("reason") == "TFJobFailedValidation" and c["status"] == "True"
                                                      for c in (get_job("bad").get("status") or {}).get("conditions", [])))
 check("bad: no pods", not children("pods", "bad"))
+reason, msg = cond_reason("bad", "Failed")
+check(f"bad: the field error is in the message ({msg})", "image" in (msg or "") and "Required" in (msg or ""))
+
+# 8b. A chief decides; a worker alone does not.
+create_job(job("chief", "Chief:1:Never,Worker:2:Never"))
+wait("chief: 3 pods", lambda: len(children("pods", "chief")) == 3)
+kubelet("chief-chief-0", "Running")
+wait("chief: Running", lambda: cond("chief", "Running") == "True")
+kubelet("chief-worker-0", "Succeeded", 0)
+time.sleep(1.5)
+check("chief: worker 0 alone does not finish the job", cond("chief", "Succeeded") is None)
+kubelet("chief-chief-0", "Succeeded", 0)
+wait("chief: Succeeded when the chief succeeds", lambda: cond("chief", "Succeeded") == "True")
+
+# 8c. successPolicy AllWorkers.
+create_job(job("allw", "Worker:2:Never", spec={"successPolicy": "AllWorkers"}))
+wait("allw: 2 pods", lambda: len(children("pods", "allw")) == 2)
+kubelet("allw-worker-1", "Running")
+kubelet("allw-worker-0", "Succeeded", 0)
+wait("allw: Running", lambda: cond("allw", "Running") == "True")
+time.sleep(1)
+check("allw: worker 0 alone is not enough", cond("allw", "Succeeded") is None)
+kubelet("allw-worker-1", "Succeeded", 0)
+wait("allw: Succeeded when all workers succeed", lambda: cond("allw", "Succeeded") == "True")
+
+# 8d. OnFailure with backoffLimit: restarts in place counted by the kubelet.
+create_job(job("bo", "Worker:1:OnFailure", {"backoffLimit": 2}))
+wait("bo: pod", lambda: uid("pods", "bo-worker-0"))
+kubelet("bo-worker-0", "Running", restarts=1)
+wait("bo: Running", lambda: cond("bo", "Running") == "True")
+kubelet("bo-worker-0", "Running", restarts=2)
+wait("bo: Failed after 2 restarts (backoffLimit 2)", lambda: cond("bo", "Failed") == "True")
+reason, msg = cond_reason("bo", "Failed")
+check(f"bo: reason TFJobFailed, message names the backoff limit ({reason}: {msg})",
+      reason == "TFJobFailed" and "backoff" in (msg or "").lower())
+wait("bo: pod deleted", lambda: not children("pods", "bo"))
+
+# 8e. activeDeadlineSeconds (the real clock).
+create_job(job("dl", "Worker:1:Never", {"activeDeadlineSeconds": 3}))
+wait("dl: pod", lambda: uid("pods", "dl-worker-0"))
+kubelet("dl-worker-0", "Running")
+t0 = time.time()
+wait("dl: Failed at the deadline", lambda: cond("dl", "Failed") == "True", 30)
+reason, msg = cond_reason("dl", "Failed")
+check(f"dl: after about 3 s ({time.time() - t0:.1f} s), message names the deadline ({msg})",
+      time.time() - t0 < 15 and "deadline" in (msg or "").lower())
+wait("dl: pod deleted", lambda: not children("pods", "dl"))
+
+# 8f. cleanPodPolicy None keeps every pod.
+create_job(job("keep", "Worker:2:Never", {"cleanPodPolicy": "None"}))
+wait("keep: 2 pods", lambda: len(children("pods", "keep")) == 2)
+kubelet("keep-worker-1", "Running")
+kubelet("keep-worker-0", "Succeeded", 0)
+wait("keep: Succeeded", lambda: cond("keep", "Succeeded") == "True")
+time.sleep(1.5)
+check("keep: both pods and services kept", len(children("pods", "keep")) == 2 and len(children("services", "keep")) == 2)
+
+# 8g. Scale down: replicas 3 -> 1 deletes the pods and services of indexes 1 and 2.
+create_job(job("sd", "Worker:3:Never"))
+wait("sd: 3 pods", lambda: len(children("pods", "sd")) == 3)
+api("PATCH", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs/sd",
+    {"spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1}}}}, "application/merge-patch+json")
+wait("sd: scaled down to worker 0", lambda: [x["metadata"]["name"] for x in children("pods", "sd")] == ["sd-worker-0"]
+     and [x["metadata"]["name"] for x in children("services", "sd")] == ["sd-worker-0"])
+
+# 8h. A pod deleted behind our back is created again.
+create_job(job("gone", "Worker:1:Never"))
+wait("gone: pod", lambda: uid("pods", "gone-worker-0"))
+u1 = uid("pods", "gone-worker-0")
+api("DELETE", f"/api/v1/namespaces/{NS}/pods/gone-worker-0")
+wait("gone: pod recreated (new uid)", lambda: uid("pods", "gone-worker-0") not in (None, u1))
+
+# 8j. Adoption: a pod with the job's labels but no owner (left by a lost operator) is adopted by
+# a merge patch of its ownerReferences (uid precondition), not created again.
+orphan = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "adopt-worker-0", "namespace": NS, "labels": {
+    "training.kubeflow.org/job-name": "adopt", "training.kubeflow.org/operator-name": "tfjob-controller",
+    "training.kubeflow.org/replica-type": "worker", "training.kubeflow.org/replica-index": "0"}},
+    "spec": {"containers": [{"name": "tensorflow", "image": "x"}]}}
+c, _ = api("POST", f"/api/v1/namespaces/{NS}/pods", orphan)
+check(f"adopt: orphan pod created ({c})", c == 201)
+u_orphan = uid("pods", "adopt-worker-0")
+create_job(job("adopt", "Worker:1:Never"))
+wait("adopt: the orphan is owned by the job now", lambda: (api("GET", f"/api/v1/namespaces/{NS}/pods/adopt-worker-0")[1]
+     ["metadata"].get("ownerReferences") or [{}])[0].get("uid") == get_job("adopt")["metadata"]["uid"])
+wait("adopt: and its service created", lambda: len(children("services", "adopt")) == 1)
+check("adopt: the same pod (not created again)", uid("pods", "adopt-worker-0") == u_orphan and
+      "SuccessfulCreatePod" not in events("adopt"))
+
+# 8k. A job being deleted (a finalizer holds it) is left alone: a pod deleted meanwhile is not recreated.
+fj = job("fin", "Worker:1:Never")
+fj["metadata"]["finalizers"] = ["e2e.libtfjob/hold"]
+create_job(fj)
+wait("fin: pod", lambda: uid("pods", "fin-worker-0"))
+api("DELETE", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs/fin")
+wait("fin: deletionTimestamp set", lambda: (get_job("fin") or {}).get("metadata", {}).get("deletionTimestamp"))
+api("DELETE", f"/api/v1/namespaces/{NS}/pods/fin-worker-0")
+time.sleep(2)
+check("fin: a job being deleted is left alone (its deleted pod is not recreated)", uid("pods", "fin-worker-0") is None)
+api("PATCH", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs/fin", {"metadata": {"finalizers": None}},
+    "application/merge-patch+json")
+wait("fin: gone once the finalizer is removed", lambda: get_job("fin") is None)
+
+# 8i. 100 jobs at once all converge, one pod and one service each.
+t0 = time.time()
+for i in range(100):
+    api("POST", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs", job(f"many-{i:03d}", "Worker:1:Never"))
+def many_done():
+    c, pods = api("GET", f"/api/v1/namespaces/{NS}/pods?labelSelector=training.kubeflow.org/replica-type=worker")
+    names = [p["metadata"]["name"] for p in pods["items"] if p["metadata"]["name"].startswith("many-")]
+    c, jobs = api("GET", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs")
+    created = [j for j in jobs["items"] if j["metadata"]["name"].startswith("many-") and any(
+        x["type"] == "Created" for x in (j.get("status") or {}).get("conditions", []))]
+    return len(names) == 100 and len(set(names)) == 100 and len(created) == 100
+wait("100 jobs at once: 100 pods, every job Created", many_done, 120)
+print(f"     100 jobs converged in {time.time() - t0:.1f} s", flush=True)
+c, svcs = api("GET", f"/api/v1/namespaces/{NS}/services")
+check("100 jobs at once: 100 services", len([x for x in svcs["items"] if x["metadata"]["name"].startswith("many-")]) == 100)
 
 m = op.metric("training_operator_jobs_successful_total")
 check(f"/metrics: jobs successful total {m} >= 3", m is not None and m >= 3)
@@ -267,8 +417,138 @@ code, body = op.http(0, "/metrics")
 check("/metrics: histogram and queue depth", 'tfjob_controller_reconcile_time_seconds_bucket{le="+Inf"}' in body and
       'workqueue_depth{name="tfjob"}' in body)
 
-# 9. Killed while creating 50 pods, restarted: no duplicates, converges.
 op.stop()
+
+# 9a. API calls and time per job lifecycle on the real server (one operator, one job).
+opb = Operator("opb", [], kubeconfig=user_kc)
+wait("bench: operator ready", lambda: opb.http(1, "/readyz")[0] == 200)
+before = {v: opb.metric(f'tfjob_controller_api_requests_total{{verb="{v}"}}') or 0
+          for v in ("get", "list", "watch", "create", "update", "update_status", "patch", "delete", "create_event")}
+import threading
+status_changes = []
+
+
+def watch_bench(rv):
+    # Every status write must change the status: a PUT /status that changes nothing leaves the
+    # object alone (no new resourceVersion, no event), so writes == status changes seen here.
+    req = urllib.request.Request(URL + f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs?watch=true&resourceVersion={rv}"
+                                 "&fieldSelector=metadata.name%3Dbench&timeoutSeconds=120")
+    last = None
+    with urllib.request.urlopen(req, context=ctx, timeout=130) as r:
+        for line in r:
+            ev = json.loads(line)
+            st = ev["object"].get("status")
+            if ev["type"] == "MODIFIED" and st != last:
+                status_changes.append(st)
+            last = st
+
+
+rv = api("GET", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs")[1]["metadata"]["resourceVersion"]
+threading.Thread(target=watch_bench, args=(rv,), daemon=True).start()
+time.sleep(0.3)
+t0 = time.time()
+create_job(job("bench", "PS:1:Never,Worker:2:Never"))
+wait("bench: 3 pods", lambda: len(children("pods", "bench")) == 3)
+for n in ("bench-ps-0", "bench-worker-0", "bench-worker-1"):
+    kubelet(n, "Running")
+wait("bench: Running", lambda: cond("bench", "Running") == "True")
+kubelet("bench-worker-0", "Succeeded", 0)
+wait("bench: Succeeded and cleaned up", lambda: cond("bench", "Succeeded") == "True" and len(children("pods", "bench")) == 1
+     and len(children("services", "bench")) == 1)
+elapsed = time.time() - t0
+time.sleep(1)
+calls = {v: (opb.metric(f'tfjob_controller_api_requests_total{{verb="{v}"}}') or 0) - before[v] for v in before}
+print(f"     lifecycle PS1+Worker2 on kube-apiserver: {elapsed:.2f} s (including this script's kubelet steps); "
+      + ", ".join(f"{k} {int(v)}" for k, v in calls.items() if v), flush=True)
+check("bench: one create per pod and service (6), deletes only for cleanup (4)", calls["create"] == 6 and calls["delete"] == 4)
+check("bench: no get, update or patch", calls["get"] == 0 and calls["update"] == 0 and calls["patch"] == 0)
+check(f"bench: each of the {int(calls['update_status'])} status writes changed the status ({len(status_changes)} changes seen)",
+      calls["update_status"] == len(status_changes) and calls["update_status"] >= 3)
+check("bench: no list or watch after the start", calls["list"] == 0 and calls["watch"] == 0)
+opb.stop()
+
+# 9b. Gang scheduling with volcano: the PodGroup CRDs (minimal schemas) are installed here, and
+# this script sets status.phase as volcano would. Pods wait while the PodGroup is Pending and are
+# created as soon as it turns Inqueue: the operator watches PodGroups (it has no periodic resync).
+def install_pg_crd(group, version):
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": f"podgroups.{group}"},
+           "spec": {"group": group, "scope": "Namespaced",
+                    "names": {"plural": "podgroups", "singular": "podgroup", "kind": "PodGroup", "listKind": "PodGroupList"},
+                    "versions": [{"name": version, "served": True, "storage": True, "subresources": {"status": {}},
+                                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                                      "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                                      "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}]}}
+    c, _ = api("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    def served():
+        c, d = api("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/podgroups.{group}")
+        est = any(x["type"] == "Established" and x["status"] == "True" for x in d.get("status", {}).get("conditions", []))
+        return est and api("GET", f"/apis/{group}/{version}/podgroups")[0] == 200
+    wait(f"PodGroup CRD {group}/{version} installed ({c}) and served", served, 60)
+
+
+VPG = "/apis/scheduling.volcano.sh/v1beta1/namespaces/gang/podgroups"
+install_pg_crd("scheduling.volcano.sh", "v1beta1")
+install_pg_crd("scheduling.x-k8s.io", "v1alpha1")
+api("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gang"}})
+# training-operator's flags: --enable-scheme, --gang-scheduler-name, the namespace from KUBEFLOW_NAMESPACE
+opg = Operator("opg", ["--gang-scheduler-name=volcano", "--enable-scheme=TFJob", "--zap-log-level=debug"],
+               kubeconfig=user_kc, env={"KUBEFLOW_NAMESPACE": "gang"})
+wait("gang: operator ready (PodGroups listed)", lambda: opg.http(1, "/readyz")[0] == 200)
+code, body = opg.http(0, "/metrics")
+check("gang: /metrics shows the PodGroup cache", 'tfjob_controller_cache_synced{resource="podgroups"} 1' in body)
+g1 = job("g1", "Worker:2:Never", {"schedulingPolicy": {"minAvailable": 2, "queue": "q1"}})
+g1["metadata"]["namespace"] = "gang"
+c, _ = api("POST", "/apis/kubeflow.org/v1/namespaces/gang/tfjobs", g1)
+check(f"gang: create tfjob g1 ({c})", c == 201)
+create_job(job("notmine", "Worker:1:Never"))  # in e2e: not this operator's namespace
+wait("gang: PodGroup g1 created before any pod", lambda: api("GET", f"{VPG}/g1")[0] == 200 and
+     not children("pods", "g1", "gang"))
+c, pg = api("GET", f"{VPG}/g1")
+check("gang: PodGroup spec minMember 2, queue q1, owned by the job",
+      pg["spec"].get("minMember") == 2 and pg["spec"].get("queue") == "q1" and
+      pg["metadata"]["ownerReferences"][0]["uid"] == (api("GET", "/apis/kubeflow.org/v1/namespaces/gang/tfjobs/g1")[1]["metadata"]["uid"]))
+wait("gang: services created", lambda: len(children("services", "g1", "gang")) == 2)
+api("PATCH", f"{VPG}/g1/status", {"status": {"phase": "Pending"}}, "application/merge-patch+json")
+time.sleep(2)
+check("gang: no pods while the PodGroup is Pending", not children("pods", "g1", "gang"))
+api("PATCH", f"{VPG}/g1/status", {"status": {"phase": "Inqueue"}}, "application/merge-patch+json")
+t0 = time.time()
+wait("gang: pods created when the PodGroup turns Inqueue", lambda: len(children("pods", "g1", "gang")) == 2, 10)
+print(f"     pods created {time.time() - t0:.2f} s after the phase change", flush=True)
+check("gang: promptly (< 3 s: a watch event, not a resync)", time.time() - t0 < 3)
+p0 = [x for x in children("pods", "g1", "gang") if x["metadata"]["name"] == "g1-worker-0"][0]
+check("gang: pods carry schedulerName volcano and the group annotation",
+      p0["spec"].get("schedulerName") == "volcano" and
+      p0["metadata"].get("annotations", {}).get("scheduling.k8s.io/group-name") == "g1")
+check("gang: the PodGroup is read from its cache (no GET)",
+      opg.metric('tfjob_controller_api_requests_total{verb="get"}') == 0)
+check("gang: a job in another namespace is not this operator's (KUBEFLOW_NAMESPACE)",
+      cond("notmine", "Created") is None and not children("pods", "notmine"))
+kubelet("g1-worker-0", "Succeeded", 0, ns="gang")
+wait("gang: Succeeded", lambda: cond("g1", "Succeeded", "gang") == "True")
+wait("gang: PodGroup deleted when the job ends", lambda: api("GET", f"{VPG}/g1")[0] == 404)
+wait("gang: SuccessfulDeletePodGroup event", lambda: "SuccessfulDeletePodGroup" in events("g1", "gang"), 10)
+opg.stop()
+# scheduler-plugins: any other --gang-scheduler-name; no waiting for a phase.
+opp = Operator("opp", ["--gang-scheduler-name=my-coscheduler"], kubeconfig=user_kc, env={"KUBEFLOW_NAMESPACE": "gang"})
+g2 = job("g2", "Worker:2:Never")
+g2["metadata"]["namespace"] = "gang"
+api("POST", "/apis/kubeflow.org/v1/namespaces/gang/tfjobs", g2)
+wait("scheduler-plugins: PodGroup and pods created at once", lambda: api(
+    "GET", "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/gang/podgroups/g2")[0] == 200 and
+    len(children("pods", "g2", "gang")) == 2)
+p0 = children("pods", "g2", "gang")[0]
+check(f"scheduler-plugins: schedulerName is the flag's ({p0['spec'].get('schedulerName')})",
+      p0["spec"].get("schedulerName") == "my-coscheduler")
+api("PATCH", "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/gang/podgroups/g2", {"spec": {"minMember": 9}},
+    "application/merge-patch+json")
+wait("scheduler-plugins: a PodGroup spec changed by someone else is put back (watched)", lambda: api(
+    "GET", "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/gang/podgroups/g2")[1]["spec"].get("minMember") == 2, 10)
+opp.stop()
+api("DELETE", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs/notmine")
+
+# 9. Killed while creating 50 pods, restarted: no duplicates, converges.
 slow = Operator("op2", ["--kube-api-qps", "10", "--kube-api-burst", "1", "--threadiness", "1"], kubeconfig=user_kc)
 create_job(job("big", "Worker:50:Never"))
 wait("big: some pods created", lambda: len(children("pods", "big")) >= 5, 60)
@@ -285,83 +565,60 @@ creates = op.metric('tfjob_controller_api_requests_total{verb="create"}')
 check(f"big: the restarted operator created only what was missing ({creates} <= {100 - n_at_kill})",
       creates is not None and creates <= 100 - n_at_kill + 5)
 
-# 10. The API server goes away under a running operator and comes back (a TCP proxy in front of
-# it is stopped and started again: the harness's supervisor stops etcd when kube-apiserver exits,
-# so the server process itself is not restarted). Watches break, reconnect and relist.
-import threading
+# 10. The API server is restarted under a running operator (kube-apiserver alone, same etcd:
+# tests/kube/harness.sh stop-apiserver / start-apiserver), with jobs in flight: one has some of
+# its 30 pods, one has a pod that finishes just before the server goes away. The operator keeps
+# running (not ready while its watches are broken), resumes or relists, and converges: no pod
+# created twice or recreated.
+def harness(cmd):
+    t0 = time.time()
+    r = subprocess.run([HARNESS, cmd, WORK], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print("     " + r.stdout.strip().replace("\n", "\n     "), flush=True)
+    check(f"harness.sh {cmd} ({time.time() - t0:.1f} s)", r.returncode == 0)
 
 
-class Proxy:
-    def __init__(self, port=0):
-        self.target = ("127.0.0.1", int(URL.rsplit(":", 1)[1]))
-        self.lsock = socket.socket()
-        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.lsock.bind(("127.0.0.1", port))
-        self.lsock.listen(64)
-        self.port = self.lsock.getsockname()[1]
-        self.conns = []
-        self.alive = True
-        threading.Thread(target=self.accept, daemon=True).start()
-
-    def accept(self):
-        while self.alive:
-            try:
-                c, _ = self.lsock.accept()
-            except OSError:
-                return
-            try:
-                u = socket.create_connection(self.target)
-            except OSError:
-                c.close()
-                continue
-            self.conns += [c, u]
-            for a, b in ((c, u), (u, c)):
-                threading.Thread(target=self.pipe, args=(a, b), daemon=True).start()
-
-    def pipe(self, a, b):
-        try:
-            while True:
-                d = a.recv(65536)
-                if not d:
-                    break
-                b.sendall(d)
-        except OSError:
-            pass
-        for x in (a, b):
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def stop(self):
-        self.alive = False
-        self.lsock.close()
-        for x in self.conns:
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-                x.close()
-            except OSError:
-                pass
-
-
-proxy = Proxy()
-kc = open(user_kc or os.environ["KUBE_ADMIN_KUBECONFIG"]).read().replace(URL, f"https://127.0.0.1:{proxy.port}")
-kc_path = os.path.join(WORK, "proxy.kubeconfig")
-open(kc_path, "w").write(kc)
 op.stop()
-op = Operator("op4", [], kubeconfig=kc_path)
+op = Operator("op5", ["--kube-api-qps", "5", "--kube-api-burst", "1", "--threadiness", "2"], kubeconfig=user_kc)
+wait("outage: operator ready", lambda: op.http(1, "/readyz")[0] == 200)
 create_job(job("pre", "Worker:1:Never"))
-wait("outage: pre has its pod", lambda: uid("pods", "pre-worker-0"))
-proxy.stop()
-time.sleep(1)
-create_job(job("during", "Worker:2:Never"))
+wait("outage: pre has its pod", lambda: uid("pods", "pre-worker-0"), 60)
+create_job(job("inflight", "Worker:30:Never"))
+wait("outage: inflight has some pods", lambda: len(children("pods", "inflight")) >= 4, 60)
 kubelet("pre-worker-0", "Succeeded", 0)
-time.sleep(3)
-check("outage: the operator keeps running", op.p.poll() is None and op.http(1, "/healthz")[0] == 200)
-check("outage: nothing happened meanwhile", not children("pods", "during"))
-proxy = Proxy(proxy.port)
-wait("outage over: during gets its 2 pods", lambda: len(children("pods", "during")) == 2, 90)
-wait("outage over: pre Succeeded", lambda: cond("pre", "Succeeded") == "True", 90)
+uids_before = {x["metadata"]["name"]: x["metadata"]["uid"] for x in children("pods", "inflight")}
+m0 = {k: op.metric(k) or 0 for k in ("tfjob_controller_watch_errors_total", "tfjob_controller_relists_total",
+                                      "tfjob_controller_watch_restarts_total", "tfjob_controller_api_errors_total")}
+harness("stop-apiserver")
+print(f"     stopped with {len(uids_before)} of inflight's 30 pods created", flush=True)
+down_at = time.time()
+check("outage: the operator keeps running, /healthz 200", op.p.poll() is None and op.http(1, "/healthz")[0] == 200)
+wait("outage: /readyz 503 while the watches are broken", lambda: op.http(1, "/readyz")[0] == 503, 15)
+code, body = op.http(0, "/metrics")
+check("outage: /metrics served, a cache marked unsynced", code == 200 and
+      any(l.startswith("tfjob_controller_cache_synced{") and l.endswith(" 0") for l in body.splitlines()))
+time.sleep(max(0.0, 4 - (time.time() - down_at)))
+harness("start-apiserver")
+print(f"     the API server was down {time.time() - down_at:.1f} s", flush=True)
+wait("outage over: /readyz 200 again", lambda: op.http(1, "/readyz")[0] == 200, 60)
+m1 = {k: op.metric(k) or 0 for k in m0}
+print("     " + ", ".join(f"{k} {m0[k]:.0f} -> {m1[k]:.0f}" for k in m0), flush=True)
+check("outage: /metrics counted the broken watches", m1["tfjob_controller_watch_errors_total"] >= m0["tfjob_controller_watch_errors_total"] + 3)
+check("outage: and resumed or relisted them", m1["tfjob_controller_watch_restarts_total"] + m1["tfjob_controller_relists_total"]
+      > m0["tfjob_controller_watch_restarts_total"] + m0["tfjob_controller_relists_total"])
+wait("outage over: inflight gets all 30 pods and services", lambda: len(children("pods", "inflight")) == 30 and
+     len(children("services", "inflight")) == 30, 180)
+names = sorted(x["metadata"]["name"] for x in children("pods", "inflight"))
+check("outage over: no duplicates, inflight-worker-0..29", names == sorted(f"inflight-worker-{i}" for i in range(30)))
+now = {x["metadata"]["name"]: x["metadata"]["uid"] for x in children("pods", "inflight")}
+check(f"outage over: the {len(uids_before)} pods created before the outage are the same pods (uids)",
+      all(now.get(n) == u for n, u in uids_before.items()) and 0 < len(uids_before) < 30)
+wait("outage over: pre Succeeded", lambda: cond("pre", "Succeeded") == "True", 60)
+wait("outage over: inflight Created", lambda: cond("inflight", "Created") == "True", 60)
+kubelet("inflight-worker-0", "Succeeded", 0)
+wait("outage over: inflight Succeeded", lambda: cond("inflight", "Succeeded") == "True", 60)
+ev = events("inflight")
+check(f"outage over: no pod created twice ({ev.count('SuccessfulCreatePod')} SuccessfulCreatePod events <= 30)",
+      ev.count("SuccessfulCreatePod") <= 30)
 
 # 11. SIGTERM stops cleanly.
 rc = op.stop()

@@ -8,6 +8,14 @@
 #                                      when /readyz is ok and the CRD is Established; writes
 #                                      DIR/env, DIR/admin.kubeconfig, DIR/user.kubeconfig
 #   tests/kube/harness.sh stop DIR     stop both, wait for them, remove the state (logs stay)
+#   tests/kube/harness.sh stop-apiserver DIR
+#                                      stop kube-apiserver alone (SIGTERM, wait; SIGKILL after
+#                                      15 s); etcd keeps running with its data
+#   tests/kube/harness.sh start-apiserver DIR
+#                                      start it again: same port, certificates, tokens and etcd;
+#                                      returns when /readyz is ok (DIR/env gets the new PID)
+#   tests/kube/harness.sh restart-apiserver DIR [DOWN_SECONDS]
+#                                      both, with DOWN_SECONDS (default 0) in between
 #
 # Processes: `start` leaves a supervisor (this script, `_supervise`) that owns etcd and
 # kube-apiserver. It stops them on `stop`, and by itself when the shell that ran `start`
@@ -222,6 +230,9 @@ $ETCD_BIN
 --unsafe-no-fsync=true
 --log-level=warn
 EOF
+  # --shutdown-watch-termination-grace-period: on SIGTERM, end open watches and wait for them
+  # (at most 5 s). Without it kube-apiserver stops listening at once but does not exit while a
+  # watch is open (stop-apiserver with an operator watching took the full 15 s, then SIGKILL).
   {
     cat <<EOF
 $KUBE_APISERVER_BIN
@@ -241,6 +252,7 @@ $KUBE_APISERVER_BIN
 --endpoint-reconciler-type=none
 --disable-admission-plugins=ServiceAccount
 --profiling=false
+--shutdown-watch-termination-grace-period=5s
 EOF
     # shellcheck disable=SC2086
     [ -z "${TFJOB_KUBE_APISERVER_ARGS:-}" ] || printf '%s\n' ${TFJOB_KUBE_APISERVER_ARGS}
@@ -349,14 +361,95 @@ cmd_supervise() {
     sleep 0.2
   done
   launch kube-apiserver; api_pid=$!; echo "$api_pid" >"$dir/run/kube-apiserver.pid"
+  local want
   while :; do
     if [ "$owner" != 0 ] && ! kill -0 "$owner" 2>/dev/null; then
       echo "supervisor: owner $owner is gone"; stop_servers
     fi
     kill -0 "$etcd_pid" 2>/dev/null || { echo "supervisor: etcd exited"; stop_servers; }
-    kill -0 "$api_pid" 2>/dev/null || { echo "supervisor: kube-apiserver exited"; stop_servers; }
-    sleep 0.5 & wait $! || true
+    want="$(cat "$dir/run/apiserver.want" 2>/dev/null || echo up)"
+    if [ "$want" = down ]; then
+      if [ -n "$api_pid" ]; then
+        # Asked to stop kube-apiserver alone: as in stop_servers, SIGTERM, 15 s, SIGKILL.
+        kill -TERM "$api_pid" 2>/dev/null || true
+        for i in $(seq 1 150); do kill -0 "$api_pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$api_pid" 2>/dev/null || true
+        wait "$api_pid" 2>/dev/null || true
+        api_pid=""
+        rm -f "$dir/run/kube-apiserver.pid"
+        echo "supervisor: kube-apiserver stopped on request, etcd keeps running ($(date -u +%FT%TZ))"
+      fi
+    elif [ -z "$api_pid" ]; then
+      launch kube-apiserver; api_pid=$!; echo "$api_pid" >"$dir/run/kube-apiserver.pid"
+      echo "supervisor: kube-apiserver started again, pid $api_pid ($(date -u +%FT%TZ))"
+    else
+      kill -0 "$api_pid" 2>/dev/null || { echo "supervisor: kube-apiserver exited"; stop_servers; }
+    fi
+    sleep 0.2 & wait $! || true
   done
+}
+
+# ---------------------------------------------------------------------------------- restart
+
+# running_dir DIR: sets DIR (absolute) and loads DIR/env; dies unless its supervisor runs.
+running_dir() {
+  [ -d "$1" ] || die "no such directory: $1"
+  DIR="$(cd "$1" && pwd)"
+  [ -f "$DIR/env" ] && [ -f "$DIR/run/supervisor.pid" ] || die "$DIR has no server (harness.sh start $DIR)"
+  kill -0 "$(cat "$DIR/run/supervisor.pid")" 2>/dev/null || die "the supervisor of $DIR is not running"
+  APISERVER_URL="$(sed -n 's/^KUBE_APISERVER_URL=//p' "$DIR/env")"
+}
+
+want_apiserver() {  # up | down
+  echo "$1" >"$DIR/run/apiserver.want.tmp"
+  mv -f "$DIR/run/apiserver.want.tmp" "$DIR/run/apiserver.want"
+}
+
+cmd_stop_apiserver() {
+  [ $# -eq 1 ] || die "usage: harness.sh stop-apiserver DIR"
+  running_dir "$1"
+  local pid="" start=$SECONDS
+  [ -f "$DIR/run/kube-apiserver.pid" ] && pid="$(cat "$DIR/run/kube-apiserver.pid")"
+  want_apiserver down
+  local deadline=$((SECONDS + 30))
+  while [ $SECONDS -lt $deadline ]; do
+    if [ ! -f "$DIR/run/kube-apiserver.pid" ] && { [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; }; then
+      log "kube-apiserver stopped in $((SECONDS - start)) s (pid ${pid:-none}); etcd keeps running"
+      return 0
+    fi
+    kill -0 "$(cat "$DIR/run/supervisor.pid")" 2>/dev/null || die "the supervisor exited"
+    sleep 0.1
+  done
+  die "kube-apiserver (pid $pid) did not stop within 30 s"
+}
+
+cmd_start_apiserver() {
+  [ $# -eq 1 ] || die "usage: harness.sh start-apiserver DIR"
+  running_dir "$1"
+  local timeout="${TFJOB_KUBE_START_TIMEOUT:-120}" start=$SECONDS
+  want_apiserver up
+  local deadline=$((SECONDS + timeout)) pid=""
+  while [ $SECONDS -lt $deadline ]; do
+    kill -0 "$(cat "$DIR/run/supervisor.pid" 2>/dev/null || echo 0)" 2>/dev/null ||
+      { log "--- last lines of $DIR/kube-apiserver.log"; tail -n 30 "$DIR/kube-apiserver.log" >&2; die "the servers exited while kube-apiserver was starting"; }
+    [ -f "$DIR/run/kube-apiserver.pid" ] && pid="$(cat "$DIR/run/kube-apiserver.pid")"
+    if [ -n "$pid" ] && [ "$(acurl "$APISERVER_URL/readyz" 2>/dev/null)" = "ok" ]; then
+      sed -i "s/^KUBE_APISERVER_PID=.*/KUBE_APISERVER_PID=$pid/" "$DIR/env"
+      log "kube-apiserver ready again at $APISERVER_URL in $((SECONDS - start)) s (pid $pid)"
+      return 0
+    fi
+    sleep 0.2
+  done
+  die "kube-apiserver not ready after ${timeout} s"
+}
+
+cmd_restart_apiserver() {
+  [ $# -ge 1 ] && [ $# -le 2 ] || die "usage: harness.sh restart-apiserver DIR [DOWN_SECONDS]"
+  local down="${2:-0}"
+  case "$down" in ''|*[!0-9.]*) die "DOWN_SECONDS must be a number: $down" ;; esac
+  cmd_stop_apiserver "$1"
+  sleep "$down"
+  cmd_start_apiserver "$1"
 }
 
 # ---------------------------------------------------------------------------------- stop
@@ -389,6 +482,9 @@ case "${1:-}" in
   build) shift; cmd_build "$@" ;;
   start) shift; cmd_start "$@" ;;
   stop) shift; cmd_stop "$@" ;;
+  stop-apiserver) shift; cmd_stop_apiserver "$@" ;;
+  start-apiserver) shift; cmd_start_apiserver "$@" ;;
+  restart-apiserver) shift; cmd_restart_apiserver "$@" ;;
   _supervise) shift; cmd_supervise "$@" ;;
-  *) echo "usage: $0 build | start DIR | stop DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 build | start DIR | stop DIR | stop-apiserver DIR | start-apiserver DIR | restart-apiserver DIR [DOWN_SECONDS]" >&2; exit 2 ;;
 esac

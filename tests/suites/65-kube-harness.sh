@@ -3,7 +3,9 @@
 # etcd built from the Go module proxy (cached after the first build), started on loopback; the
 # TFJob CRD (examples/deploy/crd-tfjob.yaml) is served; a TFJob can be created, read and its
 # status written through the status subresource; a user without rights gets 403 with a Status;
-# `stop` and the death of the calling shell both leave no process behind.
+# kube-apiserver alone can be stopped and started again on the same etcd (stop-apiserver,
+# start-apiserver, restart-apiserver: same port, data, certificates and tokens, open watches
+# end); `stop` and the death of the calling shell both leave no process behind.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 H="$PWD/tests/kube/harness.sh"
@@ -183,6 +185,58 @@ code_is 401 "a wrong token is not authenticated" "$(curl -sS --cacert "$KUBE_CA_
 # The same rights through the user's kubeconfig (what the libcurl transport reads).
 check "user.kubeconfig names the unprivileged client certificate" \
   bash -c "grep -q 'client-certificate-data: $(base64 -w0 "$KUBE_USER_CERT")' '$KUBE_USER_KUBECONFIG'"
+
+# --- kube-apiserver restarted alone on the same etcd: data, port, certificates and tokens stay
+code_is 201 "create a TFJob before the restart" "$(req -X POST -H 'Content-Type: application/json' \
+  -d '{"apiVersion":"kubeflow.org/v1","kind":"TFJob","metadata":{"name":"survivor"},"spec":{"tfReplicaSpecs":{"Worker":{"template":{"spec":{"containers":[{"name":"tensorflow","image":"x"}]}}}}}}' "$TFJOBS")"
+survivor_uid="$(json "$out/body.json" 'd["metadata"]["uid"]')"
+old_api_pid=$KUBE_APISERVER_PID
+# A watch open across the restart: the server ends it (the client sees the stream close).
+curl -sS -N --max-time 120 --cacert "$KUBE_CA_CERT" --cert "$KUBE_ADMIN_CERT" --key "$KUBE_ADMIN_KEY" \
+  "$TFJOBS?watch=true&resourceVersion=0" >"$out/watch.txt" 2>"$out/watch.err" &
+watch_pid=$!
+sleep 1
+t0=$SECONDS
+"$H" stop-apiserver "$dir"
+stop_secs=$((SECONDS - t0))
+echo "stop-apiserver: $stop_secs s"
+check "stop-apiserver with a watch open exits by itself ($stop_secs s < 15 s: watches drained, no SIGKILL)" \
+  test "$stop_secs" -lt 15
+check "kube-apiserver (pid $old_api_pid) has exited" bash -c "! kill -0 $old_api_pid 2>/dev/null"
+check "etcd (pid $ETCD_PID) keeps running" kill -0 "$ETCD_PID"
+check "the supervisor (pid $KUBE_SUPERVISOR_PID) keeps running" kill -0 "$KUBE_SUPERVISOR_PID"
+check "etcd still answers" bash -c "curl -s --max-time 5 '$ETCD_URL/health' | grep -q '\"health\":\"true\"'"
+check "the API server port is closed while it is down" bash -c "! curl -s --max-time 2 -k '$API/readyz' >/dev/null"
+check "kube-apiserver got SIGTERM and shut down gracefully" \
+  grep -qE 'graceful-termination|Shutting down|shutting down' "$dir/kube-apiserver.log"
+wait_watch=0
+for _ in $(seq 1 50); do kill -0 "$watch_pid" 2>/dev/null || { wait_watch=1; break; }; sleep 0.1; done
+check "an open watch ends when kube-apiserver stops" test "$wait_watch" = 1
+check "the watch had delivered the job before" grep -q '"survivor"' "$out/watch.txt"
+kill "$watch_pid" 2>/dev/null || true
+sleep 2
+t0=$SECONDS
+"$H" start-apiserver "$dir"
+echo "start-apiserver: $((SECONDS - t0)) s"
+new_api_pid="$(. "$dir/env"; echo "$KUBE_APISERVER_PID")"
+check "a new kube-apiserver process (pid $old_api_pid -> $new_api_pid)" \
+  bash -c "[ '$new_api_pid' != '$old_api_pid' ] && kill -0 '$new_api_pid'"
+check "same etcd process (pid $ETCD_PID)" kill -0 "$ETCD_PID"
+check "the same URL is ready again" test "$(curl -sS --cacert "$KUBE_CA_CERT" "$API/readyz")" = ok
+code_is 200 "the TFJob is still there after the restart" "$(req "$TFJOBS/survivor")"
+expect "$out/body.json" 'd["metadata"]["uid"]' "$survivor_uid"
+code_is 200 "the CRD is still served" "$(req "$API/apis/kubeflow.org/v1")"
+code_is 403 "the token user is still known (and still forbidden)" "$(treq "$TFJOBS")"
+code_is 200 "kubeconfig client certificates still work" "$(req "$API/api/v1/namespaces/kubeflow")"
+t0=$SECONDS
+"$H" restart-apiserver "$dir" 1
+echo "restart-apiserver (1 s down): $((SECONDS - t0)) s"
+third_api_pid="$(. "$dir/env"; echo "$KUBE_APISERVER_PID")"
+check "restart-apiserver: another process (pid $third_api_pid)" \
+  bash -c "[ '$third_api_pid' != '$new_api_pid' ] && ! kill -0 '$new_api_pid' 2>/dev/null && kill -0 '$third_api_pid'"
+code_is 200 "restart-apiserver: the TFJob is still there" "$(req "$TFJOBS/survivor")"
+check "restart-apiserver on a directory without a server fails" bash -c "! '$H' restart-apiserver '$dir2' 2>/dev/null"
+KUBE_APISERVER_PID=$third_api_pid
 
 # --- stop: nothing is left
 pids="$KUBE_APISERVER_PID $ETCD_PID $KUBE_SUPERVISOR_PID"
