@@ -32,10 +32,15 @@ static void position_of(const char *data, size_t offset, int *line, int *col)
 	*col = c;
 }
 
-/* Reject nesting deeper than the limit without recursion, so jansson never recurses that far. */
+/*
+ * Reject nesting deeper than the limit without recursion, so jansson never recurses that far, and
+ * documents of more than max_nodes values (strings, keys included, numbers, literals, objects,
+ * arrays: what the YAML reader counts), before jansson builds them.
+ */
 static int check_depth(const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
 {
 	unsigned int depth = 0;
+	unsigned long values = 0;
 	bool in_string = false, escaped = false;
 	for (size_t i = 0; i < len; i++) {
 		char c = data[i];
@@ -47,6 +52,17 @@ static int check_depth(const char *data, size_t len, const tfjob__limits *limits
 			else if (c == '"')
 				in_string = false;
 			continue;
+		}
+		/* A value starts at '"', '{', '[' or the first character of a bare token. */
+		bool starts = c == '"' || c == '{' || c == '[' || (is_word(c) && (i == 0 || !is_word(data[i - 1])));
+		if (starts) {
+			values = depth == 0 ? 1 : values + 1; /* a value at depth 0 begins a new document */
+			if (values > limits->max_nodes) {
+				int line, col;
+				position_of(data, i, &line, &col);
+				return tfjob__fail_at(err, TFJOB_ELIMIT, limits->filename, line, col, "document has more than %u values",
+				                      limits->max_nodes);
+			}
 		}
 		if (c == '"') {
 			in_string = true;
