@@ -364,6 +364,28 @@ START_TEST(documents_option)
 }
 END_TEST
 
+START_TEST(number_length)
+{
+	/* A plain scalar of 127 characters can be a number; of 128, it is kept as a string. */
+	for (int len = 127; len <= 128; len++) {
+		char num[200], text[512];
+		memset(num, '0', sizeof(num));
+		memcpy(num, "1.", 2);
+		num[len] = '\0';
+		snprintf(text, sizeof(text), HEAD "x: %s\n", num);
+		tfjob_job *job = tu_parse(text);
+		char *json = NULL;
+		ck_assert_int_eq(tfjob_job_to_json(&json, job, TFJOB_JSON_COMPACT, NULL), 0);
+		if (len == 127)
+			ck_assert_msg(strstr(json, "\"x\":1}") != NULL, "%s", json);
+		else
+			ck_assert_msg(strstr(json, num) != NULL && strstr(json, "\"x\":\"1.") != NULL, "%s", json);
+		tfjob_free(json);
+		tfjob_job_free(job);
+	}
+}
+END_TEST
+
 /* ---- integers ---- */
 
 static tfjob_field_errors *validate_text(const char *text)
@@ -796,6 +818,24 @@ START_TEST(http_body)
 }
 END_TEST
 
+static int64_t retry_after(const char *line)
+{
+	struct tfjob__http_response r = { 0 };
+	r.retry_after_ms = -1;
+	ck_assert_uint_eq(tfjob__http_on_header((char *)line, 1, strlen(line), &r), strlen(line));
+	return r.retry_after_ms;
+}
+
+START_TEST(retry_after_cap)
+{
+	ck_assert_int_eq(retry_after("Retry-After: 600\r\n"), 600000);
+	ck_assert_int_eq(retry_after("retry-after: 601\r\n"), 600000);
+	ck_assert_int_eq(retry_after("Retry-After: 99999999999999999999999999999999\r\n"), 600000);
+	ck_assert_int_eq(retry_after("Retry-After: -1\r\n"), -1);
+	ck_assert_int_eq(retry_after("Retry-After: soon\r\n"), -1);
+}
+END_TEST
+
 /* ---- watch streams: one event ---- */
 
 static int count_values(const char *value, size_t len, void *payload)
@@ -856,6 +896,7 @@ static Suite *limits_suite(void)
 	tcase_add_test(tc, values_default_json);
 	tcase_add_test(tc, documents_default);
 	tcase_add_test(tc, documents_option);
+	tcase_add_test(tc, number_length);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fields");
 	tcase_set_timeout(tc, 300);
@@ -877,6 +918,7 @@ static Suite *limits_suite(void)
 	tcase_add_test(tc, kubeconfig_parse_limits);
 	tcase_add_test(tc, exec_plugin_output);
 	tcase_add_test(tc, http_body);
+	tcase_add_test(tc, retry_after_cap);
 	tcase_add_test(tc, watch_event_size);
 	suite_add_tcase(s, tc);
 #endif
