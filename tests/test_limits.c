@@ -592,6 +592,45 @@ START_TEST(objects_values_and_documents)
 }
 END_TEST
 
+/* Pods the planner creates when one stray worker pod has index `stray` (replicas: 1). */
+static size_t pods_created(int64_t stray, tfjob_compat compat)
+{
+	char text[2048], pods[512];
+	snprintf(text, sizeof(text), JOB_YAML, "1", "");
+	tfjob_job *job = tu_parse(text);
+	snprintf(pods, sizeof(pods),
+	         "[{\"metadata\":{\"name\":\"t-worker-%lld\",\"labels\":{\"training.kubeflow.org/job-name\":\"t\","
+	         "\"training.kubeflow.org/operator-name\":\"tfjob-controller\","
+	         "\"training.kubeflow.org/replica-type\":\"worker\",\"training.kubeflow.org/replica-index\":\"%lld\"}},"
+	         "\"status\":{\"phase\":\"Running\"}}]",
+	         (long long)stray, (long long)stray);
+	tfjob_plan_options opts = TFJOB_PLAN_OPTIONS_INIT;
+	opts.compat = compat;
+	opts.now = 1700000000;
+	tfjob_plan *plan = NULL;
+	tfjob_error *err = NULL;
+	ck_assert_msg(tfjob_plan_new(&plan, job, pods, NULL, &opts, &err) == 0, "%s", tfjob_error_message(err));
+	size_t n = 0;
+	for (size_t i = 0; i < tfjob_plan_action_count(plan); i++)
+		n += tfjob_plan_action_type(plan, i) == TFJOB_ACTION_CREATE && tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_POD;
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+	return n;
+}
+
+START_TEST(compat_gap_cap)
+{
+	/* v1.9 creates every missing index below the highest one observed; here at most
+	 * replicas + 1024 indices (0 ... 1024) in one step. */
+	ck_assert_uint_eq(pods_created(1024, TFJOB_COMPAT_TRAINING_OPERATOR_1_9), 1024);
+	ck_assert_uint_eq(pods_created(1025, TFJOB_COMPAT_TRAINING_OPERATOR_1_9), 1025);
+	ck_assert_uint_eq(pods_created(1026, TFJOB_COMPAT_TRAINING_OPERATOR_1_9), 1025);
+	ck_assert_uint_eq(pods_created(2147483647, TFJOB_COMPAT_TRAINING_OPERATOR_1_9), 1025);
+	/* The documented mode creates only index 0. */
+	ck_assert_uint_eq(pods_created(2147483647, TFJOB_COMPAT_DOCUMENTED), 1);
+}
+END_TEST
+
 /* ---- status ---- */
 
 START_TEST(status_json_depth)
@@ -906,6 +945,7 @@ static Suite *limits_suite(void)
 	tcase_add_test(tc, replicas_limit);
 	tcase_add_test(tc, objects_list_bytes);
 	tcase_add_test(tc, objects_values_and_documents);
+	tcase_add_test(tc, compat_gap_cap);
 	tcase_add_test(tc, status_json_depth);
 	tcase_add_test(tc, quantity_magnitude);
 	suite_add_tcase(s, tc);
