@@ -293,14 +293,16 @@ START_TEST(values_option)
 	/* JSON counts the same way: keys, scalars, objects and arrays. */
 	b.n = 0;
 	adds(&b, "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"t\"},\"x\":[");
-	for (int i = 0; i < 100 - HEAD_VALUES - 2; i++)
-		adds(&b, i ? ",-1.5e3" : "true");
+	/* Strings with separators, brackets, escaped quotes and an escaped backslash count once. */
+	adds(&b, "\"s,:\\\",[{\",\"a\\\\\",{},[],true");
+	for (int i = 0; i < 100 - HEAD_VALUES - 2 - 5; i++)
+		adds(&b, ",-1.5e3");
 	adds(&b, "]}");
 	parse_ok(b.p, b.n, &opts);
 	b.n -= 2;
 	adds(&b, ",null]}");
 	tfjob_error *err = parse_fails(b.p, b.n, &opts, TFJOB_ELIMIT);
-	ck_assert_int_eq(tfjob_error_column(err), (int)b.n - 5);
+	ck_assert_int_eq(tfjob_error_column(err), (int)b.n - 6); /* at the comma before the 101st value */
 	expect_message(err, "document has more than 100 values");
 	/* Per document of a stream. */
 	b.n -= 7;
