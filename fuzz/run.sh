@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Build every fuzz/fuzz_*.c target with clang (libFuzzer + ASan + UBSan) against the library
-# sources, and run each for FUZZ_SECONDS (default 60) from a corpus seeded with examples/ and
-# tests/data/. Any crash, leak, timeout or out-of-memory fails the run; findings are kept in
-# build-fuzz/findings/ for turning into regression tests.
+# sources, and run each for FUZZ_SECONDS (default 60) from a corpus seeded with examples/,
+# tests/data/ and fuzz/seeds/TARGET/. Any crash, leak, timeout or out-of-memory fails the run;
+# findings are kept in build-fuzz/findings/ for turning into regression tests.
+# FUZZ_TARGETS="fuzz_a fuzz_b" runs only those targets; FUZZ_REQUIRE_ALL=1 fails when a target
+# cannot be built here (instead of skipping it).
+# A target whose source says "fuzz-link: transport" is also linked with the transport sources
+# (lib/transport, libcurl); "fuzz-ldflags: ..." adds link flags (e.g. -Wl,--wrap=fopen).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
@@ -29,11 +33,45 @@ wait
 rm -f "$OUT/libtfjob-fuzz.a"
 ar rcs "$OUT/libtfjob-fuzz.a" "${objects[@]}"
 
+# The transport (every source of lib/transport/meson.build but kube_disabled.c), for the targets
+# that ask for it; only when libcurl is there.
+have_transport=0
+if grep -l 'fuzz-link: transport' fuzz/fuzz_*.c >/dev/null 2>&1 && pkg-config --exists libcurl; then
+  echo "--- building the transport for fuzzing"
+  mapfile -t TSOURCES < <(sed -n "/^transport_sources = files(/,/^)/p;/^  transport_sources += files($/,/^  )/p" \
+                          lib/transport/meson.build | grep -o "'[^']*\.c'" | tr -d "'" | grep -v kube_disabled | sed 's|^|lib/transport/|')
+  tobjects=()
+  for src in "${TSOURCES[@]}"; do
+    obj="$OUT/obj/$(echo "$src" | tr '/' '_').o"
+    clang "${CFLAGS[@]}" -DTFJOB_HAVE_TRANSPORT $(pkg-config --cflags libcurl) -c "$src" -o "$obj" &
+    tobjects+=("$obj")
+    [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ] && wait -n
+  done
+  wait
+  rm -f "$OUT/libtfjob-fuzz-transport.a"
+  ar rcs "$OUT/libtfjob-fuzz-transport.a" "${tobjects[@]}"
+  have_transport=1
+fi
+
 status=0
 for target in fuzz/fuzz_*.c; do
   name=$(basename "$target" .c)
+  if [ -n "${FUZZ_TARGETS:-}" ] && ! [[ " $FUZZ_TARGETS " == *" $name "* ]]; then
+    continue
+  fi
+  extra=() extra_libs=()
+  if grep -q 'fuzz-link: transport' "$target"; then
+    if [ "$have_transport" != 1 ]; then
+      echo "--- skipping $name: libcurl not found (the transport is not built)"
+      [ "${FUZZ_REQUIRE_ALL:-0}" = 1 ] && status=1
+      continue
+    fi
+    extra+=(-DTFJOB_HAVE_TRANSPORT $(pkg-config --cflags libcurl) "$OUT/libtfjob-fuzz-transport.a")
+    extra_libs+=($(pkg-config --libs libcurl) -lpthread)
+  fi
+  read -r -a ldflags <<<"$(sed -n 's/.*fuzz-ldflags: *//p' "$target" | head -1)"
   echo "--- building $name"
-  clang "${CFLAGS[@]}" -fsanitize=fuzzer "$target" "$OUT/libtfjob-fuzz.a" "${LIBS[@]}" -o "$OUT/$name"
+  clang "${CFLAGS[@]}" -fsanitize=fuzzer "$target" "${extra[@]}" "$OUT/libtfjob-fuzz.a" "${LIBS[@]}" "${extra_libs[@]}" "${ldflags[@]}" -o "$OUT/$name"
   corpus="$OUT/corpus-$name"
   mkdir -p "$corpus"
   cp examples/*.yaml "$corpus/" 2>/dev/null || true

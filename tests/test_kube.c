@@ -888,6 +888,57 @@ START_TEST(watch_stream_reconnect_and_gone)
 }
 END_TEST
 
+/* A rule text: prefix, then n blanks, then suffix (the blanks pad a JSON value inside a string). */
+static char *padded_rule(const char *prefix, size_t n, const char *suffix)
+{
+	size_t pl = strlen(prefix), sl = strlen(suffix);
+	char *r = malloc(pl + n + sl + 1);
+	ck_assert_ptr_nonnull(r);
+	memcpy(r, prefix, pl);
+	memset(r + pl, ' ', n);
+	memcpy(r + pl + n, suffix, sl + 1);
+	return r;
+}
+
+START_TEST(size_limits)
+{
+	/* docs/limits.md: a response body over 256 MiB is TFJOB_ELIMIT, not retried. */
+	tfjob_transport *t = kube_plain(NULL);
+	static const char pod[] = "{\\\"kind\\\":\\\"Pod\\\"}"; /* {"kind":"Pod"} inside a JSON string */
+	size_t body = ((size_t)256 << 20) + 1;
+	char prefix[256];
+	snprintf(prefix, sizeof(prefix), "[{\"path\":\"*\",\"times\":-1,\"body\":\"%s", pod);
+	char *rules = padded_rule(prefix, body - 14, "\"}]");
+	fault_rules(&plain, rules);
+	free(rules);
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_transport_get(NULL, t, &PODS, NULL, "x", &err), TFJOB_ELIMIT);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "the response body is larger than the limit of 268435456 bytes"));
+	tfjob_error_free(err);
+	ck_assert_uint_eq(log_count(&plain), 1);
+
+	/* A watch event over 64 MiB ends the watch with TFJOB_ELIMIT instead of reconnecting to it. */
+	fault_reset(&plain);
+	size_t event = ((size_t)64 << 20) + 1;
+	static const char head[] = "{\\\"type\\\":\\\"ADDED\\\",\\\"object\\\":{\\\"kind\\\":\\\"Pod\\\"}";
+	size_t head_len = strlen("{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\"}");
+	snprintf(prefix, sizeof(prefix), "[{\"path\":\"*\",\"times\":-1,\"hang_ms\":5000,\"chunks\":[\"" EV("ADDED", "a", "2") "\",\"%s",
+	         head);
+	rules = padded_rule(prefix, event - head_len - 1, "}\"]}]");
+	fault_rules(&plain, rules);
+	free(rules);
+	struct collector c;
+	tfjob_watch *w = watch(t, &c, "1", 1);
+	ck_assert_int_eq(tfjob_watch_wait(w, 30000), 0);
+	ck_assert_str_eq(c.log, "ADDED a 2;");
+	ck_assert_int_eq(c.closed_code, TFJOB_ELIMIT);
+	ck_assert_str_eq(c.closed_message, "watch: an event is larger than the limit of 67108864 bytes");
+	tfjob_watch_free(w);
+	ck_assert_uint_eq(log_count(&plain), 1);
+	tfjob_transport_free(t);
+}
+END_TEST
+
 START_TEST(watch_backs_off_from_empty_streams)
 {
 	tfjob_transport *t = kube_plain(NULL);
@@ -946,6 +997,7 @@ int main(void)
 	tcase_add_test(tc, watch_stream_reconnect_and_gone);
 	tcase_add_test(tc, watch_backs_off_from_empty_streams);
 	tcase_add_test(tc, watch_stop_while_idle);
+	tcase_add_test(tc, size_limits);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -8,7 +8,9 @@
  * certificate-authority(-data), client-certificate/key (file or data; handed to libcurl as
  * memory blobs, never written to disk), token, tokenFile (re-read every minute and on 401), exec
  * credential plugins (client.authentication.k8s.io/v1 and v1beta1; cached until expiry, re-run
- * on 401), insecure-skip-tls-verify, tls-server-name and proxy-url.
+ * on 401), insecure-skip-tls-verify, tls-server-name and proxy-url. A user with an auth-provider
+ * (gcp, azure, oidc, ...) is refused with TFJOB_ESCHEMA: use an exec plugin instead. Files
+ * (kubeconfigs, certificates, keys, token files) are read up to 16 MiB (docs/limits.md).
  *
  * HTTP: connections, DNS and TLS sessions are shared; client-side rate limit (token bucket,
  * QPS/burst); retries with exponential backoff and jitter on 429, 5xx and network errors,
@@ -65,8 +67,8 @@ TFJOB_EXTERN int tfjob_kube_options_init(tfjob_kube_options *opts, unsigned int 
  * Load the configuration and make a transport. opts may be NULL. *out is the caller's
  * (tfjob_transport_free()). Errors: TFJOB_ENOTFOUND (no configuration found, unknown context,
  * cluster or user), TFJOB_EPARSE (a kubeconfig that is not YAML), TFJOB_ESCHEMA (bad fields),
- * TFJOB_EIO (unreadable file), TFJOB_ESTATE (built without libcurl), TFJOB_EVERSION,
- * TFJOB_ENOMEM. No network traffic happens here. Thread-safe.
+ * TFJOB_EIO (unreadable file), TFJOB_ELIMIT (a file over 16 MiB, or a kubeconfig past the parse
+ * limits), TFJOB_ESTATE (built without libcurl), TFJOB_EVERSION, TFJOB_ENOMEM. No network traffic happens here. Thread-safe.
  */
 TFJOB_EXTERN int tfjob_kube_transport_new(tfjob_transport **out, const tfjob_kube_options *opts,
                                           tfjob_error **err);

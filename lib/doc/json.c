@@ -14,6 +14,8 @@ static bool is_word(char c)
 	       c == '+' || c == '.';
 }
 
+static int check_values(const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err);
+
 static void position_of(const char *data, size_t offset, int *line, int *col)
 {
 	int l = 1, c = 1;
@@ -67,6 +69,8 @@ static int check_depth(const char *data, size_t len, const tfjob__limits *limits
 int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
 {
 	int rc = check_depth(data, len, limits, err);
+	if (!rc)
+		rc = check_values(data, len, limits, err);
 	if (rc)
 		return rc;
 	size_t pos = 0;
@@ -109,4 +113,56 @@ int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 			return rc;
 		pos += (size_t)jerr.position;
 	}
+}
+
+/*
+ * Reject a document of more than max_nodes values before jansson builds it. Values are counted
+ * as the YAML reader counts them: strings (keys included), numbers, literals, objects, arrays.
+ * In valid JSON that is, per top-level value, 1 + the commas + the colons + the non-empty
+ * objects and arrays, so only those bytes and the strings (skipped whole) need a look.
+ */
+static int check_values(const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
+{
+	unsigned long values = 0;
+	unsigned int depth = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = data[i];
+		if (c == '"') {
+			/* The closing quote is the first '"' after an even run of backslashes. */
+			size_t start = i + 1;
+			for (;;) {
+				const char *q = memchr(data + i + 1, '"', len - i - 1);
+				if (!q)
+					return 0; /* unterminated: jansson reports it */
+				size_t at = (size_t)(q - data), k = at;
+				while (k > start && data[k - 1] == '\\')
+					k--;
+				i = at;
+				if ((at - k) % 2 == 0)
+					break;
+			}
+			continue;
+		}
+		bool counts = false;
+		if (c == '{' || c == '[') {
+			if (depth++ == 0)
+				values = 1; /* a new document */
+			size_t j = i + 1;
+			while (j < len && is_blank(data[j]))
+				j++;
+			counts = j < len && data[j] != '}' && data[j] != ']';
+		} else if (c == '}' || c == ']') {
+			if (depth > 0)
+				depth--;
+		} else if ((c == ',' || c == ':') && depth > 0) {
+			counts = true;
+		}
+		if (counts && ++values > limits->max_nodes) {
+			int line, col;
+			position_of(data, i, &line, &col);
+			return tfjob__fail_at(err, TFJOB_ELIMIT, limits->filename, line, col, "document has more than %u values",
+			                      limits->max_nodes);
+		}
+	}
+	return 0;
 }

@@ -17,6 +17,7 @@
 
 extern char **environ;
 
+/* Largest ExecCredential accepted from a plugin's standard output. */
 #define MAX_OUTPUT (1u << 20)
 
 void tfjob__exec_result_clear(struct tfjob__exec_result *r)
@@ -87,24 +88,29 @@ static char **child_env(const struct tfjob__exec_config *exec, const char *info)
 	return env;
 }
 
-/* Read everything from fd (at most MAX_OUTPUT bytes). */
-static char *read_all(int fd)
+/* Read everything from fd: NULL when out of memory, or (*too_large set) beyond MAX_OUTPUT bytes. */
+static char *read_all(int fd, int *too_large)
 {
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap);
+	*too_large = 0;
 	while (buf) {
-		if (n + 1 == cap) {
-			if (cap >= MAX_OUTPUT) {
+		if (n + 1 >= cap) {
+			if (n > MAX_OUTPUT) {
+				/* Credentials may be in there. */
+				memset(buf, 0, n);
 				free(buf);
+				*too_large = 1;
 				return NULL;
 			}
-			char *grown = realloc(buf, cap * 2);
+			size_t want = cap * 2 > MAX_OUTPUT + 2 ? MAX_OUTPUT + 2 : cap * 2;
+			char *grown = realloc(buf, want);
 			if (!grown) {
 				free(buf);
 				return NULL;
 			}
 			buf = grown;
-			cap *= 2;
+			cap = want;
 		}
 		ssize_t got = read(fd, buf + n, cap - n - 1);
 		if (got < 0 && errno == EINTR)
@@ -211,11 +217,16 @@ int tfjob__exec_credential_run(struct tfjob__exec_result *out, const struct tfjo
 	free(info);
 	if (rc)
 		return rc;
-	char *output = read_all(fd);
+	int too_large = 0;
+	char *output = read_all(fd, &too_large);
 	close(fd);
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	/* Before the exit status: a plugin cut off by the closed pipe dies of SIGPIPE. */
+	if (too_large)
+		return tfjob__fail(err, TFJOB_ELIMIT, "exec plugin '%s': its output is larger than the limit of %u bytes",
+		                   exec->command, (unsigned int)MAX_OUTPUT);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		free(output);
 		int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -11,8 +11,6 @@
 
 #include "transport/kube_internal.h"
 
-#define MAX_BODY ((size_t)256 * 1024 * 1024)
-
 void tfjob__http_response_clear(struct tfjob__http_response *r)
 {
 	free(r->body);
@@ -20,20 +18,33 @@ void tfjob__http_response_clear(struct tfjob__http_response *r)
 	r->retry_after_ms = -1;
 }
 
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
+int tfjob__http_body_append(struct tfjob__http_response *r, const char *data, size_t len, size_t max)
 {
-	struct tfjob__http_response *r = arg;
-	size_t len = size * n;
-	if (r->len + len + 1 > MAX_BODY)
-		return 0;
-	char *grown = realloc(r->body, r->len + len + 1);
-	if (!grown)
-		return 0;
-	memcpy(grown + r->len, data, len);
-	r->body = grown;
+	if (len > max || r->len > max - len) {
+		r->too_large = 1;
+		return -1;
+	}
+	if (r->len + len + 1 > r->cap) {
+		/* Geometric growth: a large list arrives in thousands of small pieces. */
+		size_t cap = r->cap ? r->cap : 16384;
+		while (cap < r->len + len + 1)
+			cap = cap > max / 2 ? max + 1 : cap * 2;
+		char *grown = realloc(r->body, cap);
+		if (!grown)
+			return -1;
+		r->body = grown;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, len);
 	r->len += len;
 	r->body[r->len] = '\0';
-	return len;
+	return 0;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+	size_t len = size * n;
+	return tfjob__http_body_append(arg, data, len, TFJOB__HTTP_MAX_BODY) ? 0 : len;
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
@@ -177,6 +188,11 @@ void tfjob__http_perform(struct tfjob__kube *k, const char *method, const char *
 		curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, resp->curl_error);
 		resp->curl_error[0] = '\0';
 		resp->curl_code = curl_easy_perform(easy);
+		if (resp->too_large) {
+			resp->curl_code = CURLE_FILESIZE_EXCEEDED;
+			snprintf(resp->curl_error, sizeof(resp->curl_error), "the response body is larger than the limit of %zu bytes",
+			         TFJOB__HTTP_MAX_BODY);
+		}
 		if (resp->curl_code == CURLE_OK)
 			curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &resp->status);
 		else if (!resp->curl_error[0])
@@ -199,6 +215,8 @@ static int code_for_curl(CURLcode c)
 		return TFJOB_ENOMEM;
 	case CURLE_LOGIN_DENIED:
 		return TFJOB_EUNAUTHORIZED;
+	case CURLE_FILESIZE_EXCEEDED:
+		return TFJOB_ELIMIT;
 	default:
 		return TFJOB_ENETWORK;
 	}

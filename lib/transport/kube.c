@@ -134,6 +134,7 @@ static enum retry_class classify(const struct tfjob__http_response *r)
 		case CURLE_SSL_CONNECT_ERROR:
 		case CURLE_UNSUPPORTED_PROTOCOL:
 		case CURLE_URL_MALFORMAT:
+		case CURLE_FILESIZE_EXCEEDED: /* the same answer again */
 			return NO_RETRY;
 		default:
 			return RETRY_AMBIGUOUS;

@@ -47,7 +47,13 @@ struct tfjob__kube_config {
 void tfjob__kube_config_clear(struct tfjob__kube_config *c);
 void tfjob__exec_config_free(struct tfjob__exec_config *e);
 
-/* Read a whole file into a NUL-terminated buffer. TFJOB_EIO (the message names the path). */
+/* Largest file read by tfjob__read_file(): kubeconfigs, certificates, keys, token files. */
+#define TFJOB__MAX_FILE_BYTES ((size_t)16 * 1024 * 1024)
+
+/*
+ * Read a whole file into a NUL-terminated buffer. TFJOB_EIO, or TFJOB_ELIMIT when it is larger
+ * than TFJOB__MAX_FILE_BYTES (the message names the path).
+ */
 int tfjob__read_file(char **out, size_t *len, const char *path, tfjob_error **err);
 
 /* Base64 (standard alphabet, padding optional, white space ignored). TFJOB_ESCHEMA when invalid. */
@@ -114,17 +120,24 @@ struct tfjob__kube {
 	int exec_valid;
 };
 
+/* Largest response body kept (a list of 1,000 pods is about 32 MB). */
+#define TFJOB__HTTP_MAX_BODY ((size_t)256 * 1024 * 1024)
+
 /* One HTTP exchange. */
 struct tfjob__http_response {
 	long status;           /* 0 when no response */
 	char *body;
 	size_t len;
+	size_t cap;            /* bytes allocated for body */
+	int too_large;         /* the body went past the limit (curl_code is then CURLE_FILESIZE_EXCEEDED) */
 	int64_t retry_after_ms; /* -1 when absent */
 	CURLcode curl_code;
 	char curl_error[CURL_ERROR_SIZE];
 };
 
 void tfjob__http_response_clear(struct tfjob__http_response *r);
+/* Append to r->body (NUL-terminated), at most max bytes in all: 0, or -1 (too_large set when past max). */
+int tfjob__http_body_append(struct tfjob__http_response *r, const char *data, size_t len, size_t max);
 
 /*
  * A configured easy handle for method and path (which includes the query): URL, sharing, TLS,

@@ -103,6 +103,14 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 		return len;
 	}
 	int rc = tfjob__splitter_feed(&st->splitter, data, len, on_value, st);
+	if (rc == -1 && !st->error_code) {
+		/* Say why the stream was cut, rather than curl's "Failure writing output". */
+		st->error_code = st->splitter.too_large ? TFJOB_ELIMIT : TFJOB_EPARSE;
+		free(st->error_message);
+		st->error_message = st->splitter.too_large
+			? tfjob__strdup_printf("watch: an event is larger than the limit of %zu bytes", st->splitter.max)
+			: tfjob__strdup("watch: the stream is not a sequence of JSON objects");
+	}
 	return rc == 0 ? len : 0;
 }
 
@@ -201,8 +209,10 @@ static enum outcome judge(struct stream *st, const tfjob_watch_options *opts, in
 	if (st->stop || tfjob_watch_sink_stopped(st->sink))
 		return DONE;
 	if (st->error_code) {
-		*code = tfjob__api_fail(err, st->error_code, st->error_status, NULL, "%s", st->error_message);
-		return st->error_code == TFJOB_EGONE || !opts->reconnect ? FAIL : RECONNECT;
+		*code = tfjob__api_fail(err, st->error_code, st->error_status, NULL, "%s",
+		                        st->error_message ? st->error_message : "watch error");
+		/* An event over the size limit would come again after a reconnect. */
+		return st->error_code == TFJOB_EGONE || st->error_code == TFJOB_ELIMIT || !opts->reconnect ? FAIL : RECONNECT;
 	}
 	if (st->resp.curl_code == CURLE_OK && st->resp.status == 200) {
 		*auth_retried = 0;

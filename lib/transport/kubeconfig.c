@@ -14,27 +14,25 @@
 #include "internal/doc.h"
 #include "transport/kube_internal.h"
 
-#define MAX_CONFIG_BYTES (16u * 1024 * 1024)
-
 int tfjob__read_file(char **out, size_t *len, const char *path, tfjob_error **err)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return tfjob__fail(err, TFJOB_EIO, "%s: %s", path, strerror(errno));
+	/* Room for one byte more than the limit, so that a longer file is noticed without reading it all. */
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap);
-	while (buf) {
+	while (buf && n <= TFJOB__MAX_FILE_BYTES) {
 		if (n + 1 >= cap) {
-			if (cap > MAX_CONFIG_BYTES) {
+			size_t want = cap * 2 > TFJOB__MAX_FILE_BYTES + 2 ? TFJOB__MAX_FILE_BYTES + 2 : cap * 2;
+			char *grown = realloc(buf, want);
+			if (!grown) {
 				free(buf);
-				fclose(f);
-				return tfjob__fail(err, TFJOB_ELIMIT, "%s: file too large", path);
-			}
-			char *grown = realloc(buf, cap * 2);
-			if (!grown)
+				buf = NULL;
 				break;
+			}
 			buf = grown;
-			cap *= 2;
+			cap = want;
 		}
 		size_t got = fread(buf + n, 1, cap - n - 1, f);
 		n += got;
@@ -45,6 +43,11 @@ int tfjob__read_file(char **out, size_t *len, const char *path, tfjob_error **er
 	fclose(f);
 	if (!buf)
 		return tfjob__oom(err);
+	if (n > TFJOB__MAX_FILE_BYTES) {
+		free(buf);
+		return tfjob__fail(err, TFJOB_ELIMIT, "%s: file is larger than the limit of %zu bytes", path,
+		                   (size_t)TFJOB__MAX_FILE_BYTES);
+	}
 	if (failed) {
 		free(buf);
 		return tfjob__fail(err, TFJOB_EIO, "%s: read error", path);
@@ -393,6 +396,14 @@ static int load_user(struct tfjob__kube_config *c, const json_t *user, tfjob_err
 	int rc = load_blob(&c->cert_data, &c->cert_len, user, "client-certificate", err);
 	if (rc || (rc = load_blob(&c->key_data, &c->key_len, user, "client-key", err)))
 		return rc;
+	/* Auth providers (gcp, azure, oidc, ...) run code of client-go itself: refuse them rather than
+	 * send requests without the credentials the user expects. */
+	const json_t *provider = json_object_get(user, "auth-provider");
+	if (provider && !json_is_null(provider)) {
+		const char *name = json_string_value(json_object_get(provider, "name"));
+		return tfjob__fail(err, TFJOB_ESCHEMA, "kubeconfig: auth-provider '%s' is not supported; use an exec "
+		                   "credential plugin (users[].user.exec) instead", name ? name : "");
+	}
 	const json_t *exec = json_object_get(user, "exec");
 	if (json_is_object(exec))
 		return load_exec(&c->exec, exec, err);

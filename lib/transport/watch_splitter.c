@@ -20,6 +20,7 @@ void tfjob__splitter_reset(tfjob__splitter *s)
 	s->in_string = 0;
 	s->escape = 0;
 	s->failed = 0;
+	s->too_large = 0;
 }
 
 void tfjob__splitter_free(tfjob__splitter *s)
@@ -32,8 +33,10 @@ int tfjob__splitter_pending(const tfjob__splitter *s) { return s->len > 0; }
 
 static int append(tfjob__splitter *s, const char *data, size_t n)
 {
-	if (s->len + n + 1 > s->max + 1)
+	if (s->len + n + 1 > s->max + 1) {
+		s->too_large = 1;
 		return -1;
+	}
 	if (s->len + n + 1 > s->cap) {
 		size_t cap = s->cap ? s->cap : 4096;
 		while (cap < s->len + n + 1)

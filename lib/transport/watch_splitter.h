@@ -17,6 +17,7 @@ typedef struct tfjob__splitter {
 	int in_string;
 	int escape;
 	int failed;
+	int too_large;    /* failed because a value exceeded max */
 } tfjob__splitter;
 
 /* Called with each complete value (NUL-terminated, borrowed); non-zero stops feeding. */
@@ -25,8 +26,8 @@ typedef int (*tfjob__splitter_cb)(const char *value, size_t len, void *payload);
 void tfjob__splitter_init(tfjob__splitter *s, size_t max_value);
 /*
  * Feed bytes. Returns 0; a callback's non-zero value (feeding stops there); or -1 when the
- * stream is not a sequence of objects/arrays or a value exceeds the maximum (the splitter is
- * then failed until reset).
+ * stream is not a sequence of objects/arrays or a value exceeds the maximum (too_large set; the
+ * splitter is then failed until reset). A value of exactly max bytes is accepted.
  */
 int tfjob__splitter_feed(tfjob__splitter *s, const char *data, size_t len, tfjob__splitter_cb cb, void *payload);
 /* 1 when bytes of an incomplete value are buffered. */
