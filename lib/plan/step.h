@@ -1,0 +1,159 @@
+/*
+ * The reconcile planner's private context, shared by the files of lib/plan/ and nothing else.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * One step (tfjob_plan_new) follows training-operator v1.9's ReconcileJobs: step.c runs the
+ * paths in order, lifecycle.c holds the paths that end early (finished, suspended, limits) and
+ * the checks before the children, children.c ReconcilePods / ReconcileServices, status.c
+ * UpdateJobStatus and the status helpers, plan.c the plan object and its actions. The documented
+ * mode fixes the defects listed in SEMANTICS.md; the training-operator-1.9 mode reproduces them
+ * (docs/semantics.md).
+ */
+#ifndef TFJOB_PLAN_STEP_H
+#define TFJOB_PLAN_STEP_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal/cluster.h"
+#include "internal/doc.h"
+#include "internal/job.h"
+#include "internal/objects.h"
+#include "internal/plan.h"
+#include "internal/render.h"
+
+#define LABEL_REPLICA_TYPE TFJOB__LABEL_REPLICA_TYPE
+#define LABEL_REPLICA_INDEX TFJOB__LABEL_REPLICA_INDEX
+#define MANAGED_BY_US "kubeflow.org/training-operator"
+/* v1.9 creates every missing index below the highest observed one; we stop this far above replicas. */
+#define COMPAT_GAP_CAP 1024
+
+struct tfjob__action {
+	tfjob_action_type type;
+	tfjob_object_kind kind;
+	char *name;
+	json_t *object;
+	tfjob_event_type event_type;
+	char *reason;
+	char *message;
+};
+
+struct tfjob_plan {
+	struct tfjob__action *actions;
+	size_t count, cap;
+	json_t *status;
+	bool changed;
+	bool has_requeue;
+	int64_t requeue;
+};
+
+/* Summaries of observed objects, in list order. */
+typedef struct sum_list {
+	const tfjob__summary **items;
+	size_t n;
+} sum_list;
+
+typedef struct rtype_state {
+	const char *key;  /* spec key (canonical after defaults) */
+	char *lower;      /* label value */
+	int64_t replicas;
+	const char *policy;
+	int64_t active, succeeded, failed;
+	sum_list pods, services; /* ours whose replica-type label is `lower` (borrowed from ctx's buckets) */
+} rtype_state;
+
+typedef struct entry {
+	int64_t index;
+	size_t pos;
+	const tfjob__summary *sum;
+} entry;
+
+typedef enum path { PATH_NORMAL, PATH_FINISHED, PATH_SUSPENDED, PATH_LIMIT, PATH_VALIDATION } path;
+
+typedef struct ctx {
+	tfjob_plan *plan;
+	tfjob_job *job;
+	tfjob_compat compat;
+	bool documented;
+	int64_t now;
+	int64_t requeues;
+	const char *name;
+	const char *ns;
+	json_t *status;
+	sum_list pods;     /* the observed pods that are not another job's (drop_foreign) */
+	sum_list services; /* the same for services */
+	const tfjob__summary **buckets; /* storage of the types' pod and service lists */
+	rtype_state *types;
+	size_t ntypes;
+	const tfjob_render_options *render;
+	tfjob_error **err;
+	bool restart_started;
+	char *restart_message;
+	char **perm_failures; /* documented mode: permanent exit-code failures waiting for the status step */
+	size_t nperm;
+	bool worker0_completed;
+	bool job_deleted;
+	path path;
+} ctx;
+
+/* The replica types in v1.9's order of UpdateJobStatus (chief, evaluator, master, ps, worker). */
+#define TFJOB__PLAN_TYPE_COUNT 5
+extern const char *const tfjob__plan_all_types[TFJOB__PLAN_TYPE_COUNT];
+
+/* ---- plan.c: the plan's actions (each returns 0 or TFJOB_ENOMEM through c->err) ---- */
+
+/* Append an event action (reason and message are copied). */
+int tfjob__plan_event(ctx *c, tfjob_event_type type, const char *reason, const char *message);
+int tfjob__plan_eventf(ctx *c, tfjob_event_type type, const char *reason, const char *fmt, ...) TFJOB_PRINTF(4, 5);
+/* Append a create or delete action; takes obj (NULL for deletes) even on failure. */
+int tfjob__plan_object_action(ctx *c, tfjob_action_type type, tfjob_object_kind kind, const char *name, json_t *obj);
+/* Ask to be requeued after secs (negative: 0); the earliest request wins. */
+void tfjob__plan_requeue(ctx *c, int64_t secs);
+/* Release what one action owns. */
+void tfjob__plan_action_clear(struct tfjob__action *a);
+
+/* ---- step.c ---- */
+
+/* The whole step for tfjob_plan_new*: the lists (NULL = none) are only read. */
+int tfjob__plan_run(tfjob_plan **out, const tfjob_job *job, const tfjob_objects *pods,
+                    const tfjob_objects *services, const tfjob_plan_options *opts, tfjob_error **err);
+
+/* ---- status.c: status helpers and UpdateJobStatus ---- */
+
+/* status.replicaStatuses, created when missing; NULL on out of memory. Borrowed. */
+json_t *tfjob__plan_replica_statuses(ctx *c);
+/* obj[key] = v, or removed when v is 0 (v1.9 omits zero counts). 0 or TFJOB_ENOMEM. */
+int tfjob__plan_set_count(json_t *obj, const char *key, int64_t v);
+int64_t tfjob__plan_get_count(json_t *obj, const char *key);
+int tfjob__plan_cond_set(ctx *c, const char *type, const char *cstatus, const char *reason, const char *message);
+/* Succeeded or Failed is True in the new status. */
+bool tfjob__plan_finished(ctx *c);
+int tfjob__plan_set_completion(ctx *c);
+/* A terminal transition: its event, completionTime (when asked), then the condition True. */
+int tfjob__plan_record_terminal(ctx *c, tfjob_event_type event_type, const char *reason, const char *cond,
+                                const char *msg, bool set_completion);
+/* UpdateJobStatus over the counts the children step wrote into c->types. */
+int tfjob__plan_update_status(ctx *c);
+
+/* ---- children.c: ReconcilePods / ReconcileServices ---- */
+
+/* A Warning event per observed object without a replica-type label. */
+int tfjob__plan_warn_unlabelled(ctx *c, const sum_list *objs, tfjob_object_kind kind);
+/* Create the missing children of a type, handle its pods, delete what is beyond replicas. */
+int tfjob__plan_reconcile_children(ctx *c, rtype_state *rt, tfjob_object_kind kind);
+/* status.replicaStatuses[type] from the counts of reconcile_children. */
+int tfjob__plan_write_replica_status(ctx *c, rtype_state *rt);
+
+/* ---- lifecycle.c: the paths that end a step early, and the checks before the children ---- */
+
+int tfjob__plan_step_finished(ctx *c);
+int tfjob__plan_step_suspended(ctx *c);
+int tfjob__plan_resume_if_suspended(ctx *c);
+/* RecordAbnormalPods: Warning events for active pods whose containers or conditions look wrong. */
+int tfjob__plan_record_abnormal_pods(ctx *c);
+/* backoffLimit and activeDeadlineSeconds; *message is set (owned) when the job has to fail. */
+int tfjob__plan_check_limits(ctx *c, char **message);
+int tfjob__plan_step_limit(ctx *c, const char *message);
+
+#endif
