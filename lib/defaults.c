@@ -277,9 +277,10 @@ static int apply(struct txn *t, json_t *root, bool compat)
 	return 0;
 }
 
-/* Everything tfjob_job_apply_defaults() checks before it changes anything. */
-static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
+/* Everything tfjob_job_apply_defaults() checks before it changes anything. *clean: the schema check found nothing. */
+static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *opts, bool *clean, tfjob_error **err)
 {
+	*clean = false;
 	int rc = tfjob__check_version(err, opts->version, TFJOB_DEFAULT_OPTIONS_VERSION, "tfjob_default_options");
 	if (rc)
 		return rc;
@@ -297,6 +298,7 @@ static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *
 	for (size_t i = 0; i < errs->count && !bad; i++)
 		if (errs->items[i].type != TFJOB_FIELD_VALUE_REQUIRED)
 			bad = &errs->items[i];
+	*clean = !errs->oom && errs->count == 0;
 	if (errs->oom || bad)
 		rc = errs->oom ? tfjob__oom(err)
 		               : tfjob__fail_field(err, TFJOB_ESCHEMA, bad->field, "%s", bad->message + strlen(bad->field) + 2);
@@ -304,20 +306,31 @@ static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *
 	return rc;
 }
 
-/* Apply the defaults to the job's tree; on failure (out of memory) the tree is unchanged. */
-static int apply_all(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
+/*
+ * Apply the defaults to the job's tree; on failure (out of memory) the tree is unchanged.
+ * clean: the schema check before found nothing. The defaults only add values of the schema's
+ * types (strings, small integers, port objects with their required containerPort), so the
+ * verdict still holds after them unless they had to create spec, which then lacks its required
+ * tfReplicaSpecs.
+ */
+static int apply_all(tfjob_job *job, const tfjob_default_options *opts, bool clean, tfjob_error **err)
 {
 	struct txn t;
 	txn_init(&t);
+	job->schema_clean = false;
 	int rc = apply(&t, job->root, opts->compat == TFJOB_COMPAT_TRAINING_OPERATOR_1_9);
 	txn_end(&t, rc != 0);
-	return rc ? tfjob__oom(err) : 0;
+	if (rc)
+		return tfjob__oom(err);
+	job->schema_clean = clean && tfjob__replica_specs(job) != NULL;
+	return 0;
 }
 
 int tfjob__job_apply_defaults_in_place(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
 {
-	int rc = defaults_precheck(job, opts, err);
-	return rc ? rc : apply_all(job, opts, err);
+	bool clean;
+	int rc = defaults_precheck(job, opts, &clean, err);
+	return rc ? rc : apply_all(job, opts, clean, err);
 }
 
 int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
@@ -327,7 +340,8 @@ int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, 
 		return tfjob__fail(err, TFJOB_EINVAL, "job is NULL");
 	if (!opts)
 		opts = &defaults;
-	int rc = defaults_precheck(job, opts, err);
+	bool clean;
+	int rc = defaults_precheck(job, opts, &clean, err);
 	if (rc)
 		return rc;
 	if (job->root->refcount > 1) {
@@ -338,5 +352,5 @@ int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, 
 		json_decref(job->root);
 		job->root = copy;
 	}
-	return apply_all(job, opts, err);
+	return apply_all(job, opts, clean, err);
 }

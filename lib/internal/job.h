@@ -11,6 +11,13 @@
 
 struct tfjob_job {
 	json_t *root; /* the whole TFJob object (owned) */
+	/*
+	 * The CRD schema check (tfjob__schema_check) finds no error at all in root: set by
+	 * tfjob_job_apply_defaults(), which runs that check, so that tfjob_job_validate() right after
+	 * it does not walk the tree again. Whatever changes metadata or spec in a way that could
+	 * change the verdict (a JSON type, a required field) must clear it; status does not count.
+	 */
+	bool schema_clean;
 };
 
 /* The five replica types, canonical spelling. */
