@@ -250,6 +250,9 @@ static bool is_yaml_float(const char *s)
 
 static bool is_special_float(const char *s)
 {
+	/* Every word below starts with '.', or a sign and '.': most scalars stop here. */
+	if (!(s[0] == '.' || ((s[0] == '+' || s[0] == '-') && s[1] == '.')))
+		return false;
 	static const char *const words[] = { ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf",
 		                                 "-.INF", ".nan", ".NaN", ".NAN", NULL };
 	return in_list(s, words);
