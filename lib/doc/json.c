@@ -53,15 +53,22 @@ static int check_depth(const char *data, size_t len, const tfjob__limits *limits
 		if (i >= len)
 			return 0;
 		switch (byte_class[u[i]]) {
-		case C_QUOTE:
-			/* a string: skip to its closing quote (escapes skip the next byte) */
-			for (i++; i < len; i++) {
-				if (u[i] == '\\')
-					i++;
-				else if (u[i] == '"')
+		case C_QUOTE: {
+			/* A string: its closing quote is the first '"' after an even run of backslashes. */
+			size_t start = ++i;
+			for (;;) {
+				const unsigned char *q = memchr(u + i, '"', len - i);
+				if (!q)
+					return 0; /* unterminated: jansson reports it */
+				size_t at = (size_t)(q - u), k = at;
+				while (k > start && u[k - 1] == '\\')
+					k--;
+				i = at + 1;
+				if ((at - k) % 2 == 0)
 					break;
 			}
-			break;
+			continue;
+		}
 		case C_OPEN:
 			if (++depth > limits->max_depth) {
 				int line, col;
