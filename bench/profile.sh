@@ -38,12 +38,13 @@ callgrind_annotate --inclusive=yes "$root/$build/cg-tfjob-ps-worker-pdv.out" 2>/
   grep -v '=>' | head -12
 
 # Where the instructions of parse+default+validate are: inside libyaml / jansson (what libtfjob's
-# own functions call there, inclusive, with the mallocs those libraries make) or in libtfjob's
-# code (the rest, with its own mallocs). Per operation, start-up subtracted as above.
+# own functions, and jansson.h's inline json_decref within them, call there, inclusive, with the
+# mallocs those libraries make) or in libtfjob's code (the rest, with its own mallocs). Per
+# operation, start-up subtracted as above.
 lib_split() { # lib_split FILE: "YAML_IR JANSSON_IR PDV_IR" of a callgrind file (whole run)
   local yj t
   yj=$(callgrind_annotate --tree=calling --inclusive=yes --auto=no --threshold=100 "$1" 2>/dev/null | awk '
-    /\*  / { me = ($0 ~ /libtfjob\.so/); next }
+    /\*  / { me = ($0 !~ /\[\/(usr\/)?lib/); next }   # libtfjob, or our code inlined from a header (json_decref)
     /^ *[0-9,]+ \(.*>   / { if (!me) next; v=$1; gsub(",","",v); if ($0 ~ /libyaml/) y+=v; else if ($0 ~ /libjansson/) j+=v }
     END { print y+0, j+0 }')
   t=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$1" 2>/dev/null |
