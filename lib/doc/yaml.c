@@ -510,9 +510,14 @@ static int attach(struct loader *ld, json_t *value, yaml_mark_t mark)
 	/* One hash lookup: a key already there is replaced, so the size does not grow. */
 	size_t before = json_object_size(f->node);
 	int rc = 0;
-	if (json_object_setn_new(f->node, key, key_len, value))
-		rc = tfjob__oom(ld->err);
-	else if (json_object_size(f->node) == before)
+	if (json_object_setn_new(f->node, key, key_len, value)) {
+		/* jansson refuses a key that is not UTF-8 (libyaml's reader should have caught it first). */
+		json_t *probe = json_stringn(key, key_len);
+		rc = probe ? tfjob__oom(ld->err)
+		           : tfjob__fail_at(ld->err, TFJOB_EPARSE, ld->limits->filename, f->key_line, f->key_col, "%s",
+		                            "invalid UTF-8 in mapping key");
+		json_decref(probe);
+	} else if (json_object_size(f->node) == before)
 		rc = tfjob__fail_at(ld->err, TFJOB_EPARSE, ld->limits->filename, f->key_line, f->key_col,
 		                    "duplicate key '%s'", key);
 	free(key);
