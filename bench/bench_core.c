@@ -8,6 +8,8 @@
  * which other processes on a busy machine do not inflate; --clock wall uses CLOCK_MONOTONIC):
  *   pdv   tfjob_job_parse + tfjob_job_apply_defaults + tfjob_job_validate (+ frees)
  *   parse tfjob_job_parse alone (+ free)
+ *   lib   the third-party parser alone on the same bytes, the floor under parse: libyaml's event
+ *         parser (all events, nothing built) for YAML, jansson's json_loadb (+ json_decref) for JSON
  * and, when the library has tfjob_tf_config (include/tfjob/cluster.h) and FILE is suffixed with
  * :TYPE:INDEX, the TF_CONFIG of that replica of the defaulted job:
  *   tfcfg tfjob_tf_config (one call: builds the replica graph, then the string)
@@ -29,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <jansson.h>
+#include <yaml.h>
 
 #include <tfjob/tfjob.h>
 
@@ -220,6 +225,43 @@ static int op_pdv(void *ctx)
 	return rc;
 }
 
+/* JSON when the text starts with '{' or '[' after blanks (the library's own rule, BOM aside). */
+static bool is_json(const struct input *in)
+{
+	size_t i = 0;
+	while (i < in->len && in->data[i] && strchr(" \t\r\n", in->data[i]))
+		i++;
+	return i < in->len && (in->data[i] == '{' || in->data[i] == '[');
+}
+
+/* The third-party parser alone: libyaml's events (nothing built), or jansson's json_loadb. */
+static int op_lib(void *ctx)
+{
+	struct input *in = ctx;
+	if (is_json(in)) {
+		json_error_t jerr;
+		json_t *v = json_loadb(in->data, in->len, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
+		json_decref(v);
+		return v ? 0 : -1;
+	}
+	yaml_parser_t p;
+	if (!yaml_parser_initialize(&p))
+		return -1;
+	yaml_parser_set_input_string(&p, (const unsigned char *)in->data, in->len);
+	int rc = 0;
+	for (bool done = false; !done;) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&p, &ev)) {
+			rc = -1;
+			break;
+		}
+		done = ev.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
 #ifdef TFJOB_CLUSTER_H
 static int op_tfcfg(void *ctx)
 {
@@ -377,6 +419,8 @@ int main(int argc, char **argv)
 		}
 		if (measure(&r, op_parse, &in) == 0)
 			report(json, base, "parse", &r);
+		if (measure(&r, op_lib, &in) == 0)
+			report(json, base, "lib", &r);
 		if (in.type) {
 #ifdef TFJOB_CLUSTER_H
 			tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;

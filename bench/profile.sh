@@ -26,7 +26,7 @@ while read -r spec; do
   base=$(basename "$file" .yaml)
   # Subtract a run of 1 operation to remove start-up costs: (N ops - 1 op) / (N - 1).
   a=$(count "$root/$build/cg-$base-pdv.out" "$build/bench/bench_core" --profile "$n" "$file")
-  a1=$(count /dev/null "$build/bench/bench_core" --profile 1 "$file")
+  a1=$(count "$root/$build/cg-$base-pdv-1.out" "$build/bench/bench_core" --profile 1 "$file")
   b=$(count "$root/$build/cg-$base-tfcfg.out" "$build/bench/bench_core" --profile "$n" "$spec")
   b1=$(count /dev/null "$build/bench/bench_core" --profile 1 "$spec")
   printf '%-24s %16d Ir/op %16d Ir/op\n' "$base" $(( (a - a1) / (n - 1) )) $(( (b - b1) / (n - 1) ))
@@ -36,3 +36,27 @@ echo "hot spots of parse+default+validate (tfjob-ps-worker, inclusive):"
 callgrind_annotate --inclusive=yes "$root/$build/cg-tfjob-ps-worker-pdv.out" 2>/dev/null |
   grep -E 'tfjob_job_parse |tfjob_job_apply_defaults |tfjob_job_validate |tfjob__schema_check |yaml_parser_parse |json_deep_copy |tfjob__path_(child|key|index) |tfjob_job_free |vfprintf' |
   grep -v '=>' | head -12
+
+# Where the instructions of parse+default+validate are: inside libyaml / jansson (what libtfjob's
+# own functions, and jansson.h's inline json_decref within them, call there, inclusive, with the
+# mallocs those libraries make) or in libtfjob's code (the rest, with its own mallocs). Per
+# operation, start-up subtracted as above.
+lib_split() { # lib_split FILE: "YAML_IR JANSSON_IR PDV_IR" of a callgrind file (whole run)
+  local yj t
+  yj=$(callgrind_annotate --tree=calling --inclusive=yes --auto=no --threshold=100 "$1" 2>/dev/null | awk '
+    /\*  / { me = ($0 !~ /\[\/(usr\/)?lib/); next }   # libtfjob, or our code inlined from a header (json_decref)
+    /^ *[0-9,]+ \(.*>   / { if (!me) next; v=$1; gsub(",","",v); if ($0 ~ /libyaml/) y+=v; else if ($0 ~ /libjansson/) j+=v }
+    END { print y+0, j+0 }')
+  t=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$1" 2>/dev/null |
+    awk '/bench_core\.c:op_pdv \[/ && !done { v=$1; gsub(",","",v); t=v; done=1 } END { print t+0 }')
+  echo "$yj $t"
+}
+echo
+echo "parse+default+validate split (Ir/op): inside libyaml, inside jansson, libtfjob's own code"
+for base in tfjob-ps-worker tfjob-ps-worker.json; do
+  read -r y j t < <(lib_split "$root/$build/cg-$base-pdv.out")
+  read -r y1 j1 t1 < <(lib_split "$root/$build/cg-$base-pdv-1.out")
+  yo=$(( (y - y1) / (n - 1) )) jo=$(( (j - j1) / (n - 1) )) to=$(( (t - t1) / (n - 1) ))
+  printf '%-24s libyaml %8d (%2d%%)  jansson %8d (%2d%%)  libtfjob %8d (%2d%%)  of %8d\n' "$base" \
+    "$yo" $(( 100 * yo / to )) "$jo" $(( 100 * jo / to )) $(( to - yo - jo )) $(( 100 * (to - yo - jo) / to )) "$to"
+done

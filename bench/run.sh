@@ -4,13 +4,12 @@
 #   bench/run.sh [bench flags...]     e.g. bench/run.sh -runs 51 -batch 50ms -clock wall
 # BENCH_JSON=FILE also writes every measurement as JSON. The first run downloads Go modules.
 set -euo pipefail
-# -Dwerror=false: gcc -O3 warns (maybe-uninitialized) in lib/cluster.c; see docs/performance.md.
 cd "$(dirname "$0")/.."
 root=$PWD
 prefix="$root/.cache/bench-prefix"
 build=build-bench
 if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" --prefix="$prefix" --libdir=lib --buildtype=release -Dwerror=false -Dtests=false -Dbench=true >/dev/null
+  meson setup "$build" --prefix="$prefix" --libdir=lib --buildtype=release -Dtests=false -Dbench=true >/dev/null
 fi
 ninja -C "$build" >/dev/null
 meson install -C "$build" --quiet >/dev/null

@@ -91,6 +91,8 @@ void tfjob_graph_free(tfjob_graph *g)
 		free(r->addr_off);
 		free(r->quoted);
 		free(r->qoff);
+		free(r->qprefix);
+		free(r->qsuffix);
 	}
 	free(g->types);
 	free(g->name);
@@ -204,16 +206,40 @@ static char *quoted_inner(const char *s)
  * name i is prefix + i and address i is name i + suffix, written with memcpy: O(bytes), one
  * allocation per array.
  */
+/* What comes before and after the index in the child names and addresses of r (NULL when out of memory). */
+static void make_affixes(char **prefix, char **suffix, const tfjob_graph *g, const tfjob__rtype *r,
+                         const tfjob_render_options *opts)
+{
+	*prefix = tfjob__strdup_printf("%s-%s-", g->name, r->lower);
+	*suffix = opts->cluster_domain
+	                  ? tfjob__strdup_printf(".%s.svc.%s:%d", g->namespace, opts->cluster_domain, (int)r->port)
+	                  : tfjob__strdup_printf(".%s.svc:%d", g->namespace, (int)r->port);
+	for (char *p = *prefix; p && *p; p++)
+		if (*p == '/')
+			*p = '-';
+}
+
+/* A bare graph's type: only the quoted affixes of its addresses. */
+static int bare_type(tfjob_graph *g, tfjob__rtype *r, const tfjob_render_options *opts, tfjob_error **err)
+{
+	char *prefix, *suffix;
+	make_affixes(&prefix, &suffix, g, r, opts);
+	r->qprefix = prefix ? quoted_inner(prefix) : NULL;
+	r->qsuffix = suffix ? quoted_inner(suffix) : NULL;
+	free(prefix);
+	free(suffix);
+	if (!r->qprefix || !r->qsuffix)
+		return tfjob__oom(err);
+	r->qplen = strlen(r->qprefix);
+	r->qslen = strlen(r->qsuffix);
+	return 0;
+}
+
 static int fill_type(tfjob_graph *g, tfjob__rtype *r, const tfjob_render_options *opts, tfjob_error **err)
 {
 	size_t n = (size_t)r->replicas;
-	char *prefix = tfjob__strdup_printf("%s-%s-", g->name, r->lower);
-	char *suffix = opts->cluster_domain
-	                       ? tfjob__strdup_printf(".%s.svc.%s:%d", g->namespace, opts->cluster_domain, (int)r->port)
-	                       : tfjob__strdup_printf(".%s.svc:%d", g->namespace, (int)r->port);
-	for (char *p = prefix; p && *p; p++)
-		if (*p == '/')
-			*p = '-';
+	char *prefix, *suffix;
+	make_affixes(&prefix, &suffix, g, r, opts);
 	char *qprefix = prefix ? quoted_inner(prefix) : NULL, *qsuffix = suffix ? quoted_inner(suffix) : NULL;
 	r->name_off = calloc(n ? n : 1, sizeof(size_t));
 	r->addr_off = calloc(n ? n : 1, sizeof(size_t));
@@ -412,13 +438,17 @@ static int read_types(tfjob_graph *g, const tfjob_job *job, tfjob_error **err)
 	return 0;
 }
 
-int tfjob__graph_build(tfjob_graph **out, const tfjob_job *job, const tfjob_render_options *opts, bool light,
-                       tfjob_error **err)
+/* What a graph holds: everything; no names or addresses (light); only the types (bare). */
+enum graph_mode { GRAPH_FULL, GRAPH_LIGHT, GRAPH_BARE };
+
+static int graph_build(tfjob_graph **out, const tfjob_job *job, const tfjob_render_options *opts,
+                       enum graph_mode mode, tfjob_error **err)
 {
 	tfjob_graph *g = calloc(1, sizeof(*g));
 	if (!g)
 		return tfjob__oom(err);
-	g->light = light;
+	g->light = mode != GRAPH_FULL;
+	g->exclude_evaluator = opts->exclude_evaluator;
 	g->compat = opts->compat;
 	g->ps = -1;
 	bool compat = opts->compat == TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
@@ -449,8 +479,8 @@ int tfjob__graph_build(tfjob_graph **out, const tfjob_job *job, const tfjob_rend
 			r->master_type = true; /* index 0 only, see tfjob_graph_is_master() */
 	}
 	for (size_t t = 0; t < g->ntypes && !rc; t++)
-		rc = fill_type(g, &g->types[t], opts, err);
-	if (!rc)
+		rc = mode == GRAPH_BARE ? bare_type(g, &g->types[t], opts, err) : fill_type(g, &g->types[t], opts, err);
+	if (!rc && mode != GRAPH_BARE)
 		rc = build_cluster(g, opts, err);
 	if (rc) {
 		tfjob_graph_free(g);
@@ -458,6 +488,12 @@ int tfjob__graph_build(tfjob_graph **out, const tfjob_job *job, const tfjob_rend
 	}
 	*out = g;
 	return 0;
+}
+
+int tfjob__graph_build(tfjob_graph **out, const tfjob_job *job, const tfjob_render_options *opts, bool light,
+                       tfjob_error **err)
+{
+	return graph_build(out, job, opts, light ? GRAPH_LIGHT : GRAPH_FULL, err);
 }
 
 int tfjob_graph_new(tfjob_graph **out, const tfjob_job *job, const tfjob_render_options *opts, tfjob_error **err)
@@ -560,9 +596,117 @@ const char *tfjob_graph_address(const tfjob_graph *g, size_t t, int64_t index)
 static int graph_tf_config(char **out, size_t *out_len, const tfjob_graph *g, const tfjob__rtype *r, int64_t index,
                            tfjob_error **err);
 
+/* The quoted address of replica i of r. */
 static void add_item(tfjob__sbuf *b, const tfjob__rtype *r, int64_t i)
 {
-	tfjob__sbuf_add(b, r->quoted + r->qoff[i], r->qoff[i + 1] - r->qoff[i] - 1);
+	if (r->quoted) {
+		tfjob__sbuf_add(b, r->quoted + r->qoff[i], r->qoff[i + 1] - r->qoff[i] - 1);
+		return;
+	}
+	char digits[24];
+	size_t dl = u64_digits(digits, (uint64_t)i);
+	tfjob__sbuf_addc(b, '"');
+	tfjob__sbuf_add(b, r->qprefix, r->qplen);
+	tfjob__sbuf_add(b, digits, dl);
+	tfjob__sbuf_add(b, r->qsuffix, r->qslen);
+	tfjob__sbuf_addc(b, '"');
+}
+
+/*
+ * The quoted addresses of all replicas of a bare type, comma-separated. Items differ only in the
+ * index, so one item (with its leading comma) is kept in a scratch buffer, copied out whole, and
+ * its digits are counted up in place; it is rebuilt when the index gains a digit.
+ */
+static void add_bare_items(tfjob__sbuf *b, const tfjob__rtype *r)
+{
+	size_t n = (size_t)r->replicas;
+	char item[512], digits[24];
+	size_t dl = u64_digits(digits, n ? n - 1 : 0);
+	if (n == 0 || r->qplen + r->qslen + dl + 3 > sizeof(item)) {
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				tfjob__sbuf_addc(b, ',');
+			add_item(b, r, (int64_t)i);
+		}
+		return;
+	}
+	if (!tfjob__sbuf_reserve(b, n * (r->qplen + r->qslen + dl + 3)))
+		return;
+	const size_t at = 2 + r->qplen; /* where the digits start in item */
+	char *p = b->p + b->len;
+	size_t len = 0;
+	dl = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = at + dl; /* one past the last digit */
+		while (d > at && item[d - 1] == '9')
+			item[--d] = '0';
+		if (d > at) {
+			item[d - 1]++;
+		} else {
+			/* first item, or the index gains a digit: rebuild */
+			dl = u64_digits(digits, i);
+			item[0] = ',';
+			item[1] = '"';
+			memcpy(item + 2, r->qprefix, r->qplen);
+			memcpy(item + at, digits, dl);
+			memcpy(item + at + dl, r->qsuffix, r->qslen);
+			item[at + dl + r->qslen] = '"';
+			len = at + dl + r->qslen + 1;
+		}
+		if (i == 0) {
+			memcpy(p, item + 1, len - 1);
+			p += len - 1;
+		} else {
+			memcpy(p, item, len);
+			p += len;
+		}
+	}
+	*p = '\0';
+	b->len = (size_t)(p - b->p);
+}
+
+/* The quoted addresses of all replicas of r, comma-separated. */
+static void add_items(tfjob__sbuf *b, const tfjob__rtype *r)
+{
+	if (r->quoted)
+		tfjob__sbuf_adds(b, r->quoted);
+	else
+		add_bare_items(b, r);
+}
+
+/* Bytes of the cluster object of a bare graph, about (for one allocation of the output). */
+static size_t bare_cluster_size(const tfjob_graph *g)
+{
+	size_t n = 2;
+	for (size_t t = 0; t < g->ntypes; t++) {
+		const tfjob__rtype *r = &g->types[t];
+		n += strlen(r->lower) + 8 + (size_t)r->replicas * (r->qplen + r->qslen + 3 + 6);
+	}
+	return n;
+}
+
+/* The cluster object of the dense TF_CONFIG: {"chief":[...],...}. */
+static void add_cluster(tfjob__sbuf *b, const tfjob_graph *g)
+{
+	if (g->cluster) {
+		tfjob__sbuf_add(b, g->cluster, g->cluster_len);
+		return;
+	}
+	tfjob__sbuf_addc(b, '{');
+	bool first = true;
+	for (size_t t = 0; t < g->ntypes; t++) {
+		const tfjob__rtype *r = &g->types[t];
+		if (g->exclude_evaluator && !strcmp(r->lower, "evaluator"))
+			continue;
+		if (!first)
+			tfjob__sbuf_addc(b, ',');
+		first = false;
+		tfjob__sbuf_add_quoted(b, r->lower);
+		tfjob__sbuf_add(b, ":[", 2);
+		add_items(b, r);
+		tfjob__sbuf_addc(b, ']');
+	}
+	tfjob__sbuf_addc(b, '}');
 }
 
 int tfjob__graph_tf_config_beyond(char **out, const tfjob_graph *g, size_t t, int64_t index, tfjob_error **err)
@@ -610,7 +754,7 @@ static int graph_tf_config(char **out, size_t *out_len, const tfjob_graph *g, co
 			tfjob__sbuf_addc(&b, ']');
 		} else if (is_worker && g->ps >= 0) {
 			tfjob__sbuf_addc(&b, '[');
-			tfjob__sbuf_adds(&b, g->types[g->ps].quoted);
+			add_items(&b, &g->types[g->ps]);
 			tfjob__sbuf_addc(&b, ']');
 		} else if (is_worker && g->compat == TFJOB_COMPAT_TRAINING_OPERATOR_1_9) {
 			tfjob__sbuf_adds(&b, "null"); /* defect 8 */
@@ -623,9 +767,9 @@ static int graph_tf_config(char **out, size_t *out_len, const tfjob_graph *g, co
 		tfjob__sbuf_add_i64(&b, index);
 		tfjob__sbuf_adds(&b, "}}");
 	} else {
-		tfjob__sbuf_reserve(&b, g->cluster_len + 96);
+		tfjob__sbuf_reserve(&b, (g->cluster ? g->cluster_len : bare_cluster_size(g)) + 96);
 		tfjob__sbuf_adds(&b, "{\"cluster\":");
-		tfjob__sbuf_add(&b, g->cluster, g->cluster_len);
+		add_cluster(&b, g);
 		tfjob__sbuf_adds(&b, ",\"task\":{\"type\":");
 		tfjob__sbuf_add_quoted(&b, r->lower);
 		tfjob__sbuf_adds(&b, ",\"index\":");
@@ -659,8 +803,10 @@ int tfjob_tf_config(char **out, const tfjob_job *job, const char *type, int64_t 
 	tfjob_graph *g = NULL;
 	tfjob_render_options ro;
 	int rc = tfjob__render_options_resolve(&ro, opts, err);
+	/* Without an address callback the addresses are index + fixed parts: nothing per replica is built
+	 * before the output is written (a callback's errors must come at graph time, as for all replicas). */
 	if (!rc)
-		rc = tfjob__graph_build(&g, job, &ro, true, err);
+		rc = graph_build(&g, job, &ro, ro.address_cb ? GRAPH_LIGHT : GRAPH_BARE, err);
 	if (rc)
 		return rc;
 	size_t t = 0;

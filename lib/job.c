@@ -254,6 +254,7 @@ int tfjob_job_clone(tfjob_job **out, const tfjob_job *job, tfjob_error **err)
 		return tfjob__oom(err);
 	}
 	clone->root = copy;
+	clone->schema_clean = job->schema_clean;
 	*out = clone;
 	return 0;
 }

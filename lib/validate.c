@@ -3,6 +3,7 @@
  * training-operator webhook's rules, and the update rules when the old object is given.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -146,38 +147,60 @@ static void validate_run_policy(struct ctx *c, const tfjob_job *job)
 
 /* ---- tfReplicaSpecs ---- */
 
-static void validate_containers(struct ctx *c, json_t *rspec, const char *containers_path)
+/* "spec.tfReplicaSpecs[TYPE]" + suffix (a new string, NULL when out of memory): built only for an error. */
+static char *rspec_path(const char *type, const char *suffix)
 {
+	return tfjob__strdup_printf("spec.tfReplicaSpecs[%s]%s", type, suffix);
+}
+
+/* An error at spec.tfReplicaSpecs[TYPE] + suffix. */
+static void add_at(struct ctx *c, tfjob_field_error_type etype, const char *type, const char *suffix,
+                   const json_t *value, const char *detail)
+{
+	char *path = rspec_path(type, suffix);
+	if (!path)
+		c->errs->oom = true;
+	else
+		add(c, etype, path, value, detail);
+	free(path);
+}
+
+static void validate_containers(struct ctx *c, json_t *rspec, const char *type)
+{
+	static const char containers_suffix[] = ".template.spec.containers";
 	json_t *containers = tfjob__arr(tfjob__pod_spec(rspec), "containers");
 	if (json_array_size(containers) == 0)
-		add(c, TFJOB_FIELD_VALUE_REQUIRED, containers_path, NULL, "must be specified");
+		add_at(c, TFJOB_FIELD_VALUE_REQUIRED, type, containers_suffix, NULL, "must be specified");
 	bool has_tensorflow = false;
 	size_t i;
 	json_t *container;
 	json_array_foreach(containers, i, container) {
 		const char *image = tfjob__str(container, "image");
 		if (!image || !image[0]) {
-			char *ipath = tfjob__path_index(containers_path, i);
-			char *path = tfjob__path_child(ipath, "image");
-			add(c, TFJOB_FIELD_VALUE_REQUIRED, path, NULL, "must be required");
-			free(ipath);
-			free(path);
+			char suffix[sizeof(containers_suffix) + 32];
+			snprintf(suffix, sizeof(suffix), "%s[%zu].image", containers_suffix, i);
+			add_at(c, TFJOB_FIELD_VALUE_REQUIRED, type, suffix, NULL, "must be required");
 		}
 		const char *name = tfjob__str(container, "name");
 		if (name && !strcmp(name, TFJOB__CONTAINER_NAME))
 			has_tensorflow = true;
 	}
 	if (!has_tensorflow)
-		add(c, TFJOB_FIELD_VALUE_REQUIRED, containers_path, NULL,
-		    "must have at least one container with name " TFJOB__CONTAINER_NAME);
+		add_at(c, TFJOB_FIELD_VALUE_REQUIRED, type, containers_suffix, NULL,
+		       "must have at least one container with name " TFJOB__CONTAINER_NAME);
 }
 
 /* Documented mode only: enumerations, replica counts, and keys that differ only in case. */
-static void validate_replica_values(struct ctx *c, json_t *specs, const char *type, json_t *rspec, const char *type_path)
+static void validate_replica_values(struct ctx *c, json_t *specs, const char *type, json_t *rspec)
 {
 	if (!tfjob__canonical_type(type)) {
 		json_t *v = json_string(type);
-		add_not_supported(c, type_path, v, replica_types);
+		char *path = rspec_path(type, "");
+		if (!path)
+			c->errs->oom = true;
+		else
+			add_not_supported(c, path, v, replica_types);
+		free(path);
 		json_decref(v);
 	} else {
 		const char *key;
@@ -187,7 +210,7 @@ static void validate_replica_values(struct ctx *c, json_t *specs, const char *ty
 				break; /* only keys before this one count, so each clash is reported once */
 			if (!strcasecmp(key, type)) {
 				json_t *v = json_string(type);
-				add(c, TFJOB_FIELD_VALUE_DUPLICATE, type_path, v, "");
+				add_at(c, TFJOB_FIELD_VALUE_DUPLICATE, type, "", v, "");
 				json_decref(v);
 				break;
 			}
@@ -195,16 +218,16 @@ static void validate_replica_values(struct ctx *c, json_t *specs, const char *ty
 	}
 	json_t *policy = json_object_get(rspec, "restartPolicy");
 	if (json_is_string(policy) && json_string_value(policy)[0] && !in_set(json_string_value(policy), restart_policies)) {
-		char *path = tfjob__path_child(type_path, "restartPolicy");
-		add_not_supported(c, path, policy, restart_policies);
+		char *path = rspec_path(type, ".restartPolicy");
+		if (!path)
+			c->errs->oom = true;
+		else
+			add_not_supported(c, path, policy, restart_policies);
 		free(path);
 	}
 	json_t *replicas = json_object_get(rspec, "replicas");
-	if (json_is_integer(replicas) && json_integer_value(replicas) < 0) {
-		char *path = tfjob__path_child(type_path, "replicas");
-		add(c, TFJOB_FIELD_VALUE_INVALID, path, replicas, "must be greater than or equal to 0");
-		free(path);
-	}
+	if (json_is_integer(replicas) && json_integer_value(replicas) < 0)
+		add_at(c, TFJOB_FIELD_VALUE_INVALID, type, ".replicas", replicas, "must be greater than or equal to 0");
 }
 
 static void validate_replica_specs(struct ctx *c, const tfjob_job *job)
@@ -218,21 +241,13 @@ static void validate_replica_specs(struct ctx *c, const tfjob_job *job)
 	const char *type;
 	json_t *rspec;
 	json_object_foreach(specs, type, rspec) {
-		char *type_path = tfjob__path_key("spec.tfReplicaSpecs", type);
-		char *containers_path = tfjob__path_child(type_path, "template.spec.containers");
-		if (!type_path || !containers_path) {
-			c->errs->oom = true;
-		} else {
-			validate_containers(c, json_is_object(rspec) ? rspec : NULL, containers_path);
-			if (c->documented && json_is_object(rspec))
-				validate_replica_values(c, specs, type, rspec, type_path);
-			else if (c->documented && !tfjob__canonical_type(type))
-				validate_replica_values(c, specs, type, NULL, type_path);
-		}
+		validate_containers(c, json_is_object(rspec) ? rspec : NULL, type);
+		if (c->documented && json_is_object(rspec))
+			validate_replica_values(c, specs, type, rspec);
+		else if (c->documented && !tfjob__canonical_type(type))
+			validate_replica_values(c, specs, type, NULL);
 		if (tfjob__is_chief_or_master(type, c->documented))
 			chief_or_master++;
-		free(type_path);
-		free(containers_path);
 	}
 	if (chief_or_master > 1)
 		add(c, TFJOB_FIELD_VALUE_FORBIDDEN, "spec.tfReplicaSpecs", NULL, "must not have more than 1 Chief or Master role");
@@ -281,8 +296,10 @@ int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfj
 	if (!c.errs)
 		return tfjob__oom(err);
 
-	/* Stage 1, the API server's schema check: its errors end the request before any webhook. */
-	tfjob__schema_check(c.errs, job->root);
+	/* Stage 1, the API server's schema check: its errors end the request before any webhook.
+	 * Skipped when tfjob_job_apply_defaults() has just found nothing in this same tree. */
+	if (!job->schema_clean)
+		tfjob__schema_check(c.errs, job->root);
 	if (opts->old)
 		validate_queue_update(&c, job, opts->old);
 	if (c.errs->count == 0 && !c.errs->oom) {

@@ -904,6 +904,39 @@ START_TEST(pod_group_without_resources)
 }
 END_TEST
 
+/* tfjob_tf_config writes TF_CONFIG without building the replicas' addresses: the same bytes as a full graph. */
+START_TEST(one_call_matches_graph)
+{
+	const char *specs[] = {
+		"\"PS\":" RSPEC(2) ",\"Worker\":" RSPEC(3) ",\"Evaluator\":" RSPEC(1) ",\"Chief\":" RSPEC(1),
+		"\"Worker\":" RSPEC(12) ",\"PS\":" RSPEC(0),
+		"\"Worker\":" RSPEC(1),
+	};
+	const char *extras[] = { NULL, "\"enableDynamicWorker\":true," };
+	for (size_t s = 0; s < sizeof(specs) / sizeof(specs[0]); s++)
+		for (size_t e = 0; e < sizeof(extras) / sizeof(extras[0]); e++)
+			for (int variant = 0; variant < 4; variant++) {
+				tfjob_job *job = tfjob(variant & 1 ? "n<s>&" : NULL, specs[s], extras[e]);
+				tfjob_render_options o = TFJOB_RENDER_OPTIONS_INIT;
+				o.compat = variant & 2 ? TFJOB_COMPAT_TRAINING_OPERATOR_1_9 : TFJOB_COMPAT_DOCUMENTED;
+				o.exclude_evaluator = variant == 3;
+				o.cluster_domain = variant & 1 ? "cluster.local" : NULL;
+				tfjob_graph *g = NULL;
+				ck_assert_int_eq(tfjob_graph_new(&g, job, &o, NULL), 0);
+				for (size_t t = 0; t < tfjob_graph_type_count(g); t++)
+					for (int64_t i = 0; i < tfjob_graph_replicas(g, t); i++) {
+						char *a = tf_config(job, tfjob_graph_type(g, t), i, &o), *b = NULL;
+						ck_assert_int_eq(tfjob_graph_tf_config(&b, g, t, i, NULL), 0);
+						ck_assert_str_eq(a, b);
+						tfjob_free(a);
+						tfjob_free(b);
+					}
+				tfjob_graph_free(g);
+				tfjob_job_free(job);
+			}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cluster");
@@ -929,6 +962,7 @@ int main(void)
 	tcase_add_test(tc, pod_group_without_resources);
 	tcase_add_test(tc, compat_index_beyond_replicas);
 	tcase_add_test(tc, pod_group_scheduler_plugins);
+	tcase_add_test(tc, one_call_matches_graph);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

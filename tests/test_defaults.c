@@ -253,6 +253,62 @@ START_TEST(idempotent_and_robust)
 }
 END_TEST
 
+/* jansson allocations fail after a budget: out of memory at every step of the defaults. */
+static long alloc_budget = -1;
+static void *budget_malloc(size_t n)
+{
+	if (alloc_budget == 0)
+		return NULL;
+	if (alloc_budget > 0)
+		alloc_budget--;
+	return malloc(n);
+}
+
+START_TEST(out_of_memory_leaves_job_unchanged)
+{
+	static const char *const inputs[] = {
+		HEAD "spec:\n  tfReplicaSpecs:\n    worker: {template: {spec: {containers: [{name: tensorflow, image: i}]}}}\n"
+		     "    PS: {replicas: 2, template: {spec: {containers: [{name: a, image: i, ports: []}, {name: b}]}}}\n"
+		     "    Chief: {restartPolicy: \"\", template: {spec: {containers: [{name: tensorflow, image: i}]}}}\n",
+		HEAD "spec: null\n",
+		HEAD "spec:\n  runPolicy: null\n  tfReplicaSpecs: {Worker: {}, wORKER: {}, WORKER: {replicas: null}}\n",
+	};
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
+		for (int compat = 0; compat < 2; compat++) {
+			tfjob_default_options opts = TFJOB_DEFAULT_OPTIONS_INIT;
+			opts.compat = compat ? TFJOB_COMPAT_TRAINING_OPERATOR_1_9 : TFJOB_COMPAT_DOCUMENTED;
+			tfjob_job *ref = tu_parse(inputs[i]);
+			ck_assert_int_eq(tfjob_job_apply_defaults(ref, &opts, NULL), 0);
+			char *want = NULL;
+			ck_assert_int_eq(tfjob_job_to_json(&want, ref, 0, NULL), 0);
+			tfjob_job_free(ref);
+			bool done = false;
+			for (long budget = 0; !done; budget++) {
+				tfjob_job *job = tu_parse(inputs[i]);
+				char *before = NULL, *after = NULL;
+				ck_assert_int_eq(tfjob_job_to_json(&before, job, 0, NULL), 0);
+				alloc_budget = budget;
+				json_set_alloc_funcs(budget_malloc, free);
+				int rc = tfjob_job_apply_defaults(job, &opts, NULL);
+				json_set_alloc_funcs(malloc, free);
+				alloc_budget = -1;
+				ck_assert_int_eq(tfjob_job_to_json(&after, job, 0, NULL), 0);
+				if (rc == 0) {
+					ck_assert_str_eq(after, want);
+					done = true;
+				} else {
+					ck_assert_int_eq(rc, TFJOB_ENOMEM);
+					ck_assert_msg(!strcmp(before, after), "input %zu, budget %ld: changed to %s", i, budget, after);
+				}
+				tfjob_free(before);
+				tfjob_free(after);
+				tfjob_job_free(job);
+			}
+			tfjob_free(want);
+		}
+}
+END_TEST
+
 START_TEST(errors_leave_job_unchanged)
 {
 	tfjob_job *job = tu_parse(HEAD "spec:\n  runPolicy: {cleanPodPolicy: 5}\n  tfReplicaSpecs:\n    Worker: {}\n");
@@ -373,6 +429,7 @@ int main(void)
 	tcase_add_test(tc, existing_values_kept);
 	tcase_add_test(tc, idempotent_and_robust);
 	tcase_add_test(tc, errors_leave_job_unchanged);
+	tcase_add_test(tc, out_of_memory_leaves_job_unchanged);
 	tcase_add_test(tc, examples_default_and_validate);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

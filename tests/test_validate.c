@@ -606,6 +606,78 @@ START_TEST(defaults_then_validate)
 }
 END_TEST
 
+/* The errors of a job, as one string (field, type, message per line). */
+static char *error_text(const tfjob_job *job, tfjob_compat compat)
+{
+	tfjob_validate_options o = TFJOB_VALIDATE_OPTIONS_INIT;
+	o.compat = compat;
+	tfjob_field_errors *errs = NULL;
+	ck_assert_int_eq(tfjob_job_validate(&errs, job, &o, NULL), 0);
+	size_t cap = 64, len = 0;
+	char *out = calloc(1, cap);
+	for (size_t i = 0; i < tfjob_field_errors_count(errs); i++) {
+		const char *m = tfjob_field_errors_message(errs, i);
+		size_t n = strlen(m) + 64;
+		if (len + n + 1 > cap)
+			out = realloc(out, cap = 2 * (len + n + 1));
+		len += (size_t)sprintf(out + len, "%d %s\n", (int)tfjob_field_errors_type(errs, i), m);
+	}
+	tfjob_field_errors_free(errs);
+	return out;
+}
+
+/*
+ * tfjob_job_apply_defaults() remembers that its schema check found nothing, and
+ * tfjob_job_validate() then skips that stage: the errors must be those of the same defaulted
+ * job read afresh (no memory of any check).
+ */
+START_TEST(defaults_schema_verdict_reused)
+{
+	static const char *const specs[] = {
+		NULL,
+		"{}",
+		"{Worker: null}",
+		"{worker: {template: {spec: {containers: [" TF_CONTAINER "]}}}}",
+		"{Worker: {template: {spec: {containers: [{image: x}]}}}}",
+		"{Worker: {template: {spec: {containers: [{name: tensorflow, ports: [{name: p}]}]}}}}",
+		"{Worker: {replicas: -1, restartPolicy: Sometimes, template: {spec: {containers: [{name: a, image: b}]}}}}",
+		"{PS: " VALID_WORKER ", Chief: " VALID_WORKER ", master: " VALID_WORKER ", Foo: {}}",
+		"{Worker: {template: {spec: {containers: [" TF_CONTAINER "], initContainers: [{name: 3}]}}}}",
+	};
+	static const char *const extras[] = { NULL, "successPolicy: Never", "runPolicy: null" };
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+		for (size_t e = 0; e < sizeof(extras) / sizeof(extras[0]); e++)
+			for (int compat = 0; compat < 2; compat++) {
+				tfjob_compat mode = compat ? V19 : DOC;
+				tfjob_job *job = make_job(NULL, NULL, specs[i], extras[e]);
+				tfjob_default_options d = TFJOB_DEFAULT_OPTIONS_INIT;
+				d.compat = mode;
+				if (tfjob_job_apply_defaults(job, &d, NULL) != 0) {
+					tfjob_job_free(job);
+					continue;
+				}
+				char *text = NULL;
+				ck_assert_int_eq(tfjob_job_to_json(&text, job, 0, NULL), 0);
+				tfjob_job *fresh = tu_parse(text);
+				char *a = error_text(job, mode), *b = error_text(fresh, mode);
+				ck_assert_msg(!strcmp(a, b), "%s / %s: after defaults:\n%s\nread afresh:\n%s", specs[i] ? specs[i] : "-",
+				              extras[e] ? extras[e] : "-", a, b);
+				free(a);
+				free(b);
+				tfjob_free(text);
+				tfjob_job_free(fresh);
+				tfjob_job_free(job);
+			}
+	/* Without tfReplicaSpecs, defaults make spec and the schema's Required error must still come. */
+	tfjob_job *job = tu_parse("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: x}\n");
+	ck_assert_int_eq(tfjob_job_apply_defaults(job, NULL, NULL), 0);
+	char *a = error_text(job, DOC);
+	ck_assert_str_eq(a, "1 spec.tfReplicaSpecs: Required value\n");
+	free(a);
+	tfjob_job_free(job);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("validate");
@@ -622,6 +694,7 @@ int main(void)
 	tcase_add_test(tc, messages_and_json);
 	tcase_add_test(tc, type_names);
 	tcase_add_test(tc, defaults_then_validate);
+	tcase_add_test(tc, defaults_schema_verdict_reused);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

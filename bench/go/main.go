@@ -482,20 +482,30 @@ func main() {
 
 	fmt.Println("\nparse only")
 	tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "input\tv1.9 yaml.Unmarshal us\tbinding Parse us\tC tfjob_job_parse us\tC mallocs\tv1.9/C\t")
+	fmt.Fprintln(tw, "input\tv1.9 yaml.Unmarshal us\tbinding Parse us\tC tfjob_job_parse us\tC mallocs\tv1.9/C\tlibyaml|jansson alone us\tC pdv - alone us\t")
 	for _, in := range ins {
 		a, _ := measure(v19Parse(in.data))
 		b, _ := measure(bindingParse(in.data))
 		c := cres[in.file+"|parse"]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", in.name, us(a.NsMedian), us(b.NsMedian), us(c.NsMedian),
-			count(c.AllocsPerOp), ratio(a.NsMedian, c.NsMedian))
+		l := cres[in.file+"|lib"]
+		rest := "-"
+		if p := cres[in.file+"|pdv"]; p.NsMedian > 0 && l.NsMedian > 0 {
+			rest = us(p.NsMedian - l.NsMedian)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", in.name, us(a.NsMedian), us(b.NsMedian), us(c.NsMedian),
+			count(c.AllocsPerOp), ratio(a.NsMedian, c.NsMedian), us(l.NsMedian), rest)
 		records = append(records, record{in.name, len(in.data), "parse", "v1.9", a, 0},
 			record{in.name, len(in.data), "parse", "binding", b, a.NsMedian / b.NsMedian})
 		if c.NsMedian > 0 {
 			records = append(records, record{in.name, len(in.data), "parse", "c", c, a.NsMedian / c.NsMedian})
 		}
+		if l.NsMedian > 0 {
+			records = append(records, record{in.name, len(in.data), "parse", "c-third-party-alone", l, a.NsMedian / l.NsMedian})
+		}
 	}
 	tw.Flush()
+	fmt.Println("(libyaml|jansson alone: libyaml's event parser on the YAML, nothing built, or jansson's json_loadb on the JSON;\n" +
+		"C pdv - alone: what parse+default+validate costs beyond that parser: tree building, defaults, validation, frees)")
 	fmt.Printf("\ncgo: one trivial call into libtfjob (tfjob_exit_code_classify) costs %.0f ns; Parse+WithDefaults+ValidateWith make\n"+
 		"about 10 C calls plus a copy of the input (C.CBytes) and a clone of the job (WithDefaults returns a copy).\n", cgo.NsMedian)
 

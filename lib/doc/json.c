@@ -34,36 +34,60 @@ static void position_of(const char *data, size_t offset, int *line, int *col)
 	*col = c;
 }
 
-/* Reject nesting deeper than the limit without recursion, so jansson never recurses that far. */
+/* Bytes check_depth stops at: outside strings '"' '{' '[' '}' ']', inside them '"' and '\\'. */
+enum { C_PLAIN = 0, C_QUOTE = 1, C_OPEN = 2, C_CLOSE = 3, C_ESCAPE = 4 };
+static const unsigned char byte_class[256] = {
+	['"'] = C_QUOTE, ['{'] = C_OPEN, ['['] = C_OPEN, ['}'] = C_CLOSE, [']'] = C_CLOSE, ['\\'] = C_ESCAPE,
+};
+
+/*
+ * Reject nesting deeper than the limit without recursion, so jansson never recurses that far.
+ * A table of the few bytes that matter lets the loop skip everything else quickly.
+ */
 static int check_depth(const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
 {
+	const unsigned char *u = (const unsigned char *)data;
 	unsigned int depth = 0;
-	bool in_string = false, escaped = false;
-	for (size_t i = 0; i < len; i++) {
-		char c = data[i];
-		if (in_string) {
-			if (escaped)
-				escaped = false;
-			else if (c == '\\')
-				escaped = true;
-			else if (c == '"')
-				in_string = false;
+	size_t i = 0;
+	for (;;) {
+		while (i < len && byte_class[u[i]] == C_PLAIN)
+			i++;
+		if (i >= len)
+			return 0;
+		switch (byte_class[u[i]]) {
+		case C_QUOTE: {
+			/* A string: its closing quote is the first '"' after an even run of backslashes. */
+			size_t start = ++i;
+			for (;;) {
+				const unsigned char *q = memchr(u + i, '"', len - i);
+				if (!q)
+					return 0; /* unterminated: jansson reports it */
+				size_t at = (size_t)(q - u), k = at;
+				while (k > start && u[k - 1] == '\\')
+					k--;
+				i = at + 1;
+				if ((at - k) % 2 == 0)
+					break;
+			}
 			continue;
 		}
-		if (c == '"') {
-			in_string = true;
-		} else if (c == '{' || c == '[') {
+		case C_OPEN:
 			if (++depth > limits->max_depth) {
 				int line, col;
 				position_of(data, i, &line, &col);
 				return tfjob__fail_at(err, TFJOB_ELIMIT, limits->filename, line, col, "nesting deeper than %u levels",
 				                      limits->max_depth);
 			}
-		} else if ((c == '}' || c == ']') && depth > 0) {
-			depth--;
+			break;
+		case C_CLOSE:
+			if (depth > 0)
+				depth--;
+			break;
+		default:
+			break; /* a backslash outside a string: jansson reports the syntax error */
 		}
+		i++;
 	}
-	return 0;
 }
 
 int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)

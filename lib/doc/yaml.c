@@ -21,20 +21,25 @@
 struct frame {
 	json_t *node;       /* object or array being filled (borrowed from its parent, or root) */
 	bool is_map;
-	json_t *key;        /* pending key (string) while a mapping waits for its value */
+	bool has_key;       /* a mapping has read a key and waits for its value */
+	char *key;          /* that key (owned, NUL-free text of key_len bytes) */
+	size_t key_len;
 	int key_line, key_col;
 	bool key_is_merge;  /* the pending key is a plain '<<' */
 	json_t *merges;     /* array of mappings to merge at the end (<< keys), or NULL */
 	char *anchor;       /* anchor to register when the node completes */
 };
 
+#define INLINE_FRAMES 16
+
 struct loader {
 	yaml_parser_t parser;
 	const tfjob__limits *limits;
 	const char *data;
 	size_t len;
-	struct frame *stack;
-	size_t depth;
+	struct frame *stack;  /* inline_stack, or a heap array when nesting goes deeper */
+	size_t depth, cap;
+	struct frame inline_stack[INLINE_FRAMES];
 	json_t *root;
 	json_t *anchors;      /* name -> [value, node count] for the current document */
 	unsigned long nodes;  /* values in the current document, aliases expanded */
@@ -104,9 +109,46 @@ static bool in_list(const char *s, const char *const *list)
 	return false;
 }
 
-static const char *const null_words[] = { "", "~", "null", "Null", "NULL", NULL };
-static const char *const true_words[] = { "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", NULL };
-static const char *const false_words[] = { "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", NULL };
+/*
+ * The plain words YAML 1.1 (go-yaml v2) resolves to null or a boolean:
+ *   null:  "" ~ null Null NULL
+ *   true:  y Y yes Yes YES true True TRUE on On ON
+ *   false: n N no No NO false False FALSE off Off OFF
+ * classified by length and spelling instead of comparing with each word in turn.
+ */
+enum word { W_OTHER, W_NULL, W_TRUE, W_FALSE };
+
+/* s (len bytes) is w (lower case, len bytes) in lower case, Capitalised or UPPER case. */
+static bool word_is(const char *s, const char *w, size_t len)
+{
+	if (s[0] != w[0] && s[0] != w[0] - 32)
+		return false;
+	bool upper = len > 1 && s[1] == w[1] - 32;
+	for (size_t i = 1; i < len; i++)
+		if (s[i] != (upper ? w[i] - 32 : w[i]))
+			return false;
+	return upper ? s[0] == w[0] - 32 : true;
+}
+
+static enum word yaml_word(const char *s, size_t len)
+{
+	switch (len) {
+	case 0:
+		return W_NULL;
+	case 1:
+		return s[0] == '~' ? W_NULL : s[0] == 'y' || s[0] == 'Y' ? W_TRUE : s[0] == 'n' || s[0] == 'N' ? W_FALSE : W_OTHER;
+	case 2:
+		return word_is(s, "on", 2) ? W_TRUE : word_is(s, "no", 2) ? W_FALSE : W_OTHER;
+	case 3:
+		return word_is(s, "yes", 3) ? W_TRUE : word_is(s, "off", 3) ? W_FALSE : W_OTHER;
+	case 4:
+		return word_is(s, "null", 4) ? W_NULL : word_is(s, "true", 4) ? W_TRUE : W_OTHER;
+	case 5:
+		return word_is(s, "false", 5) ? W_FALSE : W_OTHER;
+	default:
+		return W_OTHER;
+	}
+}
 
 /* Copy s without '_' into buf (cap bytes); false when it does not fit. */
 static bool strip_underscores(const char *s, char *buf, size_t cap)
@@ -208,6 +250,9 @@ static bool is_yaml_float(const char *s)
 
 static bool is_special_float(const char *s)
 {
+	/* Every word below starts with '.', or a sign and '.': most scalars stop here. */
+	if (!(s[0] == '.' || ((s[0] == '+' || s[0] == '-') && s[1] == '.')))
+		return false;
 	static const char *const words[] = { ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf",
 		                                 "-.INF", ".nan", ".NaN", ".NAN", NULL };
 	return in_list(s, words);
@@ -290,7 +335,7 @@ static json_t *resolve_scalar(struct loader *ld, const yaml_event_t *ev)
 	enum scalar_kind kind = tag_kind((const char *)ev->data.scalar.tag);
 	bool quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.style != YAML_ANY_SCALAR_STYLE;
 
-	if (strlen(text) != len) {
+	if (memchr(text, '\0', len)) {
 		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "a string contains a NUL character");
 		return NULL;
 	}
@@ -302,12 +347,13 @@ static json_t *resolve_scalar(struct loader *ld, const yaml_event_t *ev)
 			fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "invalid UTF-8 in string");
 		return s;
 	}
-	if ((kind == SCALAR_AUTO || kind == SCALAR_NULL) && in_list(text, null_words))
+	enum word word = yaml_word(text, len);
+	if ((kind == SCALAR_AUTO || kind == SCALAR_NULL) && word == W_NULL)
 		return json_null();
 	if (kind == SCALAR_AUTO || kind == SCALAR_BOOL) {
-		if (in_list(text, true_words))
+		if (word == W_TRUE)
 			return json_true();
-		if (in_list(text, false_words))
+		if (word == W_FALSE)
 			return json_false();
 	}
 	/*
@@ -404,10 +450,18 @@ static size_t height_of(const json_t *v)
 	return 0;
 }
 
+/* The anchors of the document, made on first use (most documents have none). */
+static bool ensure_anchors(struct loader *ld)
+{
+	return ld->anchors || (ld->anchors = json_object()) != NULL;
+}
+
 static int register_anchor(struct loader *ld, const char *anchor, json_t *value)
 {
 	if (!anchor)
 		return 0;
+	if (!ensure_anchors(ld))
+		return tfjob__oom(ld->err);
 	json_t *entry = json_pack("[OII]", value, (json_int_t)count_nodes(value), (json_int_t)height_of(value));
 	if (!entry || json_object_set_new(ld->anchors, anchor, entry))
 		return tfjob__oom(ld->err);
@@ -427,23 +481,12 @@ static int attach(struct loader *ld, json_t *value, yaml_mark_t mark)
 			return tfjob__oom(ld->err);
 		return 0;
 	}
-	if (!f->key) {
-		/* This value is a key. */
-		if (json_is_object(value) || json_is_array(value)) {
-			json_decref(value);
-			return fail_mark(ld, TFJOB_EPARSE, mark, "%s", "mapping keys must be scalars");
-		}
-		f->key = value;
-		f->key_is_merge = false;
-		f->key_line = (int)mark.line + 1;
-		f->key_col = (int)mark.column + 1;
-		return 0;
-	}
-	json_t *key = f->key;
+	char *key = f->key;
+	size_t key_len = f->key_len;
 	f->key = NULL;
-	const char *name = json_string_value(key);
+	f->has_key = false;
 	if (f->key_is_merge) {
-		json_decref(key);
+		free(key);
 		if (!f->merges && !(f->merges = json_array()))
 			return json_decref(value), tfjob__oom(ld->err);
 		if (json_is_object(value))
@@ -464,60 +507,84 @@ static int attach(struct loader *ld, json_t *value, yaml_mark_t mark)
 		json_decref(value);
 		return fail_mark(ld, TFJOB_EPARSE, mark, "%s", "merge key '<<' needs a mapping or a sequence of mappings");
 	}
+	/* One hash lookup: a key already there is replaced, so the size does not grow. */
+	size_t before = json_object_size(f->node);
 	int rc = 0;
-	if (!name) {
-		json_decref(key);
-		json_decref(value);
-		return fail_mark(ld, TFJOB_ERROR, mark, "%s", "internal error: key is not a string");
-	}
-	if (json_object_get(f->node, name)) {
+	if (json_object_setn_new(f->node, key, key_len, value)) {
+		/* jansson refuses a key that is not UTF-8 (libyaml's reader should have caught it first). */
+		json_t *probe = json_stringn(key, key_len);
+		rc = probe ? tfjob__oom(ld->err)
+		           : tfjob__fail_at(ld->err, TFJOB_EPARSE, ld->limits->filename, f->key_line, f->key_col, "%s",
+		                            "invalid UTF-8 in mapping key");
+		json_decref(probe);
+	} else if (json_object_size(f->node) == before)
 		rc = tfjob__fail_at(ld->err, TFJOB_EPARSE, ld->limits->filename, f->key_line, f->key_col,
-		                    "duplicate key '%s'", name);
-		json_decref(value);
-	} else if (json_object_set_new(f->node, name, value)) {
-		rc = tfjob__oom(ld->err);
-	}
-	json_decref(key);
+		                    "duplicate key '%s'", key);
+	free(key);
 	return rc;
+}
+
+/* A key read: the mapping now waits for its value. Takes key (owned text). */
+static void set_key(struct loader *ld, char *key, size_t len, bool merge, yaml_mark_t mark)
+{
+	struct frame *f = &ld->stack[ld->depth - 1];
+	f->key = key;
+	f->key_len = len;
+	f->has_key = true;
+	f->key_is_merge = merge;
+	f->key_line = (int)mark.line + 1;
+	f->key_col = (int)mark.column + 1;
 }
 
 /*
  * Keys are strings. As in Kubernetes (go-yaml v2, then sigs.k8s.io/yaml's conversion to JSON),
  * a plain key that resolves to a boolean or an integer becomes its canonical text
- * (`yes` -> "true", `0x10` -> "16"); any other key keeps its source text.
+ * (`yes` -> "true", `0x10` -> "16"); any other key keeps its source text, which is taken from
+ * the event (no copy). Returns the text (owned) and its length, or NULL with the error set.
  */
-static json_t *key_from_scalar(struct loader *ld, const yaml_event_t *ev)
+static char *key_from_scalar(struct loader *ld, yaml_event_t *ev, size_t *out_len)
 {
 	const char *text = (const char *)ev->data.scalar.value;
 	size_t len = ev->data.scalar.length;
-	if (strlen(text) != len) {
+	if (memchr(text, '\0', len)) {
 		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "a mapping key contains a NUL character");
 		return NULL;
 	}
+	const char *canonical = NULL;
+	char num[32];
 	if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag) {
-		if (in_list(text, null_words)) {
+		enum word word = yaml_word(text, len);
+		if (word == W_NULL) {
 			/* Kubernetes' YAML reader cannot turn a null key into a JSON field name either. */
 			fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "mapping key '%s' is null; quote it to use it as a string",
 			          text);
 			return NULL;
 		}
-		if (in_list(text, true_words))
-			return json_string("true");
-		if (in_list(text, false_words))
-			return json_string("false");
+		if (word == W_TRUE)
+			canonical = "true";
+		else if (word == W_FALSE)
+			canonical = "false";
 		char buf[128];
 		long long iv;
 		bool numeric_start = (text[0] >= '0' && text[0] <= '9') || text[0] == '+' || text[0] == '-';
-		if (numeric_start && strip_underscores(text, buf, sizeof(buf)) && buf[0] && parse_yaml_int(buf, &iv) == 1) {
-			char num[32];
+		if (!canonical && numeric_start && strip_underscores(text, buf, sizeof(buf)) && buf[0] &&
+		    parse_yaml_int(buf, &iv) == 1) {
 			snprintf(num, sizeof(num), "%lld", iv);
-			return json_string(num);
+			canonical = num;
 		}
 	}
-	json_t *s = json_stringn(text, len);
-	if (!s)
-		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "invalid UTF-8 in mapping key");
-	return s;
+	char *key;
+	if (canonical) {
+		key = tfjob__strdup(canonical);
+		len = strlen(canonical);
+	} else {
+		key = (char *)ev->data.scalar.value;
+		ev->data.scalar.value = NULL; /* taken: yaml_event_delete() frees NULL */
+	}
+	if (!key)
+		tfjob__oom(ld->err);
+	*out_len = len;
+	return key;
 }
 
 static bool expecting_key(const struct loader *ld)
@@ -525,7 +592,7 @@ static bool expecting_key(const struct loader *ld)
 	if (ld->depth == 0)
 		return false;
 	const struct frame *f = &ld->stack[ld->depth - 1];
-	return f->is_map && !f->key;
+	return f->is_map && !f->has_key;
 }
 
 static int push_frame(struct loader *ld, const yaml_event_t *ev, bool is_map)
@@ -537,6 +604,18 @@ static int push_frame(struct loader *ld, const yaml_event_t *ev, bool is_map)
 		                      (int)ev->start_mark.column + 1, "nesting deeper than %u levels", ld->limits->max_depth);
 	if (count_node(ld, ev->start_mark, 1))
 		return TFJOB_ELIMIT;
+	if (ld->depth == ld->cap) {
+		/* Deeper than the inline frames: grow (the depth limit bounds it). */
+		size_t cap = ld->cap * 2;
+		struct frame *grown = ld->stack == ld->inline_stack ? malloc(cap * sizeof(*grown))
+		                                                    : realloc(ld->stack, cap * sizeof(*grown));
+		if (!grown)
+			return tfjob__oom(ld->err);
+		if (ld->stack == ld->inline_stack)
+			memcpy(grown, ld->inline_stack, sizeof(ld->inline_stack));
+		ld->stack = grown;
+		ld->cap = cap;
+	}
 	json_t *node = is_map ? json_object() : json_array();
 	if (!node)
 		return tfjob__oom(ld->err);
@@ -548,7 +627,7 @@ static int push_frame(struct loader *ld, const yaml_event_t *ev, bool is_map)
 	if (anchor) {
 		f->anchor = tfjob__strdup((const char *)anchor);
 		/* Mark the anchor as in progress so that a recursive alias is detected. */
-		if (!f->anchor || json_object_set_new(ld->anchors, f->anchor, json_null())) {
+		if (!f->anchor || !ensure_anchors(ld) || json_object_set_new(ld->anchors, f->anchor, json_null())) {
 			json_decref(node);
 			free(f->anchor);
 			return tfjob__oom(ld->err);
@@ -611,7 +690,13 @@ static int handle_alias(struct loader *ld, const yaml_event_t *ev)
 	if (expecting_key(ld)) {
 		if (!json_is_string(value))
 			return fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "mapping keys must be strings");
-		return attach(ld, json_incref(value), ev->start_mark);
+		size_t klen = json_string_length(value);
+		char *key = malloc(klen + 1);
+		if (!key)
+			return tfjob__oom(ld->err);
+		memcpy(key, json_string_value(value), klen + 1);
+		set_key(ld, key, klen, false, ev->start_mark);
+		return 0;
 	}
 	json_t *copy = json_deep_copy(value);
 	if (!copy)
@@ -641,15 +726,38 @@ static int check_escapes(struct loader *ld, const yaml_event_t *ev)
 	return 0;
 }
 
-static int handle_scalar(struct loader *ld, const yaml_event_t *ev)
+static int handle_key(struct loader *ld, yaml_event_t *ev)
+{
+	bool merge = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.length == 2 &&
+	             !memcmp(ev->data.scalar.value, "<<", 2);
+	size_t len = 0;
+	char *key = key_from_scalar(ld, ev, &len);
+	if (!key)
+		return TFJOB_EPARSE;
+	if (ev->data.scalar.anchor) {
+		/* An anchored key: register its text for aliases (rare). */
+		json_t *value = json_stringn(key, len);
+		int rc = value ? register_anchor(ld, (const char *)ev->data.scalar.anchor, value) : tfjob__oom(ld->err);
+		json_decref(value);
+		if (rc) {
+			free(key);
+			return rc;
+		}
+	}
+	set_key(ld, key, len, merge, ev->start_mark);
+	return 0;
+}
+
+static int handle_scalar(struct loader *ld, yaml_event_t *ev)
 {
 	if (count_node(ld, ev->start_mark, 1))
 		return TFJOB_ELIMIT;
 	int erc = check_escapes(ld, ev);
 	if (erc)
 		return erc;
-	bool is_key = expecting_key(ld);
-	json_t *value = is_key ? key_from_scalar(ld, ev) : resolve_scalar(ld, ev);
+	if (expecting_key(ld))
+		return handle_key(ld, ev);
+	json_t *value = resolve_scalar(ld, ev);
 	if (!value)
 		return TFJOB_EPARSE;
 	if (ev->data.scalar.anchor) {
@@ -659,11 +767,7 @@ static int handle_scalar(struct loader *ld, const yaml_event_t *ev)
 			return rc;
 		}
 	}
-	int rc = attach(ld, value, ev->start_mark);
-	if (rc == 0 && is_key && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-	    !strcmp((const char *)ev->data.scalar.value, "<<"))
-		ld->stack[ld->depth - 1].key_is_merge = true;
-	return rc;
+	return attach(ld, value, ev->start_mark);
 }
 
 static void reset_document(struct loader *ld)
@@ -671,7 +775,7 @@ static void reset_document(struct loader *ld)
 	while (ld->depth > 0) {
 		struct frame *f = &ld->stack[--ld->depth];
 		json_decref(f->node);
-		json_decref(f->key);
+		free(f->key);
 		json_decref(f->merges);
 		free(f->anchor);
 	}
@@ -682,7 +786,7 @@ static void reset_document(struct loader *ld)
 	ld->aliases = 0;
 }
 
-static int handle_event(struct loader *ld, tfjob__docs *out, const yaml_event_t *ev, bool *done)
+static int handle_event(struct loader *ld, tfjob__docs *out, yaml_event_t *ev, bool *done)
 {
 	switch (ev->type) {
 	case YAML_STREAM_END_EVENT:
@@ -729,13 +833,10 @@ int tfjob__yaml_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 	ld.data = data;
 	ld.len = len;
 	ld.err = err;
-	ld.stack = calloc(limits->max_depth + 1u, sizeof(*ld.stack));
-	ld.anchors = json_object();
-	if (!ld.stack || !ld.anchors || !yaml_parser_initialize(&ld.parser)) {
-		free(ld.stack);
-		json_decref(ld.anchors);
+	ld.stack = ld.inline_stack;
+	ld.cap = INLINE_FRAMES;
+	if (!yaml_parser_initialize(&ld.parser))
 		return tfjob__oom(err);
-	}
 	yaml_parser_set_input_string(&ld.parser, (const unsigned char *)data, len);
 	int rc = 0;
 	bool done = false;
@@ -751,6 +852,7 @@ int tfjob__yaml_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 	reset_document(&ld);
 	yaml_parser_delete(&ld.parser);
 	json_decref(ld.anchors);
-	free(ld.stack);
+	if (ld.stack != ld.inline_stack)
+		free(ld.stack);
 	return rc;
 }

@@ -23,6 +23,10 @@ typedef struct tfjob__rtype {
 	size_t *addr_off;     /* [replicas] */
 	char *quoted;         /* "a0","a1",... JSON-escaped, comma-separated */
 	size_t *qoff;         /* [replicas + 1]: item i is quoted[qoff[i] .. qoff[i+1] - 1) */
+	/* Bare graphs (TF_CONFIG of one replica, no address callback) keep only the JSON-escaped
+	 * parts around the index of an address: item i is "qprefix" i "qsuffix", quoted. */
+	char *qprefix, *qsuffix;
+	size_t qplen, qslen;
 } tfjob__rtype;
 
 #define TFJOB__RT_NAME(r, i) ((r)->names + (r)->name_off[(i)])
@@ -43,6 +47,7 @@ struct tfjob_graph {
 	size_t cluster_len;
 	long ps;              /* index of the "ps" type, or -1 */
 	bool light;           /* built for TF_CONFIG only: no names/addrs arrays */
+	bool exclude_evaluator; /* the render option, for a bare graph's cluster */
 };
 
 /* Options with defaults filled in and the version checked. opts may be NULL. */

@@ -11,6 +11,13 @@
 
 struct tfjob_job {
 	json_t *root; /* the whole TFJob object (owned) */
+	/*
+	 * The CRD schema check (tfjob__schema_check) finds no error at all in root: set by
+	 * tfjob_job_apply_defaults(), which runs that check, so that tfjob_job_validate() right after
+	 * it does not walk the tree again. Whatever changes metadata or spec in a way that could
+	 * change the verdict (a JSON type, a required field) must clear it; status does not count.
+	 */
+	bool schema_clean;
 };
 
 /* The five replica types, canonical spelling. */
@@ -50,9 +57,9 @@ json_t *tfjob__pod_spec(json_t *replica_spec);
 int tfjob__tensorflow_container_index(json_t *containers);
 
 /*
- * tfjob_job_apply_defaults() on a job that nobody else sees (opts not NULL): the same checks and
- * errors, and the job is unchanged when they fail, but the defaults are applied to it directly
- * instead of to a copy, so running out of memory half-way leaves it half-defaulted.
+ * tfjob_job_apply_defaults() on a job that nobody else sees (opts not NULL): the same checks,
+ * errors and changes (applied in place, undone if memory runs out half-way), without first
+ * copying a tree that is shared with its creator.
  */
 int tfjob__job_apply_defaults_in_place(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err);
 
