@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "controller/ctrl.h"
+#include "internal/timedwait.h"
 
 int tfjob_controller_hooks_init(tfjob_controller_hooks *hooks, unsigned int version)
 {
@@ -208,13 +209,7 @@ static void *reflector_main(void *arg)
 		pthread_mutex_lock(&c->mu);
 		if (c->reflector_stop)
 			break;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, 100);
 		pthread_cond_timedwait(&c->cond, &c->mu, &ts); /* on_closed wakes it at once */
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -314,13 +309,7 @@ static void *manager_main(void *arg)
 			pthread_mutex_lock(&c->mu);
 			continue;
 		}
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, 100);
 		pthread_cond_timedwait(&c->cond, &c->mu, &ts);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -447,14 +436,7 @@ int tfjob_controller_wait_stopped(tfjob_controller *c, int64_t timeout_ms)
 			pthread_mutex_unlock(&c->mu);
 			return TFJOB_ETIMEOUT;
 		}
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		int64_t w = deadline - now > 200 ? 200 : deadline - now;
-		ts.tv_nsec += w * 1000000;
-		while (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, deadline - now > 200 ? 200 : deadline - now);
 		pthread_cond_timedwait(&c->cond, &c->mu, &ts);
 	}
 	pthread_mutex_unlock(&c->mu);

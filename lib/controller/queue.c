@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "controller/internal.h"
+#include "internal/timedwait.h"
 
 struct tfjob__queue {
 	pthread_mutex_t mu;
@@ -248,17 +249,6 @@ void tfjob__queue_tick(tfjob__queue *q)
 	pthread_mutex_unlock(&q->mu);
 }
 
-static void abs_after(struct timespec *ts, int64_t ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000;
-	if (ts->tv_nsec >= 1000000000) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000;
-	}
-}
-
 int tfjob__queue_get(tfjob__queue *q, char **out, int64_t timeout_ms)
 {
 	*out = NULL;
@@ -287,8 +277,7 @@ int tfjob__queue_get(tfjob__queue *q, char **out, int64_t timeout_ms)
 		}
 		if (wait > 1000)
 			wait = 1000;
-		struct timespec ts;
-		abs_after(&ts, wait);
+		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, wait);
 		pthread_cond_timedwait(&q->cond, &q->mu, &ts);
 	}
 	char *k = q->ready[q->head++];
@@ -359,8 +348,7 @@ int tfjob__queue_wait_empty(tfjob__queue *q, int64_t timeout_ms)
 			pthread_mutex_unlock(&q->mu);
 			return TFJOB_ETIMEOUT;
 		}
-		struct timespec ts;
-		abs_after(&ts, deadline - now > 100 ? 100 : deadline - now);
+		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, deadline - now > 100 ? 100 : deadline - now);
 		pthread_cond_timedwait(&q->idle, &q->mu, &ts);
 	}
 	pthread_mutex_unlock(&q->mu);

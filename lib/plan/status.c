@@ -135,102 +135,109 @@ static int existing_restarting(ctx *c, char **reason, char **message)
 	return 1;
 }
 
-int tfjob__plan_update_status(ctx *c)
+/* What UpdateJobStatus reads once per step. */
+typedef struct status_inputs {
+	bool chief;        /* the job has a Chief or Master: it decides success */
+	bool all_workers;  /* successPolicy AllWorkers */
+	bool dynamic;      /* enableDynamicWorker: a failed worker does not fail the job */
+	int has_restarting; /* a Restarting condition was there at the start */
+	char *rreason, *rmessage; /* its reason and message (owned) */
+} status_inputs;
+
+/*
+ * The success rule and Running for one type: *success when the type says the job succeeded;
+ * Running is set when its pods are active (unless `gate` and a restart started in this step).
+ */
+static int type_progress(ctx *c, const status_inputs *in, rtype_state *rt, bool gate, bool *success)
+{
+	*success = false;
+	int64_t expected = rt->replicas - rt->succeeded;
+	bool may_run = rt->active > 0 && !(gate && c->restart_started);
+	if (in->chief) {
+		if (!tfjob__is_chief_or_master(rt->key, false))
+			return 0;
+		*success = expected == 0;
+		return may_run ? running(c) : 0; /* Running before Succeeded, as v1.9 writes them */
+	}
+	if (strcmp(rt->key, TFJOB__TYPE_WORKER))
+		return 0;
+	*success = expected == 0 || (c->worker0_completed && !in->all_workers);
+	return !*success && may_run ? running(c) : 0;
+}
+
+/* A type with failed pods: Restarting kept when it was there, else the job fails (not for dynamic workers). */
+static int type_failed(ctx *c, const status_inputs *in, rtype_state *rt)
+{
+	if (in->has_restarting)
+		return tfjob__plan_cond_set(c, TFJOB__COND_RESTARTING, "True", in->rreason, in->rmessage);
+	if (in->dynamic && !strcmp(rt->key, TFJOB__TYPE_WORKER))
+		return 0;
+	return fail_type(c, rt, true);
+}
+
+/* v1.9's loop, defects included: success and failure decided type by type, in one pass. */
+static int update_status_v19(ctx *c, const status_inputs *in)
 {
 	int rc = 0;
-	json_t *st = json_object_get(c->status, "startTime");
-	if (!st || json_is_null(st)) {
-		if (tfjob__status_set_time(c->status, "startTime", c->now))
-			return tfjob__oom(c->err);
-	}
-	char *rreason, *rmessage;
-	int has_restarting = existing_restarting(c, &rreason, &rmessage);
-	if (has_restarting < 0)
-		return has_restarting;
-	const char *sp = tfjob_job_success_policy(c->job);
-	bool all_workers = sp && !strcmp(sp, "AllWorkers");
-	bool chief = has_chief(c);
-	bool dynamic = tfjob_job_enable_dynamic_worker(c->job);
-
-	if (!c->documented) {
-		/* v1.9's loop, defects included */
-		for (size_t i = 0; i < TFJOB_ARRAY_LEN(tfjob__plan_all_types) && !rc; i++) {
-			rtype_state *rt = find_type(c, tfjob__plan_all_types[i]);
-			if (!rt)
-				continue;
-			int64_t expected = rt->replicas - rt->succeeded;
-			if (chief) {
-				if (tfjob__is_chief_or_master(rt->key, false)) {
-					if (rt->active > 0)
-						rc = running(c);
-					if (!rc && expected == 0)
-						rc = succeed(c);
-				}
-			} else if (!strcmp(rt->key, TFJOB__TYPE_WORKER)) {
-				if (expected == 0 || (c->worker0_completed && !all_workers))
-					rc = succeed(c);
-				else if (rt->active > 0)
-					rc = running(c);
-			}
-			if (rc || rt->failed == 0)
-				continue;
-			if (has_restarting)
-				rc = tfjob__plan_cond_set(c, TFJOB__COND_RESTARTING, "True", rreason, rmessage);
-			else if (dynamic && !strcmp(rt->key, TFJOB__TYPE_WORKER))
-				continue;
-			else
-				rc = fail_type(c, rt, true);
-		}
-		free(rreason);
-		free(rmessage);
-		return rc;
-	}
-
-	/* documented: success first; a step that succeeds does not also fail (defect 1) */
-	bool success = false;
-	for (size_t i = 0; i < TFJOB_ARRAY_LEN(tfjob__plan_all_types) && !rc; i++) {
+	for (size_t i = 0; i < TFJOB__PLAN_TYPE_COUNT && !rc; i++) {
 		rtype_state *rt = find_type(c, tfjob__plan_all_types[i]);
 		if (!rt)
 			continue;
-		int64_t expected = rt->replicas - rt->succeeded;
-		if (chief) {
-			if (tfjob__is_chief_or_master(rt->key, false)) {
-				if (rt->active > 0 && !c->restart_started)
-					rc = running(c);
-				if (expected == 0)
-					success = true;
-			}
-		} else if (!strcmp(rt->key, TFJOB__TYPE_WORKER)) {
-			if (expected == 0 || (c->worker0_completed && !all_workers))
-				success = true;
-			else if (rt->active > 0 && !c->restart_started)
-				rc = running(c);
-		}
+		bool success;
+		rc = type_progress(c, in, rt, false, &success);
+		if (!rc && success)
+			rc = succeed(c);
+		if (!rc && rt->failed > 0)
+			rc = type_failed(c, in, rt);
 	}
-	if (!rc && success && !tfjob__plan_finished(c))
-		rc = succeed(c);
-	if (!rc && !success) {
-		for (size_t i = 0; i < c->nperm && !rc; i++) {
-			/* completionTime too (defect 3) */
-			rc = tfjob__plan_record_terminal(c, TFJOB_EVENT_WARNING, TFJOB__REASON_FAILED, TFJOB__COND_FAILED,
-			                     c->perm_failures[i], true);
-		}
-		for (size_t i = 0; i < TFJOB_ARRAY_LEN(tfjob__plan_all_types) && !rc; i++) {
-			rtype_state *rt = find_type(c, tfjob__plan_all_types[i]);
-			if (!rt || rt->failed == 0 || tfjob__plan_finished(c))
-				continue;
-			if (has_restarting)
-				rc = tfjob__plan_cond_set(c, TFJOB__COND_RESTARTING, "True", rreason, rmessage);
-			else if (dynamic && !strcmp(rt->key, TFJOB__TYPE_WORKER))
-				continue;
-			else
-				rc = fail_type(c, rt, true);
-		}
-		/* defect 4: a restart started in this step leaves Restarting True */
-		if (!rc && c->restart_started && !tfjob__plan_finished(c))
-			rc = tfjob__plan_cond_set(c, TFJOB__COND_RESTARTING, "True", TFJOB__REASON_RESTARTING, c->restart_message);
+	return rc;
+}
+
+/* Documented: success first; a step that succeeds does not also fail (defect 1). */
+static int update_status_documented(ctx *c, const status_inputs *in)
+{
+	int rc = 0;
+	bool success = false;
+	for (size_t i = 0; i < TFJOB__PLAN_TYPE_COUNT && !rc; i++) {
+		rtype_state *rt = find_type(c, tfjob__plan_all_types[i]);
+		bool type_success = false;
+		if (rt)
+			rc = type_progress(c, in, rt, true, &type_success);
+		success = success || type_success;
 	}
-	free(rreason);
-	free(rmessage);
+	if (rc)
+		return rc;
+	if (success)
+		return tfjob__plan_finished(c) ? 0 : succeed(c);
+	for (size_t i = 0; i < c->nperm && !rc; i++) {
+		/* completionTime too (defect 3) */
+		rc = tfjob__plan_record_terminal(c, TFJOB_EVENT_WARNING, TFJOB__REASON_FAILED, TFJOB__COND_FAILED,
+		                                 c->perm_failures[i], true);
+	}
+	for (size_t i = 0; i < TFJOB__PLAN_TYPE_COUNT && !rc; i++) {
+		rtype_state *rt = find_type(c, tfjob__plan_all_types[i]);
+		if (rt && rt->failed > 0 && !tfjob__plan_finished(c))
+			rc = type_failed(c, in, rt);
+	}
+	/* defect 4: a restart started in this step leaves Restarting True */
+	if (!rc && c->restart_started && !tfjob__plan_finished(c))
+		rc = tfjob__plan_cond_set(c, TFJOB__COND_RESTARTING, "True", TFJOB__REASON_RESTARTING, c->restart_message);
+	return rc;
+}
+
+int tfjob__plan_update_status(ctx *c)
+{
+	json_t *st = json_object_get(c->status, "startTime");
+	if ((!st || json_is_null(st)) && tfjob__status_set_time(c->status, "startTime", c->now))
+		return tfjob__oom(c->err);
+	status_inputs in = { .chief = has_chief(c), .dynamic = tfjob_job_enable_dynamic_worker(c->job) };
+	const char *sp = tfjob_job_success_policy(c->job);
+	in.all_workers = sp && !strcmp(sp, "AllWorkers");
+	in.has_restarting = existing_restarting(c, &in.rreason, &in.rmessage);
+	if (in.has_restarting < 0)
+		return in.has_restarting;
+	int rc = c->documented ? update_status_documented(c, &in) : update_status_v19(c, &in);
+	free(in.rreason);
+	free(in.rmessage);
 	return rc;
 }

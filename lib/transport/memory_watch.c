@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "tfjob/memory.h"
+#include "internal/timedwait.h"
 #include "transport/memory_store.h"
 
 #define POLL_MS 20
@@ -132,13 +133,7 @@ static int gone(tfjob_error **err, uint64_t asked, uint64_t oldest)
 
 static void wait_a_little(struct mem_store *s)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_nsec += POLL_MS * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	struct timespec ts = tfjob__time_after_ms(CLOCK_MONOTONIC, POLL_MS);
 	pthread_cond_timedwait(&s->cond, &s->mu, &ts);
 }
 

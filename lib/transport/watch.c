@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "internal/timedwait.h"
 #include "transport/internal.h"
 
 struct tfjob_watch_sink {
@@ -140,16 +141,7 @@ int tfjob_watch_wait(tfjob_watch *w, int64_t timeout_ms)
 {
 	if (!w)
 		return TFJOB_EINVAL;
-	struct timespec deadline;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	if (timeout_ms >= 0) {
-		deadline.tv_sec += (time_t)(timeout_ms / 1000);
-		deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
-	}
+	struct timespec deadline = tfjob__time_after_ms(CLOCK_REALTIME, timeout_ms >= 0 ? timeout_ms : 0);
 	pthread_mutex_lock(&w->mu);
 	int timed_out = 0;
 	while (!w->done && !timed_out) {
