@@ -4,15 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-prefix="$root/.cache/go-prefix"
-if [ ! -f build-go/build.ninja ]; then
-  meson setup build-go --prefix="$prefix" --libdir=lib -Dtests=false -Dbench=false >/dev/null
-fi
-ninja -C build-go >/dev/null
-meson install -C build-go --quiet >/dev/null
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export CGO_ENABLED=1
+# shellcheck source=tests/suites/lib/go-env.bash
+. tests/suites/lib/go-env.bash
 cd bindings/go
 go vet ./...
 go test -count=1 -race ./...

@@ -29,15 +29,8 @@ python3 -m pip install -q --disable-pip-version-check --no-deps --target "$targe
 if grep -q skipped "$dir/pytest.out"; then echo "FAIL: kube tests were skipped"; exit 1; fi
 
 # Go: through pkg-config from a private prefix, as 85-go.sh does.
-prefix="$root/.cache/go-prefix"
-if [ ! -f build-go/build.ninja ]; then
-  meson setup build-go --prefix="$prefix" --libdir=lib -Dtests=false -Dbench=false >/dev/null
-fi
-ninja -C build-go >/dev/null
-meson install -C build-go --quiet >/dev/null
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export CGO_ENABLED=1
+# shellcheck source=tests/suites/lib/go-env.bash
+. tests/suites/lib/go-env.bash
 cd bindings/go
 go test -count=1 -race -run 'Kube' -v ./tfjob 2>&1 | tee "$dir/go.out" | grep -E '^(--- |ok|FAIL|PASS)'
 if grep -q -- '--- SKIP' "$dir/go.out"; then echo "FAIL: kube tests were skipped"; exit 1; fi
