@@ -1,21 +1,9 @@
 package tfjob
 
 /*
-#include <stdlib.h>
-#include <tfjob/tfjob.h>
+#include "cgo_glue.h"
 
-extern int64_t goClock(uintptr_t handle);
-
-static int64_t clock_cb(void *payload)
-{
-	return goClock((uintptr_t)payload);
-}
-
-static void set_memory_clock(tfjob_memory_options *o, uintptr_t handle)
-{
-	o->clock = clock_cb;
-	o->clock_payload = (void *)handle;
-}
+TFJOB_GO_SETTER(set_memory_clock, tfjob_memory_options, clock, go_clock_cb, clock_payload)
 */
 import "C"
 
@@ -123,12 +111,7 @@ func (m *MemoryBackend) Close() error {
 
 // ResourceVersion is the store's current resourceVersion (0 before the first write).
 func (m *MemoryBackend) ResourceVersion() uint64 {
-	var rv uint64
-	_ = m.call(func(h *C.tfjob_transport) error {
-		rv = uint64(C.tfjob_memory_resource_version(h))
-		return nil
-	})
-	return rv
+	return readHandle(m.Backend, func(h *C.tfjob_transport) uint64 { return uint64(C.tfjob_memory_resource_version(h)) })
 }
 
 // Bookmark sends a BOOKMARK now to every watch that asked for bookmarks.
@@ -226,10 +209,5 @@ func NewInClusterBackend() (*KubeBackend, error) {
 
 // Server is the API server URL in use.
 func (k *KubeBackend) Server() string {
-	var s string
-	_ = k.call(func(h *C.tfjob_transport) error {
-		s = goString(C.tfjob_kube_transport_server(h))
-		return nil
-	})
-	return s
+	return readHandle(k.Backend, func(h *C.tfjob_transport) string { return goString(C.tfjob_kube_transport_server(h)) })
 }

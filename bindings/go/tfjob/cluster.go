@@ -1,8 +1,7 @@
 package tfjob
 
 /*
-#include <stdlib.h>
-#include <tfjob/tfjob.h>
+#include "cgo_glue.h"
 
 extern int goAddressTrampoline(char *out, size_t out_size, char *type, int64_t index, int32_t port, uintptr_t handle);
 
@@ -11,11 +10,7 @@ static int address_cb(char *out, size_t out_size, const char *type, int64_t inde
 	return goAddressTrampoline(out, out_size, (char *)type, index, port, (uintptr_t)payload);
 }
 
-static void set_address_cb(tfjob_render_options *opts, uintptr_t handle)
-{
-	opts->address_cb = address_cb;
-	opts->address_payload = (void *)handle;
-}
+TFJOB_GO_SETTER(set_address_cb, tfjob_render_options, address_cb, address_cb, address_payload)
 */
 import "C"
 

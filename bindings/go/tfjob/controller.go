@@ -1,25 +1,14 @@
 package tfjob
 
 /*
-#include <stdlib.h>
-#include <tfjob/tfjob.h>
+#include "cgo_glue.h"
 
 extern void goLog(int level, char *message, char *fields_json, uintptr_t handle);
 extern int goBeforeReconcile(char *ns, char *name, uintptr_t handle);
 extern void goAfterReconcile(char *ns, char *name, int result, uintptr_t handle);
 extern int goMutatePod(char **out, char *pod_json, char *job_json, uintptr_t handle);
-extern int64_t goClock(uintptr_t handle);
 
-static int64_t controller_clock_cb(void *payload)
-{
-	return goClock((uintptr_t)payload);
-}
-
-static void set_controller_clock(tfjob_controller_options *o, uintptr_t handle)
-{
-	o->clock = controller_clock_cb;
-	o->clock_payload = (void *)handle;
-}
+TFJOB_GO_SETTER(set_controller_clock, tfjob_controller_options, clock, go_clock_cb, clock_payload)
 
 static void log_cb(tfjob_log_level level, const char *message, const char *fields_json, void *payload)
 {

@@ -30,14 +30,7 @@ func TestControllerJobSucceeds(t *testing.T) {
 		}
 	}()
 	defer jw.Close()
-	c, err := NewController(m.Backend, ControllerOptions{Workers: 2, Clock: func() time.Time { return time.Unix(now, 0) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	runErr := make(chan error, 1)
-	go func() { runErr <- c.Run(ctx) }()
+	c, stop := runController(t, m.Backend, ControllerOptions{Workers: 2, Clock: func() time.Time { return time.Unix(now, 0) }})
 
 	if _, err := m.CreateTFJob("", testJob("mnist", map[string]int{"PS": 1, "Worker": 2}, "", nil)); err != nil {
 		t.Fatal(err)
@@ -97,10 +90,7 @@ func TestControllerJobSucceeds(t *testing.T) {
 	if !c.IsReady() || !c.IsLeader() {
 		t.Fatal("not ready or not leader")
 	}
-	cancel()
-	if err := <-runErr; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	stop()
 	if c.IsReady() {
 		t.Fatal("ready after Run returned")
 	}

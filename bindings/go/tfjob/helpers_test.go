@@ -1,6 +1,7 @@
 package tfjob
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -84,6 +85,27 @@ func children(t *testing.T, b *Backend, res Resource, job string) []string {
 		t.Fatal(err)
 	}
 	return names(items)
+}
+
+// runController makes a controller on b (closed when the test ends) and runs it in the
+// background; stop cancels the run and fails the test if Run returned an error.
+func runController(t *testing.T, b *Backend, o ControllerOptions) (c *Controller, stop func()) {
+	t.Helper()
+	c, err := NewController(b, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() { runErr <- c.Run(ctx) }()
+	return c, func() {
+		t.Helper()
+		cancel()
+		if err := <-runErr; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	}
 }
 
 func newMemory(t *testing.T, o MemoryOptions) *MemoryBackend {

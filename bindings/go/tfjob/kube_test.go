@@ -80,14 +80,7 @@ func TestKubeAPIErrors(t *testing.T) {
 
 func TestKubeControllerRunsAJob(t *testing.T) {
 	k, ns := kubeBackend(t)
-	c, err := NewController(k.Backend, ControllerOptions{Namespace: ns, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	runErr := make(chan error, 1)
-	go func() { runErr <- c.Run(ctx) }()
+	_, stop := runController(t, k.Backend, ControllerOptions{Namespace: ns, Workers: 2})
 	if _, err := k.CreateTFJob(ns, nsJob("mnist", ns, map[string]int{"Worker": 2}, nil)); err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +106,5 @@ func TestKubeControllerRunsAJob(t *testing.T) {
 	if err != nil || !HasCondition(job, "Succeeded") {
 		t.Fatalf("job: %v %v", job["status"], err)
 	}
-	cancel()
-	if err := <-runErr; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	stop()
 }

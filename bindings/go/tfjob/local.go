@@ -1,8 +1,7 @@
 package tfjob
 
 /*
-#include <stdlib.h>
-#include <tfjob/tfjob.h>
+#include "cgo_glue.h"
 
 extern void goLocalEvent(char *pod, char *type, char *reason, char *message, uintptr_t handle);
 extern void goLocalUpdate(int what, char *json, uintptr_t handle);
@@ -17,17 +16,8 @@ static void local_update_cb(tfjob_local_update what, const char *json, void *pay
 	goLocalUpdate((int)what, (char *)json, (uintptr_t)payload);
 }
 
-static void set_local_event_cb(tfjob_local_options *o, uintptr_t handle)
-{
-	o->on_event = local_event_cb;
-	o->event_payload = (void *)handle;
-}
-
-static void set_local_update_cb(tfjob_local_run_options *o, uintptr_t handle)
-{
-	o->on_update = local_update_cb;
-	o->payload = (void *)handle;
-}
+TFJOB_GO_SETTER(set_local_event_cb, tfjob_local_options, on_event, local_event_cb, event_payload)
+TFJOB_GO_SETTER(set_local_update_cb, tfjob_local_run_options, on_update, local_update_cb, payload)
 */
 import "C"
 

@@ -239,14 +239,42 @@ func (b *Backend) call(fn func(h *C.tfjob_transport) error) error {
 	return err
 }
 
-// Namespace is the namespace used when a call leaves it empty ("default" unless configured).
-func (b *Backend) Namespace() string {
-	var ns string
-	_ = b.call(func(h *C.tfjob_transport) error {
-		ns = goString(C.tfjob_transport_namespace(h))
+// callText runs fn with the C handle (as call does); fn returns a libtfjob status code, an
+// error and the text it made (out), which callText returns.
+func (b *Backend) callText(fn func(h *C.tfjob_transport, out **C.char, cerr **C.tfjob_error) C.int) (*C.char, error) {
+	var out *C.char
+	err := b.call(func(h *C.tfjob_transport) error {
+		var cerr *C.tfjob_error
+		if rc := fn(h, &out, &cerr); rc != 0 {
+			return takeError(rc, cerr)
+		}
 		return nil
 	})
-	return ns
+	return out, err
+}
+
+// callObject is callText for calls that return an object (JSON).
+func (b *Backend) callObject(fn func(h *C.tfjob_transport, out **C.char, cerr **C.tfjob_error) C.int) (Object, error) {
+	out, err := b.callText(fn)
+	if err != nil {
+		return nil, err
+	}
+	return takeObject(out)
+}
+
+// readHandle returns what fn reads from the C handle (the zero value after Close).
+func readHandle[T any](b *Backend, fn func(h *C.tfjob_transport) T) T {
+	var v T
+	_ = b.call(func(h *C.tfjob_transport) error {
+		v = fn(h)
+		return nil
+	})
+	return v
+}
+
+// Namespace is the namespace used when a call leaves it empty ("default" unless configured).
+func (b *Backend) Namespace() string {
+	return readHandle(b, func(h *C.tfjob_transport) string { return goString(C.tfjob_transport_namespace(h)) })
 }
 
 // Get returns one object; an *APIError matching ErrNotFound when it does not exist.
@@ -254,18 +282,9 @@ func (b *Backend) Get(res Resource, ns, name string) (Object, error) {
 	var cs cstrings
 	defer cs.free()
 	r := cs.resource(res)
-	var out *C.char
-	err := b.call(func(h *C.tfjob_transport) error {
-		var cerr *C.tfjob_error
-		if rc := C.tfjob_transport_get(&out, h, &r, cs.of(ns, false), cs.of(name, true), &cerr); rc != 0 {
-			return takeError(rc, cerr)
-		}
-		return nil
+	return b.callObject(func(h *C.tfjob_transport, out **C.char, cerr **C.tfjob_error) C.int {
+		return C.tfjob_transport_get(out, h, &r, cs.of(ns, false), cs.of(name, true), cerr)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return takeObject(out)
 }
 
 // ListOptions select and page a List.
@@ -296,13 +315,8 @@ func (b *Backend) List(res Resource, ns string, o ListOptions) (*List, error) {
 	opts.limit = C.int64_t(o.Limit)
 	opts.continue_token = cs.of(o.Continue, false)
 	opts.resource_version = cs.of(o.ResourceVersion, false)
-	var out *C.char
-	err := b.call(func(h *C.tfjob_transport) error {
-		var cerr *C.tfjob_error
-		if rc := C.tfjob_transport_list(&out, h, &r, cs.of(ns, true), &opts, &cerr); rc != 0 {
-			return takeError(rc, cerr)
-		}
-		return nil
+	out, err := b.callText(func(h *C.tfjob_transport, out **C.char, cerr **C.tfjob_error) C.int {
+		return C.tfjob_transport_list(out, h, &r, cs.of(ns, true), &opts, cerr)
 	})
 	if err != nil {
 		return nil, err
@@ -351,18 +365,9 @@ func (b *Backend) write(fn writeFn, res Resource, ns string, obj any) (Object, e
 	defer cs.free()
 	r := cs.resource(res)
 	cobj := cs.of(string(data), true)
-	var out *C.char
-	err = b.call(func(h *C.tfjob_transport) error {
-		var cerr *C.tfjob_error
-		if rc := fn(&out, h, &r, cs.of(ns, false), cobj, &cerr); rc != 0 {
-			return takeError(rc, cerr)
-		}
-		return nil
+	return b.callObject(func(h *C.tfjob_transport, out **C.char, cerr **C.tfjob_error) C.int {
+		return fn(out, h, &r, cs.of(ns, false), cobj, cerr)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return takeObject(out)
 }
 
 // Create creates an object (an Object, any JSON-marshallable value, JSON text, or a *Job) and
@@ -397,20 +402,10 @@ func (b *Backend) Patch(res Resource, ns, name, subresource string, patch any) (
 	var cs cstrings
 	defer cs.free()
 	r := cs.resource(res)
-	var out *C.char
-	err = b.call(func(h *C.tfjob_transport) error {
-		var cerr *C.tfjob_error
-		rc := C.tfjob_transport_patch(&out, h, &r, cs.of(ns, false), cs.of(name, true), cs.of(subresource, false),
-			cs.of(string(data), true), &cerr)
-		if rc != 0 {
-			return takeError(rc, cerr)
-		}
-		return nil
+	return b.callObject(func(h *C.tfjob_transport, out **C.char, cerr **C.tfjob_error) C.int {
+		return C.tfjob_transport_patch(out, h, &r, cs.of(ns, false), cs.of(name, true), cs.of(subresource, false),
+			cs.of(string(data), true), cerr)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return takeObject(out)
 }
 
 // Propagation is a deletion propagation policy.
@@ -445,18 +440,9 @@ func (b *Backend) Delete(res Resource, ns, name string, o DeleteOptions) (Object
 	if o.GracePeriodSeconds != nil {
 		opts.grace_period_seconds = C.int64_t(*o.GracePeriodSeconds)
 	}
-	var out *C.char
-	err := b.call(func(h *C.tfjob_transport) error {
-		var cerr *C.tfjob_error
-		if rc := C.tfjob_transport_delete(&out, h, &r, cs.of(ns, false), cs.of(name, true), &opts, &cerr); rc != 0 {
-			return takeError(rc, cerr)
-		}
-		return nil
+	return b.callObject(func(h *C.tfjob_transport, out **C.char, cerr **C.tfjob_error) C.int {
+		return C.tfjob_transport_delete(out, h, &r, cs.of(ns, false), cs.of(name, true), &opts, cerr)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return takeObject(out)
 }
 
 // CreateEvent records a core/v1 Event about an object as client-go's recorder does; eventType
@@ -468,20 +454,10 @@ func (b *Backend) CreateEvent(ns string, involved any, eventType, reason, messag
 	}
 	var cs cstrings
 	defer cs.free()
-	var out *C.char
-	err = b.call(func(h *C.tfjob_transport) error {
-		var cerr *C.tfjob_error
-		rc := C.tfjob_transport_create_event(&out, h, cs.of(ns, false), cs.of(string(data), true),
-			cs.of(eventType, true), cs.of(reason, true), cs.of(message, true), cs.of(component, false), &cerr)
-		if rc != 0 {
-			return takeError(rc, cerr)
-		}
-		return nil
+	return b.callObject(func(h *C.tfjob_transport, out **C.char, cerr **C.tfjob_error) C.int {
+		return C.tfjob_transport_create_event(out, h, cs.of(ns, false), cs.of(string(data), true),
+			cs.of(eventType, true), cs.of(reason, true), cs.of(message, true), cs.of(component, false), cerr)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return takeObject(out)
 }
 
 // CreateTFJob creates a TFJob given as a *Job, an Object, or YAML/JSON text.
