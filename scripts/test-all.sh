@@ -22,6 +22,7 @@ run() {
   local start=$SECONDS
   # The suite writes to its log and tail streams it; a process a suite leaves behind holding
   # the output can't stall this script (tail stops when the suite itself exits).
+  : >"$LOG_DIR/$name.log" # exists before tail opens it
   "$@" >"$LOG_DIR/$name.log" 2>&1 &
   SUITE_PID=$!
   tail -n +1 -f --pid="$SUITE_PID" "$LOG_DIR/$name.log"

@@ -6,7 +6,7 @@ import atexit
 import ctypes
 import threading
 import weakref
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 from . import _lib
 
@@ -29,6 +29,35 @@ def global_init() -> None:
                 from .errors import Error
                 raise Error("tfjob_global_init failed", rc)
             _initialised = True
+
+
+_C = TypeVar("_C", bound="Closing")
+
+
+class Closing:
+    """What the binding's objects with a close() share: ``with`` closes them at the end, and the
+    garbage collector runs ``_collect()`` (close() unless a class says otherwise), never
+    raising."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def _collect(self) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self._collect()
+        except Exception:
+            pass
+
+    def __enter__(self: _C) -> _C:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def in_callback() -> bool:

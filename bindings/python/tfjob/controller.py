@@ -143,7 +143,7 @@ class _Hooks:
             return exc
 
 
-class Controller:
+class Controller(_runtime.Closing):
     """Reconciles TFJobs on a backend as training-operator does (caches fed by list+watch, a
     rate-limited work queue, expectations, the planner's plans, Events, status writes).
 
@@ -211,14 +211,7 @@ class Controller:
         opts.no_events = 0 if events else 1
         opts.clock = self._hooks.clock_cb
         opts.hooks = ctypes.pointer(hooks)
-        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
-        with backend._g.use() as bh:
-            rc = _lib.tfjob_controller_new(ctypes.byref(handle), bh, ctypes.byref(opts), ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        self._g = _runtime.Guard(handle, "controller")
-        backend._dependents.add(self)
-        _runtime.register(self)
+        backend._attach(self, "controller", _lib.tfjob_controller_new, ctypes.byref(opts))
 
     @property
     def backend(self) -> Backend:
@@ -284,19 +277,13 @@ class Controller:
         if self._release():
             self._reraise()
 
-    def __del__(self) -> None:
-        try:
-            self._release()
-        except Exception:
-            pass
+    def _collect(self) -> None:
+        self._release()
 
     def __enter__(self) -> "Controller":
         if not self._started:
             self.start()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # ---- waiting ----
     def wait_idle(self, timeout: Optional[float] = None) -> bool:

@@ -47,7 +47,7 @@ class LocalBackend(Backend):
         engine._backends.add(self)
 
 
-class LocalEngine:
+class LocalEngine(_runtime.Closing):
     """A tiny kubelet whose Pods are process groups (tfjob_local). ``run(job)`` runs a TFJob to
     its end with the planner; ``backend()`` gives the engine as a transport for your own loop
     (then call ``poll()`` from one long-lived thread: processes die with the thread that started
@@ -123,18 +123,9 @@ class LocalEngine:
             _lib.tfjob_local_free(h)
         self._reraise()
 
-    def __del__(self) -> None:
-        try:
-            with self._lock:
-                self._errors.clear()
-            self.close()
-        except Exception:
-            pass
-
-    def __enter__(self) -> "LocalEngine":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def _collect(self) -> None:
+        with self._lock:
+            self._errors.clear()
         self.close()
 
     # ---- the engine ----

@@ -170,7 +170,7 @@ def _borrowed_error(code: int, err: Any) -> Error:
     return cls(message, code, status, details=json.loads(details_text) if details_text else None)
 
 
-class Watch:
+class Watch(_runtime.Closing):
     """A running watch. Either a handler gets each :class:`WatchEvent` on the watch's thread
     (return False to stop), or, without a handler, iterate the watch (``for ev in w``; iteration
     ends when the watch ends and raises its error, e.g. GoneError for "list again").
@@ -199,15 +199,8 @@ class Watch:
         opts.on_event = self._state.event_cb
         opts.on_closed = self._state.closed_cb
         res = _resource(resource)._c()
-        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
-        with backend._g.use() as bh:
-            rc = _lib.tfjob_transport_watch(ctypes.byref(handle), bh, ctypes.byref(res), _enc(namespace),
-                                            ctypes.byref(opts), ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        self._g = _runtime.Guard(handle, "watch")
-        backend._dependents.add(self)
-        _runtime.register(self)
+        backend._attach(self, "watch", _lib.tfjob_transport_watch, ctypes.byref(res), _enc(namespace),
+                        ctypes.byref(opts))
 
     # ---- outcome ----
     @property
@@ -262,17 +255,8 @@ class Watch:
         self._release()
         self._reraise()
 
-    def __del__(self) -> None:
-        try:
-            self._raised = True  # never raise from the garbage collector
-            self.close()
-        except Exception:
-            pass
-
-    def __enter__(self) -> "Watch":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def _collect(self) -> None:
+        self._raised = True  # never raise from the garbage collector
         self.close()
 
     # ---- iteration (no handler) ----
@@ -300,7 +284,7 @@ class Watch:
             yield ev
 
 
-class Backend:
+class Backend(_runtime.Closing):
     """A transport handle: the same calls on every backend. Thread-safe. Release it with
     ``close()`` or ``with``; its watches and controllers are closed first. The garbage
     collector releases it otherwise.
@@ -332,17 +316,18 @@ class Backend:
             _runtime.unregister(self)
             _lib.tfjob_transport_free(h)
 
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def __enter__(self) -> "Backend":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def _attach(self, dep: Any, what: str, new: Callable[..., int], *args: Any) -> None:
+        """Make a dependent's C object (a watch, a controller) on this transport with
+        ``new(&handle, transport, *args, &err)``, give dep its guard (dep._g) and register dep
+        to be closed with the backend and before the interpreter exits."""
+        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
+        with self._g.use() as bh:
+            rc = new(ctypes.byref(handle), bh, *args, ctypes.byref(err))
+        if rc != 0:
+            raise from_handle(rc, err)
+        dep._g = _runtime.Guard(handle, what)
+        self._dependents.add(dep)
+        _runtime.register(dep)
 
     def _defer(self, fn: Callable[[], Any]) -> None:
         """Release a dependent on another thread; close() joins it before freeing the transport."""
