@@ -18,20 +18,29 @@ LIBS=($(pkg-config --libs yaml-0.1 jansson) -lm)
 # The library's pure-core sources (not the transport), read from lib/meson.build's core list.
 mapfile -t SOURCES < <(sed -n "/^core_sources = files(/,/^)/p" lib/meson.build | grep -o "'[^']*\.c'" | tr -d "'" | sed 's|^|lib/|')
 
+# build_archive NAME FLAG... -- SOURCE...: compile the sources with CFLAGS and the flags (as
+# many at once as there are processors) into $OUT/obj and archive them as $OUT/NAME.
+build_archive() {
+  local archive=$1 flags=() objs=() src obj
+  shift
+  while [ "$1" != -- ]; do flags+=("$1"); shift; done
+  shift
+  for src in "$@"; do
+    obj="$OUT/obj/$(echo "$src" | tr '/' '_').o"
+    clang "${CFLAGS[@]}" "${flags[@]}" -c "$src" -o "$obj" &
+    objs+=("$obj")
+    [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ] && wait -n
+  done
+  wait
+  rm -f "$OUT/$archive"
+  ar rcs "$OUT/$archive" "${objs[@]}"
+}
+
 # The library is compiled once (coverage-instrumented, sanitized) and linked into every target.
 echo "--- building the library for fuzzing"
 rm -rf "$OUT/obj"
 mkdir -p "$OUT/obj"
-objects=()
-for src in "${SOURCES[@]}"; do
-  obj="$OUT/obj/$(echo "$src" | tr '/' '_').o"
-  clang "${CFLAGS[@]}" -c "$src" -o "$obj" &
-  objects+=("$obj")
-  [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ] && wait -n
-done
-wait
-rm -f "$OUT/libtfjob-fuzz.a"
-ar rcs "$OUT/libtfjob-fuzz.a" "${objects[@]}"
+build_archive libtfjob-fuzz.a -- "${SOURCES[@]}"
 
 # The transport (every source of lib/transport/meson.build but kube_disabled.c), for the targets
 # that ask for it; only when libcurl is there.
@@ -40,16 +49,8 @@ if grep -l 'fuzz-link: transport' fuzz/fuzz_*.c >/dev/null 2>&1 && pkg-config --
   echo "--- building the transport for fuzzing"
   mapfile -t TSOURCES < <(sed -n "/^transport_sources = files(/,/^)/p;/^  transport_sources += files($/,/^  )/p" \
                           lib/transport/meson.build | grep -o "'[^']*\.c'" | tr -d "'" | grep -v kube_disabled | sed 's|^|lib/transport/|')
-  tobjects=()
-  for src in "${TSOURCES[@]}"; do
-    obj="$OUT/obj/$(echo "$src" | tr '/' '_').o"
-    clang "${CFLAGS[@]}" -DTFJOB_HAVE_TRANSPORT $(pkg-config --cflags libcurl) -c "$src" -o "$obj" &
-    tobjects+=("$obj")
-    [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ] && wait -n
-  done
-  wait
-  rm -f "$OUT/libtfjob-fuzz-transport.a"
-  ar rcs "$OUT/libtfjob-fuzz-transport.a" "${tobjects[@]}"
+  # shellcheck disable=SC2046 # the flags of pkg-config are words
+  build_archive libtfjob-fuzz-transport.a -DTFJOB_HAVE_TRANSPORT $(pkg-config --cflags libcurl) -- "${TSOURCES[@]}"
   have_transport=1
 fi
 
