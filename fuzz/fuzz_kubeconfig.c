@@ -29,6 +29,8 @@
 
 #include <tfjob/tfjob.h>
 
+#include "fuzz_util.h"
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -82,12 +84,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	dir_len = strlen(dir);
 	atexit(cleanup);
-	static const char pem[] = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n";
-	static const char key[] = "-----BEGIN EC PRIVATE KEY-----\nMHcfake\n-----END EC PRIVATE KEY-----\n";
-	write_file("ca.crt", pem, sizeof(pem) - 1);
-	write_file("client.crt", pem, sizeof(pem) - 1);
-	write_file("client.key", key, sizeof(key) - 1);
-	write_file("token", "fuzz-token\n", 11);
+	fuzz_kubeconfig_files(write_file);
 	/* Neither the environment nor the home directory may bring in other files. */
 	unsetenv("KUBERNETES_SERVICE_HOST");
 	setenv("HOME", dir, 1);
@@ -143,34 +140,24 @@ static void base64_round_trip(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
-	/* "# context: NAME" anywhere (at the start of a line). */
-	char context[64] = "";
-	const char *c = !strncmp(text, "# context: ", 11) ? text : strstr(text, "\n# context: ");
-	if (c) {
-		c += c[0] == '\n' ? 12 : 11;
-		size_t n = strcspn(c, "\r\n");
-		snprintf(context, sizeof(context), "%.*s", (int)(n < sizeof(context) - 1 ? n : sizeof(context) - 1), c);
-	}
-	char *second = strstr(text, "\n#%%\n");
+	struct fuzz_kubeconfig_input in;
+	fuzz_kubeconfig_split(&in, text, size);
+	const char *context = in.context[0] ? in.context : NULL;
 	char a[128], b[128], list[512];
 	snprintf(a, sizeof(a), "%s/a.yaml", dir);
 	snprintf(b, sizeof(b), "%s/b.yaml", dir);
-	if (!second) {
-		/* The bytes as they are, NULs included: the file is what the loader reads. */
-		write_file("a.yaml", (const char *)data, size);
-		load(a, context[0] ? context : NULL);
+	/* One file: the bytes as they are, NULs included (the file is what the loader reads). */
+	write_file("a.yaml", in.first, in.first_len);
+	if (!in.second) {
+		load(a, context);
 	} else {
-		write_file("a.yaml", text, (size_t)(second - text) + 1);
-		second += 5;
-		write_file("b.yaml", second, strlen(second));
+		write_file("b.yaml", in.second, strlen(in.second));
 		snprintf(list, sizeof(list), "%s:%s/missing.yaml:%s", a, dir, b);
 		setenv("KUBECONFIG", list, 1);
-		load(NULL, context[0] ? context : NULL);
+		load(NULL, context);
 		unsetenv("KUBECONFIG");
 	}
 	base64_round_trip(data, size);

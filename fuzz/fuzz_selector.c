@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_util.h"
+
 /* The transport sources are not in the fuzz runner's core list: build the ones we test here. */
 #include "transport/selector.c"
 #include "transport/util.c"
@@ -16,11 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	char *patch_text = strchr(text, '\n');
 	if (patch_text)
 		*patch_text++ = '\0';

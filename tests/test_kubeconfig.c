@@ -14,24 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static char dir[64];
-
-static const char *path_in(const char *name)
-{
-	static char paths[4][512];
-	static int next;
-	char *p = paths[next++ % 4];
-	snprintf(p, sizeof(paths[0]), "%s/%s", dir, name);
-	return p;
-}
-
-static void write_file(const char *path, const char *text, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
-}
+#include "../fuzz/fuzz_util.h"
 
 static char *read_all(const char *path, size_t *len)
 {
@@ -53,22 +36,15 @@ static char *read_all(const char *path, size_t *len)
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/tfjob-kubeconfig-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	static const char pem[] = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n";
-	write_file(path_in("ca.crt"), pem, sizeof(pem) - 1);
-	write_file(path_in("client.crt"), pem, sizeof(pem) - 1);
-	write_file(path_in("client.key"), pem, sizeof(pem) - 1);
-	write_file(path_in("token"), "tok\n", 4);
+	tu_tmpdir_make("kubeconfig");
+	fuzz_kubeconfig_files(tu_write_tmp);
 	unsetenv("KUBECONFIG");
 	unsetenv("KUBERNETES_SERVICE_HOST");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	tu_tmpdir_remove();
 	unsetenv("KUBECONFIG");
 }
 
@@ -82,29 +58,21 @@ struct outcome {
 /* Load data as the fuzz target does. */
 static void load(struct outcome *out, const char *data, size_t size)
 {
-	char *text = malloc(size + 1);
-	memcpy(text, data, size);
-	text[size] = '\0';
-	char context[64] = "";
-	const char *c = !strncmp(text, "# context: ", 11) ? text : strstr(text, "\n# context: ");
-	if (c) {
-		c += c[0] == '\n' ? 12 : 11;
-		size_t n = strcspn(c, "\r\n");
-		snprintf(context, sizeof(context), "%.*s", (int)(n < sizeof(context) - 1 ? n : sizeof(context) - 1), c);
-	}
+	char *text = fuzz_text((const uint8_t *)data, size);
+	ck_assert_ptr_nonnull(text);
+	struct fuzz_kubeconfig_input in;
+	fuzz_kubeconfig_split(&in, text, size);
 	tfjob_kube_options opts = TFJOB_KUBE_OPTIONS_INIT;
 	opts.source = TFJOB_KUBE_SOURCE_KUBECONFIG;
-	opts.context = context[0] ? context : NULL;
-	char *second = strstr(text, "\n#%%\n");
+	opts.context = in.context[0] ? in.context : NULL;
 	char list[1024];
-	if (!second) {
-		write_file(path_in("a.yaml"), data, size);
-		opts.kubeconfig = path_in("a.yaml");
+	tu_write_tmp("a.yaml", in.first, in.first_len);
+	if (!in.second) {
+		opts.kubeconfig = tu_tmp_path("a.yaml");
 	} else {
-		write_file(path_in("a.yaml"), text, (size_t)(second - text) + 1);
-		second += 5;
-		write_file(path_in("b.yaml"), second, strlen(second));
-		snprintf(list, sizeof(list), "%s:%s:%s", path_in("a.yaml"), path_in("missing.yaml"), path_in("b.yaml"));
+		tu_write_tmp("b.yaml", in.second, strlen(in.second));
+		snprintf(list, sizeof(list), "%s:%s:%s", tu_tmp_path("a.yaml"), tu_tmp_path("missing.yaml"),
+		         tu_tmp_path("b.yaml"));
 		setenv("KUBECONFIG", list, 1);
 	}
 	tfjob_transport *t = NULL;
@@ -296,19 +264,13 @@ END_TEST
 
 int main(void)
 {
-	if (tfjob_global_init() != 0)
-		return 1;
 	Suite *s = suite_create("kubeconfig");
-	TCase *tc = tcase_create("kubeconfig");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = tu_tcase(s, "kubeconfig", 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, seed_outcomes, 0, (int)(sizeof(seeds) / sizeof(seeds[0])));
 	tcase_add_test(tc, every_seed_has_a_case);
 	tcase_add_test(tc, fuzz_regressions);
 	tcase_add_test(tc, auth_provider_is_refused);
 	tcase_add_test(tc, secrets_stay_out_of_messages);
-	suite_add_tcase(s, tc);
-	int rc = tu_run(s);
-	tfjob_global_cleanup();
-	return rc;
+	return tu_run_global(s);
 }

@@ -142,8 +142,24 @@ START_TEST(input_size_option)
 }
 END_TEST
 
+/*
+ * Builders of documents that reach `amount` of one limit (they empty b first), and the check of
+ * a limit: a document at it parses (into `docs` documents), one past it is refused. Returns the
+ * error, for the caller to check its message and position.
+ */
+typedef void (*build_fn)(struct buf *b, unsigned long amount);
+
+static tfjob_error *at_and_past(struct buf *b, build_fn build, unsigned long limit, const tfjob_parse_options *opts,
+                                size_t docs)
+{
+	build(b, limit);
+	ck_assert_uint_eq(parse_ok(b->p, b->n, opts), docs);
+	build(b, limit + 1);
+	return parse_fails(b->p, b->n, opts, TFJOB_ELIMIT);
+}
+
 /* HEAD plus "x: " and depth-1 nested flow sequences: depth levels in all (the root is level 1). */
-static void nested_yaml(struct buf *b, unsigned int depth)
+static void nested_yaml(struct buf *b, unsigned long depth)
 {
 	b->n = 0;
 	adds(b, HEAD "x: ");
@@ -152,7 +168,7 @@ static void nested_yaml(struct buf *b, unsigned int depth)
 	adds(b, "\n");
 }
 
-static void nested_json(struct buf *b, unsigned int depth)
+static void nested_json(struct buf *b, unsigned long depth)
 {
 	b->n = 0;
 	adds(b, "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"t\"},\"x\":");
@@ -164,18 +180,12 @@ static void nested_json(struct buf *b, unsigned int depth)
 START_TEST(depth_default)
 {
 	struct buf b = { 0 };
-	nested_yaml(&b, TFJOB_DEFAULT_MAX_DEPTH);
-	parse_ok(b.p, b.n, NULL);
-	nested_yaml(&b, TFJOB_DEFAULT_MAX_DEPTH + 1);
-	tfjob_error *err = parse_fails(b.p, b.n, NULL, TFJOB_ELIMIT);
+	tfjob_error *err = at_and_past(&b, nested_yaml, TFJOB_DEFAULT_MAX_DEPTH, NULL, 1);
 	/* At the bracket that opens level 129: line 5, after "x: " and 127 brackets. */
 	ck_assert_int_eq(tfjob_error_line(err), 5);
 	ck_assert_int_eq(tfjob_error_column(err), 4 + 127);
 	expect_message(err, "<input>:5:131: nesting deeper than 128 levels");
-	nested_json(&b, TFJOB_DEFAULT_MAX_DEPTH);
-	parse_ok(b.p, b.n, NULL);
-	nested_json(&b, TFJOB_DEFAULT_MAX_DEPTH + 1);
-	err = parse_fails(b.p, b.n, NULL, TFJOB_ELIMIT);
+	err = at_and_past(&b, nested_json, TFJOB_DEFAULT_MAX_DEPTH, NULL, 1);
 	ck_assert_int_eq(tfjob_error_line(err), 1);
 	expect_message(err, "nesting deeper than 128 levels");
 	/* Through an alias: 127 nested sequences anchored at level 2 reach level 128; the same alias
@@ -190,24 +200,7 @@ START_TEST(depth_default)
 }
 END_TEST
 
-START_TEST(depth_option)
-{
-	struct buf b = { 0 };
-	tfjob_parse_options opts = TFJOB_PARSE_OPTIONS_INIT;
-	opts.max_depth = 5;
-	nested_yaml(&b, 5);
-	parse_ok(b.p, b.n, &opts);
-	nested_yaml(&b, 6);
-	expect_message(parse_fails(b.p, b.n, &opts, TFJOB_ELIMIT), "nesting deeper than 5 levels");
-	nested_json(&b, 5);
-	parse_ok(b.p, b.n, &opts);
-	nested_json(&b, 6);
-	expect_message(parse_fails(b.p, b.n, &opts, TFJOB_ELIMIT), "nesting deeper than 5 levels");
-	free(b.p);
-}
-END_TEST
-
-static void aliases_yaml(struct buf *b, unsigned int aliases)
+static void aliases_yaml(struct buf *b, unsigned long aliases)
 {
 	b->n = 0;
 	adds(b, HEAD "x: [&a 0");
@@ -218,10 +211,7 @@ static void aliases_yaml(struct buf *b, unsigned int aliases)
 START_TEST(aliases_default)
 {
 	struct buf b = { 0 };
-	aliases_yaml(&b, TFJOB_DEFAULT_MAX_ALIASES);
-	parse_ok(b.p, b.n, NULL);
-	aliases_yaml(&b, TFJOB_DEFAULT_MAX_ALIASES + 1);
-	tfjob_error *err = parse_fails(b.p, b.n, NULL, TFJOB_ELIMIT);
+	tfjob_error *err = at_and_past(&b, aliases_yaml, TFJOB_DEFAULT_MAX_ALIASES, NULL, 1);
 	ck_assert_int_eq(tfjob_error_line(err), 5);
 	ck_assert_int_eq(tfjob_error_column(err), (int)strlen("x: [&a 0") + 3 + 4 * 1000);
 	expect_message(err, "more than 1000 aliases in one document (alias bomb?)");
@@ -234,19 +224,6 @@ START_TEST(aliases_default)
 		adds(&b, "]\n");
 	}
 	ck_assert_uint_eq(parse_ok(b.p, b.n, NULL), 2);
-	free(b.p);
-}
-END_TEST
-
-START_TEST(aliases_option)
-{
-	struct buf b = { 0 };
-	tfjob_parse_options opts = TFJOB_PARSE_OPTIONS_INIT;
-	opts.max_aliases = 3;
-	aliases_yaml(&b, 3);
-	parse_ok(b.p, b.n, &opts);
-	aliases_yaml(&b, 4);
-	expect_message(parse_fails(b.p, b.n, &opts, TFJOB_ELIMIT), "more than 3 aliases");
 	free(b.p);
 }
 END_TEST
@@ -268,30 +245,26 @@ static void values_yaml(struct buf *b, unsigned long values, unsigned int aliase
 	adds(b, "]\n");
 }
 
+/* 1000 copies of a 1999-element sequence: 1,999,000 values from 999 aliases. */
+static void values_yaml_large(struct buf *b, unsigned long values) { values_yaml(b, values, 999, 1998); }
+
+static void values_yaml_small(struct buf *b, unsigned long values) { values_yaml(b, values, 2, 9); }
+
 START_TEST(values_default)
 {
 	struct buf b = { 0 };
-	/* 1000 copies of a 1999-element sequence: 1,999,000 values from 999 aliases. */
-	values_yaml(&b, TFJOB_DEFAULT_MAX_NODES, 999, 1998);
-	parse_ok(b.p, b.n, NULL);
-	values_yaml(&b, TFJOB_DEFAULT_MAX_NODES + 1, 999, 1998);
-	expect_message(parse_fails(b.p, b.n, NULL, TFJOB_ELIMIT),
+	expect_message(at_and_past(&b, values_yaml_large, TFJOB_DEFAULT_MAX_NODES, NULL, 1),
 	               "document has more than 2000000 values (after alias expansion)");
 	free(b.p);
 }
 END_TEST
 
-START_TEST(values_option)
+START_TEST(values_option_json)
 {
+	/* JSON counts the same way as YAML: keys, scalars, objects and arrays. */
 	struct buf b = { 0 };
 	tfjob_parse_options opts = TFJOB_PARSE_OPTIONS_INIT;
 	opts.max_nodes = 100;
-	values_yaml(&b, 100, 2, 9);
-	parse_ok(b.p, b.n, &opts);
-	values_yaml(&b, 101, 2, 9);
-	expect_message(parse_fails(b.p, b.n, &opts, TFJOB_ELIMIT), "more than 100 values");
-	/* JSON counts the same way: keys, scalars, objects and arrays. */
-	b.n = 0;
 	adds(&b, "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"t\"},\"x\":[");
 	/* Strings with separators, brackets, escaped quotes and an escaped backslash count once. */
 	adds(&b, "\"s,:\\\",[{\",\"a\\\\\",{},[],true");
@@ -330,10 +303,16 @@ START_TEST(values_default_json)
 }
 END_TEST
 
+static void documents_yaml(struct buf *b, unsigned long documents)
+{
+	b->n = 0;
+	repeat(b, "---\n" HEAD, documents);
+}
+
 START_TEST(documents_default)
 {
 	struct buf b = { 0 };
-	repeat(&b, "---\n" HEAD, TFJOB_DEFAULT_MAX_DOCUMENTS);
+	documents_yaml(&b, TFJOB_DEFAULT_MAX_DOCUMENTS);
 	ck_assert_uint_eq(parse_ok(b.p, b.n, NULL), TFJOB_DEFAULT_MAX_DOCUMENTS);
 	/* Empty documents don't count. */
 	adds(&b, "---\n# nothing\n---\n");
@@ -353,15 +332,28 @@ START_TEST(documents_default)
 }
 END_TEST
 
-START_TEST(documents_option)
+/* The limits of tfjob_parse_options set to small values. */
+#define OPTS(...) { .version = TFJOB_PARSE_OPTIONS_VERSION, .format = TFJOB_FORMAT_AUTO, __VA_ARGS__ }
+
+static const struct option_case {
+	tfjob_parse_options opts;
+	build_fn build;
+	unsigned long limit;
+	size_t docs; /* documents at the limit */
+	const char *message;
+} option_cases[] = {
+	{ OPTS(.max_depth = 5), nested_yaml, 5, 1, "nesting deeper than 5 levels" },
+	{ OPTS(.max_depth = 5), nested_json, 5, 1, "nesting deeper than 5 levels" },
+	{ OPTS(.max_aliases = 3), aliases_yaml, 3, 1, "more than 3 aliases" },
+	{ OPTS(.max_nodes = 100), values_yaml_small, 100, 1, "more than 100 values" },
+	{ OPTS(.max_documents = 3), documents_yaml, 3, 3, "more than 3 documents" },
+};
+
+START_TEST(limit_options)
 {
+	const struct option_case *c = &option_cases[_i];
 	struct buf b = { 0 };
-	tfjob_parse_options opts = TFJOB_PARSE_OPTIONS_INIT;
-	opts.max_documents = 3;
-	repeat(&b, "---\n" HEAD, 3);
-	ck_assert_uint_eq(parse_ok(b.p, b.n, &opts), 3);
-	adds(&b, "---\n" HEAD);
-	expect_message(parse_fails(b.p, b.n, &opts, TFJOB_ELIMIT), "more than 3 documents");
+	expect_message(at_and_past(&b, c->build, c->limit, &c->opts, c->docs), c->message);
 	free(b.p);
 }
 END_TEST
@@ -676,37 +668,7 @@ END_TEST
 
 /* ---- the Kubernetes backend: kubeconfig and the files it names ---- */
 
-static char dir[64];
-
-static const char *path_in(const char *name)
-{
-	static char paths[4][256];
-	static int next;
-	char *p = paths[next++ % 4];
-	snprintf(p, sizeof(paths[0]), "%s/%s", dir, name);
-	return p;
-}
-
-static void write_file(const char *name, const char *text, size_t len)
-{
-	FILE *f = fopen(path_in(name), "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-static void setup_dir(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/tfjob-limits-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown_dir(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
+static void setup_dir(void) { tu_tmpdir_make("limits"); }
 
 static int kube_new(const char *kubeconfig, tfjob_error **err)
 {
@@ -730,14 +692,14 @@ START_TEST(kubeconfig_size)
 	struct buf b = { 0 };
 	adds(&b, KUBECONFIG_HEAD "users:\n- {name: u, user: {token: abc}}\n");
 	pad_to(&b, TFJOB__MAX_FILE_BYTES, 0);
-	write_file("config", b.p, b.n);
+	tu_write_tmp("config", b.p, b.n);
 	tfjob_error *err = NULL;
-	ck_assert_msg(kube_new(path_in("config"), &err) == 0, "%s", tfjob_error_message(err));
+	ck_assert_msg(kube_new(tu_tmp_path("config"), &err) == 0, "%s", tfjob_error_message(err));
 	adds(&b, "\n");
-	write_file("config", b.p, b.n);
-	ck_assert_int_eq(kube_new(path_in("config"), &err), TFJOB_ELIMIT);
+	tu_write_tmp("config", b.p, b.n);
+	ck_assert_int_eq(kube_new(tu_tmp_path("config"), &err), TFJOB_ELIMIT);
 	char want[512];
-	snprintf(want, sizeof(want), "%s: file is larger than the limit of 16777216 bytes", path_in("config"));
+	snprintf(want, sizeof(want), "%s: file is larger than the limit of 16777216 bytes", tu_tmp_path("config"));
 	expect_message(err, want);
 	free(b.p);
 }
@@ -747,22 +709,22 @@ START_TEST(kubeconfig_referenced_file_size)
 {
 	/* client-key (read as is, not parsed): 16 MiB is accepted, one byte more is refused. */
 	const char *config = KUBECONFIG_HEAD "users:\n- {name: u, user: {client-certificate: crt, client-key: key}}\n";
-	write_file("config", config, strlen(config));
-	write_file("crt", "-----BEGIN CERTIFICATE-----\n", 28);
+	tu_write_tmp("config", config, strlen(config));
+	tu_write_tmp("crt", "-----BEGIN CERTIFICATE-----\n", 28);
 	char *key = malloc(TFJOB__MAX_FILE_BYTES + 1);
 	memset(key, 'k', TFJOB__MAX_FILE_BYTES + 1);
-	write_file("key", key, TFJOB__MAX_FILE_BYTES);
+	tu_write_tmp("key", key, TFJOB__MAX_FILE_BYTES);
 	tfjob_error *err = NULL;
-	ck_assert_msg(kube_new(path_in("config"), &err) == 0, "%s", tfjob_error_message(err));
-	write_file("key", key, TFJOB__MAX_FILE_BYTES + 1);
-	ck_assert_int_eq(kube_new(path_in("config"), &err), TFJOB_ELIMIT);
+	ck_assert_msg(kube_new(tu_tmp_path("config"), &err) == 0, "%s", tfjob_error_message(err));
+	tu_write_tmp("key", key, TFJOB__MAX_FILE_BYTES + 1);
+	ck_assert_int_eq(kube_new(tu_tmp_path("config"), &err), TFJOB_ELIMIT);
 	expect_message(err, "/key: file is larger than the limit of 16777216 bytes");
 	/* Token files are read by the same reader. */
 	char *text = NULL;
 	size_t len = 0;
-	ck_assert_int_eq(tfjob__read_file(&text, &len, path_in("key"), NULL), TFJOB_ELIMIT);
-	write_file("key", key, TFJOB__MAX_FILE_BYTES);
-	ck_assert_int_eq(tfjob__read_file(&text, &len, path_in("key"), NULL), 0);
+	ck_assert_int_eq(tfjob__read_file(&text, &len, tu_tmp_path("key"), NULL), TFJOB_ELIMIT);
+	tu_write_tmp("key", key, TFJOB__MAX_FILE_BYTES);
+	ck_assert_int_eq(tfjob__read_file(&text, &len, tu_tmp_path("key"), NULL), 0);
 	ck_assert_uint_eq(len, TFJOB__MAX_FILE_BYTES);
 	free(text);
 	free(key);
@@ -776,16 +738,16 @@ START_TEST(kubeconfig_parse_limits)
 	adds(&b, KUBECONFIG_HEAD "users:\n- {name: u, user: {token: abc}}\nx: [&a 0");
 	repeat(&b, ", *a", TFJOB_DEFAULT_MAX_ALIASES + 1);
 	adds(&b, "]\n");
-	write_file("config", b.p, b.n);
+	tu_write_tmp("config", b.p, b.n);
 	tfjob_error *err = NULL;
-	ck_assert_int_eq(kube_new(path_in("config"), &err), TFJOB_ELIMIT);
+	ck_assert_int_eq(kube_new(tu_tmp_path("config"), &err), TFJOB_ELIMIT);
 	expect_message(err, "more than 1000 aliases");
 	b.n = 0;
 	adds(&b, KUBECONFIG_HEAD "users:\n- {name: u, user: {token: abc}}\nx: ");
 	repeat(&b, "[", TFJOB_DEFAULT_MAX_DEPTH);
 	repeat(&b, "]", TFJOB_DEFAULT_MAX_DEPTH);
-	write_file("config", b.p, b.n);
-	ck_assert_int_eq(kube_new(path_in("config"), &err), TFJOB_ELIMIT);
+	tu_write_tmp("config", b.p, b.n);
+	ck_assert_int_eq(kube_new(tu_tmp_path("config"), &err), TFJOB_ELIMIT);
 	expect_message(err, "nesting deeper than 128 levels");
 	free(b.p);
 }
@@ -800,9 +762,9 @@ static int run_plugin_printing(size_t size, tfjob_error **err)
 	adds(&b, "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
 	         "\"status\":{\"token\":\"tok\"}}");
 	pad_to(&b, size, 1);
-	write_file("cred.json", b.p, b.n);
+	tu_write_tmp("cred.json", b.p, b.n);
 	free(b.p);
-	char *args[] = { (char *)path_in("cred.json"), NULL };
+	char *args[] = { (char *)tu_tmp_path("cred.json"), NULL };
 	struct tfjob__exec_config exec = { .api_version = (char *)"client.authentication.k8s.io/v1",
 	                                   .command = (char *)"cat", .args = args, .nargs = 1 };
 	struct tfjob__exec_result res;
@@ -924,23 +886,18 @@ END_TEST
 static Suite *limits_suite(void)
 {
 	Suite *s = suite_create("limits");
-	TCase *tc = tcase_create("parse");
-	tcase_set_timeout(tc, 300);
+	TCase *tc = tu_tcase(s, "parse", 300);
 	tcase_add_test(tc, input_size_default);
 	tcase_add_test(tc, input_size_option);
 	tcase_add_test(tc, depth_default);
-	tcase_add_test(tc, depth_option);
 	tcase_add_test(tc, aliases_default);
-	tcase_add_test(tc, aliases_option);
 	tcase_add_test(tc, values_default);
-	tcase_add_test(tc, values_option);
+	tcase_add_test(tc, values_option_json);
 	tcase_add_test(tc, values_default_json);
 	tcase_add_test(tc, documents_default);
-	tcase_add_test(tc, documents_option);
+	tcase_add_loop_test(tc, limit_options, 0, (int)TFJOB_ARRAY_LEN(option_cases));
 	tcase_add_test(tc, number_length);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("fields");
-	tcase_set_timeout(tc, 300);
+	tc = tu_tcase(s, "fields", 300);
 	tcase_add_test(tc, int32_fields);
 	tcase_add_test(tc, json_integer_beyond_int64);
 	tcase_add_test(tc, name_length);
@@ -950,11 +907,9 @@ static Suite *limits_suite(void)
 	tcase_add_test(tc, compat_gap_cap);
 	tcase_add_test(tc, status_json_depth);
 	tcase_add_test(tc, quantity_magnitude);
-	suite_add_tcase(s, tc);
 #ifdef TFJOB_HAVE_TRANSPORT
-	tc = tcase_create("transport");
-	tcase_set_timeout(tc, 300);
-	tcase_add_checked_fixture(tc, setup_dir, teardown_dir);
+	tc = tu_tcase(s, "transport", 300);
+	tcase_add_checked_fixture(tc, setup_dir, tu_tmpdir_remove);
 	tcase_add_test(tc, kubeconfig_size);
 	tcase_add_test(tc, kubeconfig_referenced_file_size);
 	tcase_add_test(tc, kubeconfig_parse_limits);
@@ -962,16 +917,11 @@ static Suite *limits_suite(void)
 	tcase_add_test(tc, http_body);
 	tcase_add_test(tc, retry_after_cap);
 	tcase_add_test(tc, watch_event_size);
-	suite_add_tcase(s, tc);
 #endif
 	return s;
 }
 
 int main(void)
 {
-	if (tfjob_global_init() != 0)
-		return 1;
-	int rc = tu_run(limits_suite());
-	tfjob_global_cleanup();
-	return rc;
+	return tu_run_global(limits_suite());
 }

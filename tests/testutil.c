@@ -74,6 +74,46 @@ int tu_find_error(const tfjob_field_errors *errs, const char *field, tfjob_field
 	return -1;
 }
 
+static char tmpdir[64];
+
+void tu_tmpdir_make(const char *prefix)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tfjob-%s-XXXXXX", prefix);
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+void tu_tmpdir_remove(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+const char *tu_tmp_path(const char *name)
+{
+	static char paths[4][512];
+	static int next;
+	char *p = paths[next++ % 4];
+	snprintf(p, sizeof(paths[0]), "%s/%s", tmpdir, name);
+	return p;
+}
+
+void tu_write_tmp(const char *name, const char *text, size_t len)
+{
+	FILE *f = fopen(tu_tmp_path(name), "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+TCase *tu_tcase(Suite *s, const char *name, double timeout)
+{
+	TCase *tc = tcase_create(name);
+	tcase_set_timeout(tc, timeout);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
 int tu_run(Suite *s)
 {
 	SRunner *sr = srunner_create(s);
@@ -81,4 +121,13 @@ int tu_run(Suite *s)
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int tu_run_global(Suite *s)
+{
+	if (tfjob_global_init() != 0)
+		return 1;
+	int rc = tu_run(s);
+	tfjob_global_cleanup();
+	return rc;
 }

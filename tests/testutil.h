@@ -27,7 +27,24 @@ tfjob_field_errors *tu_validate(const tfjob_job *job, tfjob_compat compat, const
 /* Index of the first field error with that field and type, or -1. */
 int tu_find_error(const tfjob_field_errors *errs, const char *field, tfjob_field_error_type type);
 
+/* A private temporary directory, /tmp/tfjob-PREFIX-XXXXXX (one at a time: a checked fixture
+ * makes it and removes it with everything in it). */
+void tu_tmpdir_make(const char *prefix);
+void tu_tmpdir_remove(void);
+
+/* The path of NAME in that directory (the last four stay valid). */
+const char *tu_tmp_path(const char *name);
+
+/* Write len bytes of text to NAME in that directory. */
+void tu_write_tmp(const char *name, const char *text, size_t len);
+
+/* A test case of s with that name and timeout (seconds); tests are added to it afterwards. */
+TCase *tu_tcase(Suite *s, const char *name, double timeout);
+
 /* Run the suite, return the process exit status. */
 int tu_run(Suite *s);
+
+/* tu_run between tfjob_global_init() and tfjob_global_cleanup() (the transport needs them). */
+int tu_run_global(Suite *s);
 
 #endif
