@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ctypes
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from . import _lib
 
@@ -169,3 +169,11 @@ def from_handle(code: int, err: Optional[ctypes.c_void_p]) -> Error:
 def check(code: int, err: Optional[ctypes.c_void_p]) -> None:
     if code != 0:
         raise from_handle(code, err)
+
+
+def call_out(fn: Callable[..., int], *args: Any) -> ctypes.c_void_p:
+    """fn(&out, *args, &err) for a C call that makes something (a handle, a string): out, or
+    the call's error raised."""
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    check(fn(ctypes.byref(out), *args, ctypes.byref(err)), err)
+    return out

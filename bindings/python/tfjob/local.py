@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from . import _lib, _runtime
-from .errors import ESTATE, Error, from_handle
+from .errors import ESTATE, Error, call_out, from_handle
 from .job import Job, compat_value
 from .transport import Backend, Obj
 
@@ -38,11 +38,8 @@ class LocalBackend(Backend):
     Events live in memory. Pod update, patch and watch are not supported (tfjob.Error ESTATE)."""
 
     def __init__(self, engine: "LocalEngine"):
-        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
         with engine._g.use() as eh:
-            rc = _lib.tfjob_local_transport_new(ctypes.byref(handle), eh, ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
+            handle = call_out(_lib.tfjob_local_transport_new, eh)
         super().__init__(handle, owner=engine)
         engine._backends.add(self)
 
@@ -79,11 +76,7 @@ class LocalEngine(_runtime.Closing):
         self._on_event = on_event
         self._event_cb = _lib.LOCAL_EVENT_CB(self._event) if on_event else _lib.LOCAL_EVENT_CB()
         opts.on_event = self._event_cb
-        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_local_new(ctypes.byref(handle), ctypes.byref(opts), ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        self._g = _runtime.Guard(handle, "local engine")
+        self._g = _runtime.Guard(call_out(_lib.tfjob_local_new, ctypes.byref(opts)), "local engine")
         _runtime.register(self)
 
     def _event(self, pod: bytes, type_: bytes, reason: bytes, message: bytes, _payload: Any) -> None:

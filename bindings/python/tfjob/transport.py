@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Union
 
 from . import _lib, _runtime
-from .errors import EINVAL, ESTATE, Error, from_handle
+from .errors import EINVAL, ESTATE, Error, call_out, from_handle
 from .job import Job
 
 Obj = Dict[str, Any]
@@ -316,16 +316,16 @@ class Backend(_runtime.Closing):
             _runtime.unregister(self)
             _lib.tfjob_transport_free(h)
 
+    def _out(self, fn: Callable[..., int], *args: Any) -> ctypes.c_void_p:
+        """fn(&out, transport, *args, &err) holding the transport: out, or the error raised."""
+        with self._g.use() as h:
+            return call_out(fn, h, *args)
+
     def _attach(self, dep: Any, what: str, new: Callable[..., int], *args: Any) -> None:
         """Make a dependent's C object (a watch, a controller) on this transport with
         ``new(&handle, transport, *args, &err)``, give dep its guard (dep._g) and register dep
         to be closed with the backend and before the interpreter exits."""
-        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
-        with self._g.use() as bh:
-            rc = new(ctypes.byref(handle), bh, *args, ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        dep._g = _runtime.Guard(handle, what)
+        dep._g = _runtime.Guard(self._out(new, *args), what)
         self._dependents.add(dep)
         _runtime.register(dep)
 
@@ -344,13 +344,7 @@ class Backend(_runtime.Closing):
     def get(self, resource: ResourceLike, name: str, namespace: Optional[str] = None) -> Obj:
         """GET one object. NotFoundError when absent."""
         res = _resource(resource)._c()
-        out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        with self._g.use() as h:
-            rc = _lib.tfjob_transport_get(ctypes.byref(out), h, ctypes.byref(res), _enc(namespace),
-                                          name.encode(), ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        return _take(out) or {}
+        return _take(self._out(_lib.tfjob_transport_get, ctypes.byref(res), _enc(namespace), name.encode())) or {}
 
     def list(self, resource: ResourceLike, namespace: Optional[str] = None, *, label_selector: Optional[str] = None,
              field_selector: Optional[str] = None, limit: int = 0, continue_token: Optional[str] = None,
@@ -362,13 +356,8 @@ class Backend(_runtime.Closing):
         keep = [_enc(label_selector), _enc(field_selector), _enc(continue_token), _enc(resource_version)]
         opts.label_selector, opts.field_selector, opts.continue_token, opts.resource_version = keep
         opts.limit = int(limit)
-        out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        with self._g.use() as h:
-            rc = _lib.tfjob_transport_list(ctypes.byref(out), h, ctypes.byref(res), _enc(namespace),
-                                           ctypes.byref(opts), ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        return _take(out) or {}
+        return _take(self._out(_lib.tfjob_transport_list, ctypes.byref(res), _enc(namespace),
+                               ctypes.byref(opts))) or {}
 
     def items(self, resource: ResourceLike, namespace: Optional[str] = None, *, label_selector: Optional[str] = None,
               field_selector: Optional[str] = None, page_size: int = 500) -> List[Obj]:
@@ -385,13 +374,7 @@ class Backend(_runtime.Closing):
 
     def _write(self, fn: Any, resource: ResourceLike, obj: ObjectInput, namespace: Optional[str]) -> Obj:
         res = _resource(resource)._c()
-        out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        with self._g.use() as h:
-            rc = fn(ctypes.byref(out), h, ctypes.byref(res), _enc(namespace), _object_text(obj),
-                    ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        return _take(out) or {}
+        return _take(self._out(fn, ctypes.byref(res), _enc(namespace), _object_text(obj))) or {}
 
     def create(self, resource: ResourceLike, obj: ObjectInput, namespace: Optional[str] = None) -> Obj:
         """CREATE; returns the stored object (uid, resourceVersion set). AlreadyExistsError when the
@@ -411,13 +394,8 @@ class Backend(_runtime.Closing):
               subresource: Optional[str] = None) -> Obj:
         """PATCH with a JSON merge patch (RFC 7386); subresource "status" patches the status."""
         res = _resource(resource)._c()
-        out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        with self._g.use() as h:
-            rc = _lib.tfjob_transport_patch(ctypes.byref(out), h, ctypes.byref(res), _enc(namespace),
-                                            name.encode(), _enc(subresource), _object_text(patch), ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        return _take(out) or {}
+        return _take(self._out(_lib.tfjob_transport_patch, ctypes.byref(res), _enc(namespace), name.encode(),
+                               _enc(subresource), _object_text(patch))) or {}
 
     def delete(self, resource: ResourceLike, name: str, namespace: Optional[str] = None, *,
                propagation: Optional[str] = None, precondition_uid: Optional[str] = None,
@@ -434,25 +412,14 @@ class Backend(_runtime.Closing):
         keep = [_enc(precondition_uid), _enc(precondition_resource_version)]
         opts.precondition_uid, opts.precondition_resource_version = keep
         opts.grace_period_seconds = -1 if grace_period_seconds is None else int(grace_period_seconds)
-        out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        with self._g.use() as h:
-            rc = _lib.tfjob_transport_delete(ctypes.byref(out), h, ctypes.byref(res), _enc(namespace),
-                                             name.encode(), ctypes.byref(opts), ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        return _take(out)
+        return _take(self._out(_lib.tfjob_transport_delete, ctypes.byref(res), _enc(namespace), name.encode(),
+                               ctypes.byref(opts)))
 
     def create_event(self, involved: ObjectInput, type: str, reason: str, message: str,
                      namespace: Optional[str] = None, source_component: Optional[str] = None) -> Obj:
         """Record a core/v1 Event about an object, as client-go's recorder does; type "Normal" or "Warning"."""
-        out, err = ctypes.c_void_p(), ctypes.c_void_p()
-        with self._g.use() as h:
-            rc = _lib.tfjob_transport_create_event(ctypes.byref(out), h, _enc(namespace),
-                                                   _object_text(involved), type.encode(), reason.encode(),
-                                                   message.encode(), _enc(source_component), ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        return _take(out) or {}
+        return _take(self._out(_lib.tfjob_transport_create_event, _enc(namespace), _object_text(involved),
+                               type.encode(), reason.encode(), message.encode(), _enc(source_component))) or {}
 
     def watch(self, resource: ResourceLike, handler: Optional[WatchHandler] = None, namespace: Optional[str] = None,
               *, on_closed: Optional[ClosedHandler] = None, label_selector: Optional[str] = None,
@@ -528,11 +495,7 @@ class MemoryBackend(Backend):
                         return int(time.time())
             self._clock_cb = _lib.CLOCK_CB(tramp)
             opts.clock = self._clock_cb
-        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_memory_transport_new(ctypes.byref(handle), ctypes.byref(opts), ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        super().__init__(handle)
+        super().__init__(call_out(_lib.tfjob_memory_transport_new, ctypes.byref(opts)))
 
     @property
     def resource_version(self) -> int:
@@ -587,11 +550,7 @@ class KubeBackend(Backend):
         opts.request_timeout_ms = _runtime.ms(request_timeout)
         opts.max_retries = int(max_retries)
         opts.retry_base_ms = _runtime.ms(retry_base)
-        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
-        rc = _lib.tfjob_kube_transport_new(ctypes.byref(handle), ctypes.byref(opts), ctypes.byref(err))
-        if rc != 0:
-            raise from_handle(rc, err)
-        super().__init__(handle)
+        super().__init__(call_out(_lib.tfjob_kube_transport_new, ctypes.byref(opts)))
 
     @classmethod
     def from_kubeconfig(cls, path: Optional[str] = None, context: Optional[str] = None, **kw: Any) -> "KubeBackend":
