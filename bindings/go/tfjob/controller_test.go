@@ -235,6 +235,19 @@ func TestControllerHookPanicsAreRecovered(t *testing.T) {
 	}
 }
 
+// waitHookFailure waits until c has recorded a hook's error or panic.
+func waitHookFailure(t *testing.T, c *Controller, what string) {
+	t.Helper()
+	eventually(t, 10*time.Second, what, func() bool {
+		select {
+		case <-c.inner.hooks.fail:
+			return true
+		default:
+			return false
+		}
+	})
+}
+
 func TestControllerErrorFromMutateAndBeforePanic(t *testing.T) {
 	m := newMemory(t, MemoryOptions{})
 	boom := errors.New("mutation refused")
@@ -250,14 +263,7 @@ func TestControllerErrorFromMutateAndBeforePanic(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.CreateTFJob("", testJob("z", map[string]int{"Worker": 1}, "", nil))
-	eventually(t, 10*time.Second, "hook error", func() bool {
-		select {
-		case <-c.inner.hooks.fail:
-			return true
-		default:
-			return false
-		}
-	})
+	waitHookFailure(t, c, "hook error")
 	if err := c.Close(); !errors.Is(err, boom) {
 		t.Fatalf("Close: %v", err)
 	}
@@ -267,14 +273,7 @@ func TestControllerErrorFromMutateAndBeforePanic(t *testing.T) {
 	c2, _ := NewController(m.Backend, ControllerOptions{BeforeReconcile: func(ns, name string) bool { panic(errors.New("before")) }})
 	c2.Start()
 	m.CreateTFJob("", testJob("w", map[string]int{"Worker": 1}, "", nil))
-	eventually(t, 10*time.Second, "panic", func() bool {
-		select {
-		case <-c2.inner.hooks.fail:
-			return true
-		default:
-			return false
-		}
-	})
+	waitHookFailure(t, c2, "panic")
 	err = c2.Stop()
 	var pe *PanicError
 	if !errors.As(err, &pe) || pe.Callback != "before_reconcile" || pe.Unwrap().Error() != "before" {
