@@ -14,6 +14,13 @@ go test -count=1 -run='^$' -fuzz=FuzzPlan -fuzztime="${GO_FUZZ_SECONDS:-20}s" ./
 # The example Go operator runs a job to success on its fake cluster (its own loop on PlanStep).
 cd ../../examples/go-operator
 go vet .
-go run . | tee /dev/stderr | tail -n 1 | grep -qx 'TFJob succeeded'
+# run_example ARGS...: prints the example's output; fails unless its last line says it succeeded.
+run_example() {
+  local out
+  out="$(go run . "$@")"
+  printf '%s\n' "$out"
+  [ "$(printf '%s\n' "$out" | tail -n 1)" = "TFJob succeeded" ]
+}
+run_example
 # The same job run by the library's controller (tfjob.Controller) on the in-memory API store.
-go run . -controller | tee /dev/stderr | tail -n 1 | grep -qx 'TFJob succeeded'
+run_example -controller
