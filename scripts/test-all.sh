@@ -12,7 +12,7 @@ failures=()
 LOG_DIR="${TFJOB_SUITE_LOGS:-build-logs}"
 mkdir -p "$LOG_DIR"
 SUITE_PID=
-# Background commands ignore SIGINT in a script: pass Ctrl-C on to the running suite.
+# Ctrl-C or TERM: stop the running suite too.
 trap '[ -n "$SUITE_PID" ] && kill -TERM "$SUITE_PID" 2>/dev/null; exit 130' INT TERM
 
 # run NAME COMMAND...: one suite; its result counts in the closing line.
@@ -23,7 +23,9 @@ run() {
   # The suite writes to its log and tail streams it; a process a suite leaves behind holding
   # the output can't stall this script (tail stops when the suite itself exits).
   : >"$LOG_DIR/$name.log" # exists before tail opens it
-  "$@" >"$LOG_DIR/$name.log" 2>&1 &
+  # A background command of a script starts with SIGINT ignored; the suite gets the default back
+  # (tests that interrupt themselves, as Ctrl-C does, need it).
+  ( trap - INT QUIT; exec "$@" ) >"$LOG_DIR/$name.log" 2>&1 &
   SUITE_PID=$!
   tail -n +1 -f --pid="$SUITE_PID" "$LOG_DIR/$name.log"
   if wait "$SUITE_PID"; then
