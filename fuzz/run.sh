@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build every fuzz/fuzz_*.c target with clang (libFuzzer + ASan + UBSan) against the library
-# sources, and run each for FUZZ_SECONDS (default 60) from a corpus seeded with examples/,
+# sources, and run each for FUZZ_SECONDS (default 60; FUZZ_JOBS at once, default nproc) from a corpus seeded with examples/,
 # tests/data/ and fuzz/seeds/TARGET/. Any crash, leak, timeout or out-of-memory fails the run;
 # findings are kept in build-fuzz/findings/ for turning into regression tests.
 # FUZZ_TARGETS="fuzz_a fuzz_b" runs only those targets; FUZZ_REQUIRE_ALL=1 fails when a target
@@ -55,6 +55,7 @@ if grep -l 'fuzz-link: transport' fuzz/fuzz_*.c >/dev/null 2>&1 && pkg-config --
 fi
 
 status=0
+built=()
 for target in fuzz/fuzz_*.c; do
   name=$(basename "$target" .c)
   if [ -n "${FUZZ_TARGETS:-}" ] && ! [[ " $FUZZ_TARGETS " == *" $name "* ]]; then
@@ -78,12 +79,31 @@ for target in fuzz/fuzz_*.c; do
   cp examples/*.yaml "$corpus/" 2>/dev/null || true
   find tests/data -type f -size -64k -exec cp {} "$corpus/" \; 2>/dev/null || true
   [ -d "fuzz/seeds/$name" ] && cp fuzz/seeds/"$name"/* "$corpus/"
+  built+=("$name")
+done
+
+# fuzz_one NAME: run one target for its time; its exit status goes to $OUT/NAME.rc.
+fuzz_one() {
+  local rc=0
+  ASAN_OPTIONS=detect_leaks=1 "$OUT/$1" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=65536 -artifact_prefix="$OUT/findings/$1-" -print_final_stats=1 "$OUT/corpus-$1" 2>"$OUT/$1.log" || rc=$?
+  echo "$rc" >"$OUT/$1.rc"
+}
+
+# Each target gets its whole time on a processor of its own: FUZZ_JOBS (default: the number of
+# processors) run side by side.
+jobs_at_once="${FUZZ_JOBS:-$(nproc)}"
+for name in "${built[@]}"; do
   echo "--- running $name for ${SECONDS_EACH}s"
-  if ! ASAN_OPTIONS=detect_leaks=1 "$OUT/$name" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=65536 -artifact_prefix="$OUT/findings/$name-" -print_final_stats=1 "$corpus" 2>"$OUT/$name.log"; then
+  fuzz_one "$name" &
+  [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ] && wait -n
+done
+wait
+for name in "${built[@]}"; do
+  if [ "$(cat "$OUT/$name.rc" 2>/dev/null)" != 0 ]; then
     echo "!!! $name found a problem:"; tail -40 "$OUT/$name.log"; status=1
   else
-    grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' "$OUT/$name.log" || true
+    echo "--- $name:"; grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' "$OUT/$name.log" || true
   fi
 done
 exit $status
