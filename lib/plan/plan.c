@@ -11,21 +11,6 @@
 
 /* ---- plan building ---- */
 
-static int push_action(ctx *c, struct tfjob__action *a)
-{
-	tfjob_plan *p = c->plan;
-	if (p->count == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		struct tfjob__action *grown = realloc(p->actions, cap * sizeof *grown);
-		if (!grown)
-			return tfjob__oom(c->err);
-		p->actions = grown;
-		p->cap = cap;
-	}
-	p->actions[p->count++] = *a;
-	return 0;
-}
-
 void tfjob__plan_action_clear(struct tfjob__action *a)
 {
 	free(a->name);
@@ -34,19 +19,35 @@ void tfjob__plan_action_clear(struct tfjob__action *a)
 	free(a->message);
 }
 
+/*
+ * Append *a to the plan, which takes what it owns; `complete` is false when a copy inside it
+ * could not be made. On failure what *a owns is released and TFJOB_ENOMEM returned.
+ */
+static int push_action(ctx *c, struct tfjob__action *a, bool complete)
+{
+	tfjob_plan *p = c->plan;
+	if (complete && p->count == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		struct tfjob__action *grown = realloc(p->actions, cap * sizeof *grown);
+		if (grown) {
+			p->actions = grown;
+			p->cap = cap;
+		}
+	}
+	if (!complete || p->count == p->cap) {
+		tfjob__plan_action_clear(a);
+		return tfjob__oom(c->err);
+	}
+	p->actions[p->count++] = *a;
+	return 0;
+}
+
 int tfjob__plan_event(ctx *c, tfjob_event_type type, const char *reason, const char *message)
 {
 	struct tfjob__action a = { TFJOB_ACTION_EVENT, TFJOB_OBJECT_NONE, NULL, NULL, type, NULL, NULL };
 	a.reason = tfjob__strdup(reason ? reason : "");
 	a.message = tfjob__strdup(message ? message : "");
-	if (!a.reason || !a.message) {
-		tfjob__plan_action_clear(&a);
-		return tfjob__oom(c->err);
-	}
-	int rc = push_action(c, &a);
-	if (rc)
-		tfjob__plan_action_clear(&a);
-	return rc;
+	return push_action(c, &a, a.reason && a.message);
 }
 
 int tfjob__plan_eventf(ctx *c, tfjob_event_type type, const char *reason, const char *fmt, ...)
@@ -65,14 +66,7 @@ int tfjob__plan_eventf(ctx *c, tfjob_event_type type, const char *reason, const 
 int tfjob__plan_object_action(ctx *c, tfjob_action_type type, tfjob_object_kind kind, const char *name, json_t *obj)
 {
 	struct tfjob__action a = { type, kind, tfjob__strdup(name ? name : ""), obj, TFJOB_EVENT_NORMAL, NULL, NULL };
-	if (!a.name) {
-		tfjob__plan_action_clear(&a);
-		return tfjob__oom(c->err);
-	}
-	int rc = push_action(c, &a);
-	if (rc)
-		tfjob__plan_action_clear(&a);
-	return rc;
+	return push_action(c, &a, a.name != NULL);
 }
 
 void tfjob__plan_requeue(ctx *c, int64_t secs)
