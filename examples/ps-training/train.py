@@ -3,8 +3,8 @@
 
 Reads TF_CONFIG as a TFJob replica does. Parameter servers ("ps") each hold one shard of the
 weights and serve it over TCP on their TF_CONFIG address (one JSON object per line:
-{"op": "pull"}, {"op": "push", "grad": [...]}, {"op": "ready"}, {"op": "done"}, {"op": "count"},
-{"op": "stop"}).
+{"op": "pull"}, {"op": "push", "grad": [...]}, {"op": "ready", "wait_for": N} (answered once N
+workers are ready), {"op": "done"}, {"op": "count"}, {"op": "stop"}).
 Workers connect to every PS (retrying until it is up), wait until every worker is connected, pull the weights, compute the gradient of
 the mean squared error on a mini-batch of synthetic data (seeded), and push it; each logs
 "step N loss L". The coordinator (the chief if the job has one, else worker 0) waits until every
@@ -49,6 +49,7 @@ class PS:
         self.w = [0.0] * len(self.indices)
         self.lr = lr
         self.lock = threading.Lock()
+        self.all_ready = threading.Condition(self.lock)
         self.updates = 0
         self.ready = 0
         self.done = 0
@@ -72,6 +73,9 @@ def serve_ps(addr, shard, num_ps, lr):
                         resp = {"ok": True}
                     elif op == "ready":
                         state.ready += 1
+                        state.all_ready.notify_all()
+                        # The barrier: every worker is answered at once, so they start together.
+                        state.all_ready.wait_for(lambda: state.ready >= req.get("wait_for", 0))
                         resp = {"ready": state.ready}
                     elif op == "done":
                         state.done += 1
@@ -166,9 +170,7 @@ def run_worker(cluster, task_type, index, steps, coordinator):
     name = "%s %d" % (task_type, index)
     workers = len(cluster.get("worker", [])) + len(cluster.get("chief", [])) + len(cluster.get("master", []))
     # Start together, so that every worker's log shows the whole loss curve.
-    conns[0].call(op="ready")
-    while conns[0].call(op="count")["ready"] < workers:
-        time.sleep(0.02)
+    conns[0].call(op="ready", wait_for=workers)
     for step in range(1, steps + 1):
         w = pull(conns, num_ps)
         batch = rng.sample(range(SAMPLES), BATCH)
