@@ -66,6 +66,7 @@ int tfjob_error_line(const tfjob_error *err) { return err ? err->line : 0; }
 int tfjob_error_column(const tfjob_error *err) { return err ? err->column : 0; }
 int tfjob_error_http_status(const tfjob_error *err) { return err ? err->http_status : 0; }
 const char *tfjob_error_details_json(const tfjob_error *err) { return err ? err->details_json : NULL; }
+const char *tfjob_error_reason(const tfjob_error *err) { return err ? err->reason : NULL; }
 
 void tfjob_error_free(tfjob_error *err)
 {
@@ -75,6 +76,7 @@ void tfjob_error_free(tfjob_error *err)
 	free(err->field);
 	free(err->file);
 	free(err->details_json);
+	free(err->reason);
 	free(err);
 }
 

@@ -560,7 +560,9 @@ START_TEST(verbs_paths_and_bodies)
 }
 END_TEST
 
-static void expect_error(tfjob_transport *t, const char *rule, int code, int status, const char *message)
+/* reason: the Status.reason the error must carry, NULL when the answer had none. */
+static void expect_error(tfjob_transport *t, const char *rule, int code, int status, const char *reason,
+                         const char *message)
 {
 	fault_reset(&plain);
 	fault_rules(&plain, rule);
@@ -569,6 +571,10 @@ static void expect_error(tfjob_transport *t, const char *rule, int code, int sta
 	ck_assert_int_eq(tfjob_error_code_of(err), code);
 	ck_assert_int_eq(tfjob_error_http_status(err), status);
 	ck_assert_str_eq(tfjob_error_message(err), message);
+	if (reason)
+		ck_assert_str_eq(tfjob_error_reason(err), reason);
+	else
+		ck_assert_ptr_null(tfjob_error_reason(err));
 	tfjob_error_free(err);
 }
 
@@ -576,17 +582,19 @@ START_TEST(error_mapping)
 {
 	tfjob_transport *t = kube_plain(NULL);
 	expect_error(t, "[{\"status\":404,\"path\":\"*\",\"body\":" STATUS(404, "NotFound", "pods \\\"p\\\" not found") "}]",
-	             TFJOB_ENOTFOUND, 404, "pods \"p\" not found");
+	             TFJOB_ENOTFOUND, 404, "NotFound", "pods \"p\" not found");
 	expect_error(t, "[{\"status\":409,\"path\":\"*\",\"body\":" STATUS(409, "AlreadyExists", "pods \\\"p\\\" already exists") "}]",
-	             TFJOB_EEXISTS, 409, "pods \"p\" already exists");
+	             TFJOB_EEXISTS, 409, "AlreadyExists", "pods \"p\" already exists");
 	expect_error(t, "[{\"status\":409,\"path\":\"*\",\"body\":" STATUS(409, "Conflict", "the object has been modified") "}]",
-	             TFJOB_ECONFLICT, 409, "the object has been modified");
+	             TFJOB_ECONFLICT, 409, "Conflict", "the object has been modified");
 	expect_error(t, "[{\"status\":410,\"path\":\"*\",\"body\":" STATUS(410, "Expired", "too old resource version: 1 (5)") "}]",
-	             TFJOB_EGONE, 410, "too old resource version: 1 (5)");
+	             TFJOB_EGONE, 410, "Expired", "too old resource version: 1 (5)");
+	expect_error(t, "[{\"status\":410,\"path\":\"*\",\"body\":" STATUS(410, "Gone", "the resource is gone") "}]",
+	             TFJOB_EGONE, 410, "Gone", "the resource is gone");
 	expect_error(t, "[{\"status\":403,\"path\":\"*\",\"body\":" STATUS(403, "Forbidden", "pods \\\"p\\\" is forbidden: User \\\"bob\\\" cannot get resource \\\"pods\\\"") "}]",
-	             TFJOB_EFORBIDDEN, 403, "pods \"p\" is forbidden: User \"bob\" cannot get resource \"pods\"");
-	expect_error(t, "[{\"status\":400,\"path\":\"*\",\"body\":" STATUS(400, "BadRequest", "bad") "}]", TFJOB_EINVAL, 400, "bad");
-	expect_error(t, "[{\"status\":418,\"path\":\"*\",\"body\":\"teapot\"}]", TFJOB_ERROR, 418,
+	             TFJOB_EFORBIDDEN, 403, "Forbidden", "pods \"p\" is forbidden: User \"bob\" cannot get resource \"pods\"");
+	expect_error(t, "[{\"status\":400,\"path\":\"*\",\"body\":" STATUS(400, "BadRequest", "bad") "}]", TFJOB_EINVAL, 400, "BadRequest", "bad");
+	expect_error(t, "[{\"status\":418,\"path\":\"*\",\"body\":\"teapot\"}]", TFJOB_ERROR, 418, NULL,
 	             "GET /api/v1/namespaces/default/pods/p: HTTP 418: teapot");
 	/* 422 with causes. */
 	fault_reset(&plain);
@@ -598,6 +606,7 @@ START_TEST(error_mapping)
 	ck_assert_int_eq(tfjob_transport_create(NULL, t, &TFJOBS, NULL, "{\"metadata\":{\"generateName\":\"j-\"}}", &err),
 	                 TFJOB_EINVALID);
 	ck_assert_int_eq(tfjob_error_http_status(err), 422);
+	ck_assert_str_eq(tfjob_error_reason(err), "Invalid");
 	ck_assert_str_eq(tfjob_error_message(err), "TFJob.kubeflow.org \"j\" is invalid: spec.tfReplicaSpecs: Required value");
 	json_t *details = json_loads(tfjob_error_details_json(err), 0, NULL);
 	json_t *cause = json_array_get(json_object_get(details, "causes"), 0);

@@ -126,6 +126,7 @@ START_TEST(tfjob_verbs_and_conflicts)
 	char *text = tfjob_text("a", 1);
 	ck_assert_int_eq(tfjob_transport_create(NULL, t, &TFJOBS, NULL, text, &err), TFJOB_EEXISTS);
 	ck_assert_int_eq(tfjob_error_http_status(err), 409);
+	ck_assert_str_eq(tfjob_error_reason(err), "AlreadyExists");
 	ck_assert_str_eq(tfjob_error_message(err), "tfjobs.kubeflow.org \"a\" already exists");
 	tfjob_error_free(err);
 	free(text);
@@ -145,6 +146,7 @@ START_TEST(tfjob_verbs_and_conflicts)
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(u, "metadata"), "generation")), 2);
 	ck_assert_int_eq(tfjob_transport_update(NULL, t, &TFJOBS, NULL, text, &err), TFJOB_ECONFLICT);
 	ck_assert_int_eq(tfjob_error_http_status(err), 409);
+	ck_assert_str_eq(tfjob_error_reason(err), "Conflict");
 	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "the object has been modified"));
 	tfjob_error_free(err);
 	free(text);
@@ -203,6 +205,7 @@ START_TEST(tfjob_verbs_and_conflicts)
 	                                        "\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":\"two\"}}}}", &err),
 	                 TFJOB_EINVALID);
 	ck_assert_int_eq(tfjob_error_http_status(err), 422);
+	ck_assert_str_eq(tfjob_error_reason(err), "Invalid");
 	ck_assert_ptr_nonnull(tfjob_error_details_json(err));
 	ck_assert_ptr_nonnull(strstr(tfjob_error_details_json(err), "spec.tfReplicaSpecs.Worker.replicas"));
 	tfjob_error_free(err);
@@ -220,6 +223,7 @@ START_TEST(tfjob_verbs_and_conflicts)
 		usleep(100000);
 	ck_assert_int_eq(tfjob_transport_get(NULL, t, &TFJOBS, NULL, "a", &err), TFJOB_ENOTFOUND);
 	ck_assert_int_eq(tfjob_error_http_status(err), 404);
+	ck_assert_str_eq(tfjob_error_reason(err), "NotFound");
 	ck_assert_str_eq(tfjob_error_message(err), "tfjobs.kubeflow.org \"a\" not found");
 	tfjob_error_free(err);
 	json_t *objs[] = { a, g, u, s, st, p, ps, l1, l2, l3 };

@@ -79,6 +79,15 @@ TFJOB_EXTERN int tfjob_error_http_status(const tfjob_error *err);
  */
 TFJOB_EXTERN const char *tfjob_error_details_json(const tfjob_error *err);
 
+/**
+ * The machine-readable reason the API server gave for a transport error: its Status.reason
+ * ("NotFound", "AlreadyExists", "Conflict", "Invalid", "Expired", "Gone", "Forbidden", ...), as
+ * sent; NULL when the answer had none (not a Status, a network error, a backend that does not
+ * report one). Borrowed from the error. Callers that need a reason anyway derive it from the
+ * HTTP status as client-go does (the bindings do).
+ */
+TFJOB_EXTERN const char *tfjob_error_reason(const tfjob_error *err);
+
 /** Release an error. Accepts NULL. */
 TFJOB_EXTERN void tfjob_error_free(tfjob_error *err);
 

@@ -29,6 +29,7 @@ struct tfjob_error {
 	int column;
 	int http_status;
 	char *details_json; /* API status.details as JSON, or NULL */
+	char *reason;       /* the API server's Status.reason, or NULL */
 };
 
 /* Fill *err (when err is non-NULL) and return code. The message is formatted with printf rules. */

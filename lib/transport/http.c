@@ -276,6 +276,9 @@ int tfjob__http_fail(tfjob_error **err, const char *method, const char *path, co
 		tfjob__api_fail(err, code, (int)r->status, dtext, "%s %s: HTTP %ld%s%.*s", method, path, r->status,
 		                n ? ": " : "", n, r->body ? r->body : "");
 	}
+	const char *reason = json_string_value(json_object_get(st, "reason"));
+	if (err && *err && reason && reason[0])
+		(*err)->reason = tfjob__strdup(reason); /* NULL on out of memory: the reason is optional */
 	free(dtext);
 	json_decref(st);
 	return code;

@@ -22,6 +22,7 @@ struct stream {
 	int error_code;        /* an in-stream ERROR event: its TFJOB_E* code */
 	int error_status;
 	char *error_message;
+	char *error_reason;    /* its Status.reason, or NULL */
 	struct tfjob__http_response resp; /* status, Retry-After and (for errors) the body */
 	long http_status;
 };
@@ -52,6 +53,9 @@ static int error_event(struct stream *st, const json_t *status)
 		st->error_code = TFJOB_ESERVER;
 	free(st->error_message);
 	st->error_message = tfjob__strdup(msg ? msg : "watch error");
+	const char *reason = json_string_value(json_object_get(status, "reason"));
+	free(st->error_reason);
+	st->error_reason = reason && reason[0] ? tfjob__strdup(reason) : NULL;
 	return 1;
 }
 
@@ -106,6 +110,8 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 	if (rc == -1 && !st->error_code) {
 		/* Say why the stream was cut, rather than curl's "Failure writing output". */
 		st->error_code = st->splitter.too_large ? TFJOB_ELIMIT : TFJOB_EPARSE;
+		free(st->error_reason);
+		st->error_reason = NULL;
 		free(st->error_message);
 		st->error_message = st->splitter.too_large
 			? tfjob__strdup_printf("watch: an event is larger than the limit of %zu bytes", st->splitter.max)
@@ -211,6 +217,8 @@ static enum outcome judge(struct stream *st, const tfjob_watch_options *opts, in
 	if (st->error_code) {
 		*code = tfjob__api_fail(err, st->error_code, st->error_status, NULL, "%s",
 		                        st->error_message ? st->error_message : "watch error");
+		if (err && *err && st->error_reason)
+			(*err)->reason = tfjob__strdup(st->error_reason);
 		/* An event over the size limit would come again after a reconnect. */
 		return st->error_code == TFJOB_EGONE || st->error_code == TFJOB_ELIMIT || !opts->reconnect ? FAIL : RECONNECT;
 	}
@@ -283,5 +291,6 @@ int tfjob__kube_watch(void *data, tfjob_watch_sink *sink, const tfjob_resource *
 	tfjob__http_response_clear(&st.resp);
 	free(st.rv);
 	free(st.error_message);
+	free(st.error_reason);
 	return code;
 }

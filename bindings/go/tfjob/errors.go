@@ -14,7 +14,7 @@ import (
 type APIError struct {
 	Code       Code
 	HTTPStatus int
-	Reason     string
+	Reason     string // the Status.reason the server sent, else derived from Code and HTTPStatus
 	Message    string
 	Details    *StatusDetails
 }

@@ -149,8 +149,12 @@ func convertError(code C.int, cerr *C.tfjob_error) error {
 		return &Error{Code: Code(code), Message: goString(C.tfjob_strerror(code))}
 	}
 	if status := int(C.tfjob_error_http_status(cerr)); status != 0 || isTransportCode(Code(code)) {
-		return newAPIError(Code(code), status, goString(C.tfjob_error_message(cerr)),
+		e := newAPIError(Code(code), status, goString(C.tfjob_error_message(cerr)),
 			goString(C.tfjob_error_details_json(cerr)))
+		if reason := goString(C.tfjob_error_reason(cerr)); reason != "" {
+			e.Reason = reason // the API server's own word (a 410 may be Expired or Gone)
+		}
+		return e
 	}
 	return &Error{
 		Code:       Code(code),

@@ -162,6 +162,7 @@ tfjob_time_parse = _fn("tfjob_time_parse", c_int, P(c_int64), c_char_p)
 
 # ---- error.h (more) ----
 tfjob_error_details_json = _fn("tfjob_error_details_json", c_char_p, c_void_p)
+tfjob_error_reason = _fn("tfjob_error_reason", c_char_p, c_void_p)
 tfjob_error_code_name = _fn("tfjob_error_code_name", c_char_p, c_int)
 tfjob_global_init = _fn("tfjob_global_init", c_int)
 tfjob_global_cleanup = _fn("tfjob_global_cleanup", None)

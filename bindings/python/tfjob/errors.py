@@ -50,8 +50,9 @@ class TransportError(Error):
     """A failure talking to an API server (or to the memory/local backends, which answer the same way).
 
     ``http_status`` is the HTTP status (0 for network failures), ``message`` the API server's own
-    Status.message, ``reason`` its Status.reason ("NotFound", "AlreadyExists", "Conflict", ...; derived
-    from the code and status, as client-go's ``ReasonForError`` falls back to), ``details`` the
+    Status.message, ``reason`` its Status.reason ("NotFound", "AlreadyExists", "Conflict", ...; as the
+    server sent it, else derived from the code and status as client-go's ``ReasonForError`` falls
+    back to), ``details`` the
     Status.details as a dict (or None) and ``causes`` its causes (the field errors of a 422)."""
 
     def __init__(self, message: str, code: int, http_status: int = 0, reason: str = "",
@@ -156,7 +157,8 @@ def from_handle(code: int, err: Optional[ctypes.c_void_p]) -> Error:
             cls = _TRANSPORT.get(code) or _HTTP.get(code) or TransportError
             details_text = _lib.decode(_lib.tfjob_error_details_json(err))
             details = json.loads(details_text) if details_text else None
-            return cls(message, code, status, details=details)
+            reason = _lib.decode(_lib.tfjob_error_reason(err)) or ""
+            return cls(message, code, status, reason=reason, details=details)
         if code == EINVALID:
             exc = ValidationError(message, [])
             exc.field = field

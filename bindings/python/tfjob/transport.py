@@ -166,8 +166,9 @@ def _borrowed_error(code: int, err: Any) -> Error:
     message = _lib.decode(_lib.tfjob_error_message(err)) or ""
     status = _lib.tfjob_error_http_status(err)
     details_text = _lib.decode(_lib.tfjob_error_details_json(err))
+    reason = _lib.decode(_lib.tfjob_error_reason(err)) or ""
     cls = _TRANSPORT.get(code) or (_HTTP.get(code) if status else None) or TransportError
-    return cls(message, code, status, details=json.loads(details_text) if details_text else None)
+    return cls(message, code, status, reason=reason, details=json.loads(details_text) if details_text else None)
 
 
 class Watch(_runtime.Closing):
