@@ -5,17 +5,8 @@
 # the API server does), then tfjobctl apply/get/describe/watch/delete against the cluster.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BUILD_DIR=build scripts/build.sh >/dev/null
-H="$PWD/tests/kube/harness.sh"
-"$H" build >/dev/null
-dir="$(mktemp -d)"
-cleanup() { "$H" stop "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"; }
-trap cleanup EXIT
-"$H" start "$dir" 2>&1 | tail -n 1
-set -a
-# shellcheck disable=SC1091
-. "$dir/env"
-set +a
+# shellcheck source=tests/suites/lib/kube-env.bash
+. tests/suites/lib/kube-env.bash
 
 meson test -C build --print-errorlogs --suite kube
 

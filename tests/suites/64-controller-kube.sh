@@ -13,16 +13,7 @@
 # not ready while its watches are broken, resumes them and converges with no duplicate pod.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BUILD_DIR=build scripts/build.sh >/dev/null
-H="$PWD/tests/kube/harness.sh"
-"$H" build >/dev/null
-dir="$(mktemp -d)"
-cleanup() { "$H" stop "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"; }
-trap cleanup EXIT
-"$H" start "$dir" 2>&1 | tail -n 1
-set -a
-# shellcheck disable=SC1091
-. "$dir/env"
-set +a
+# shellcheck source=tests/suites/lib/kube-env.bash
+. tests/suites/lib/kube-env.bash
 OP="${TFJOB_OPERATOR:-$PWD/build/src/tfjob-operator/tfjob-operator}"
 python3 tests/kube/controller_e2e.py "$OP" "$dir"

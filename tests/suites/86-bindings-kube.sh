@@ -6,18 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-BUILD_DIR=build scripts/build.sh >/dev/null
-H="$root/tests/kube/harness.sh"
-"$H" build >/dev/null
-dir="$(mktemp -d)"
+# shellcheck source=tests/suites/lib/kube-env.bash
+. tests/suites/lib/kube-env.bash
 target="$(mktemp -d)"
-cleanup() { "$H" stop "$dir" >/dev/null 2>&1 || true; rm -rf "$dir" "$target"; }
-trap cleanup EXIT
-"$H" start "$dir" 2>&1 | tail -n 1
-set -a
-# shellcheck disable=SC1091
-. "$dir/env"
-set +a
+KUBE_ENV_CLEANUP+=("$target")
 
 # Python: the package installed as a user would, against ./build.
 python3 -m pip install -q --disable-pip-version-check pytest 2>&1 | grep -v 'Running pip as' || true
