@@ -13,7 +13,6 @@ import (
 	"github.com/kubeflow/training-operator/pkg/controller.v1/common"
 	"github.com/kubeflow/training-operator/pkg/controller.v1/control"
 	"github.com/kubeflow/training-operator/pkg/core"
-	tfjob "github.com/libtfjob/libtfjob/bindings/go/tfjob"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -166,22 +165,7 @@ func v19Deletes(c limitCase, status kubeflowv1.JobStatus) ([]string, error) {
 }
 
 func oursStep(t *testing.T, c limitCase, now time.Time) (failedMsg string, deletes []string) {
-	job, err := tfjob.Parse(c.jobJSON, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer job.Close()
-	d, err := job.WithDefaults(compat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	pods, _ := json.Marshal(c.pods)
-	svcs, _ := json.Marshal(c.services)
-	p, err := tfjob.PlanStep(d, pods, svcs, tfjob.PlanOptions{Compat: compat, Now: now})
-	if err != nil {
-		t.Fatalf("PlanStep %s: %v", c.jobJSON, err)
-	}
+	p := oursPlan(t, c.jobJSON, c.pods, c.services, now)
 	for _, a := range p.Actions {
 		if a.Action == "delete" && (a.Kind == "Pod" || a.Kind == "Service") {
 			deletes = append(deletes, a.Kind+"/"+a.Name)

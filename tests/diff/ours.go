@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"testing"
+	"time"
+
+	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 
 	tfjob "github.com/libtfjob/libtfjob/bindings/go/tfjob"
 )
@@ -40,6 +44,54 @@ func oursDefaults(job *tfjob.Job) ([]byte, error) {
 	defer d.Close()
 	s, err := d.JSON()
 	return []byte(s), err
+}
+
+// oursPlan is one libtfjob plan step, as the controller takes it: the job (JSON) defaulted, then
+// planned with its observed pods and services (each marshalled to JSON; nil: none).
+func oursPlan(t *testing.T, jobJSON []byte, pods, services any, now time.Time) *tfjob.Plan {
+	t.Helper()
+	job, err := tfjob.Parse(jobJSON, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	d, err := job.WithDefaults(compat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	p, err := tfjob.PlanStep(d, marshalOrNil(pods), marshalOrNil(services), tfjob.PlanOptions{Compat: compat, Now: now})
+	if err != nil {
+		t.Fatalf("PlanStep %s: %v", jobJSON, err)
+	}
+	return p
+}
+
+func marshalOrNil(v any) []byte {
+	if v == nil {
+		return nil
+	}
+	data, _ := json.Marshal(v)
+	return data
+}
+
+// planStatus is the part of a plan's status the comparisons read.
+type planStatus struct {
+	Conditions      []kubeflowv1.JobCondition `json:"conditions"`
+	ReplicaStatuses map[string]struct {
+		Active, Succeeded, Failed int64
+	} `json:"replicaStatuses"`
+	CompletionTime *string `json:"completionTime"`
+}
+
+func oursPlanStatus(t *testing.T, p *tfjob.Plan) planStatus {
+	t.Helper()
+	var st planStatus
+	data, _ := json.Marshal(p.Status)
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatalf("plan status %s: %v", data, err)
+	}
+	return st
 }
 
 // tfjobctl runs the command-line tool (TFJOBCTL, else tfjobctl on PATH) on stdin data.

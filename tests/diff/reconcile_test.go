@@ -18,7 +18,6 @@ import (
 	"github.com/kubeflow/training-operator/pkg/controller.v1/control"
 	"github.com/kubeflow/training-operator/pkg/controller.v1/expectation"
 	tfcontroller "github.com/kubeflow/training-operator/pkg/controller.v1/tensorflow"
-	tfjob "github.com/libtfjob/libtfjob/bindings/go/tfjob"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -259,22 +258,7 @@ func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
 }
 
 func oursReconcile(t *testing.T, c fullCase) fullOutcome {
-	job, err := tfjob.Parse(c.jobJSON, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer job.Close()
-	d, err := job.WithDefaults(compat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	podsJSON, _ := json.Marshal(c.pods)
-	svcJSON, _ := json.Marshal(c.services)
-	p, err := tfjob.PlanStep(d, podsJSON, svcJSON, tfjob.PlanOptions{Compat: compat, Now: c.now})
-	if err != nil {
-		t.Fatalf("PlanStep %s: %v", c.jobJSON, err)
-	}
+	p := oursPlan(t, c.jobJSON, c.pods, c.services, c.now)
 	o := fullOutcome{Requeue: requeueString(p.RequeueAfter)}
 	for _, a := range p.Actions {
 		switch {
@@ -293,17 +277,7 @@ func oursReconcile(t *testing.T, c fullCase) fullOutcome {
 			o.JobDeleted = true
 		}
 	}
-	var st struct {
-		Conditions      []kubeflowv1.JobCondition `json:"conditions"`
-		ReplicaStatuses map[string]struct {
-			Active, Succeeded, Failed int64
-		} `json:"replicaStatuses"`
-		CompletionTime *string `json:"completionTime"`
-	}
-	data, _ := json.Marshal(p.Status)
-	if err := json.Unmarshal(data, &st); err != nil {
-		t.Fatalf("plan status %s: %v", data, err)
-	}
+	st := oursPlanStatus(t, p)
 	if o.JobDeleted {
 		// v1.9's outcome for a deleted job is read from the input; so is ours.
 		var in struct {

@@ -17,7 +17,6 @@ import (
 	"github.com/kubeflow/training-operator/pkg/controller.v1/control"
 	"github.com/kubeflow/training-operator/pkg/controller.v1/expectation"
 	tfcontroller "github.com/kubeflow/training-operator/pkg/controller.v1/tensorflow"
-	tfjob "github.com/libtfjob/libtfjob/bindings/go/tfjob"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -158,32 +157,8 @@ func v19Step(t *testing.T, job *kubeflowv1.TFJob, pods []*corev1.Pod, order []ku
 }
 
 func oursStatusStep(t *testing.T, jobJSON []byte, pods []*corev1.Pod, now time.Time) stepOutcome {
-	job, err := tfjob.Parse(jobJSON, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer job.Close()
-	d, err := job.WithDefaults(compat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	podsJSON, _ := json.Marshal(pods)
-	p, err := tfjob.PlanStep(d, podsJSON, nil, tfjob.PlanOptions{Compat: compat, Now: now})
-	if err != nil {
-		t.Fatalf("PlanStep: %v", err)
-	}
-	var st struct {
-		Conditions      []kubeflowv1.JobCondition `json:"conditions"`
-		ReplicaStatuses map[string]struct {
-			Active, Succeeded, Failed int64
-		} `json:"replicaStatuses"`
-		CompletionTime *string `json:"completionTime"`
-	}
-	data, _ := json.Marshal(p.Status)
-	if err := json.Unmarshal(data, &st); err != nil {
-		t.Fatalf("plan status %s: %v", data, err)
-	}
+	p := oursPlan(t, jobJSON, pods, nil, now)
+	st := oursPlanStatus(t, p)
 	counts := map[string][3]int64{}
 	for k, v := range st.ReplicaStatuses {
 		counts[k] = [3]int64{v.Active, v.Succeeded, v.Failed}
