@@ -164,6 +164,24 @@ CURL *tfjob__http_easy(struct tfjob__kube *k, const char *method, const char *pa
 	return easy;
 }
 
+bool tfjob__http_ready(struct tfjob__kube *k, CURL *easy, struct curl_slist **headers,
+                       struct tfjob__http_response *resp)
+{
+	tfjob_error *auth_err = NULL;
+	if (!easy || !*headers) {
+		resp->curl_code = CURLE_OUT_OF_MEMORY;
+		snprintf(resp->curl_error, sizeof(resp->curl_error), "out of memory");
+		return false;
+	}
+	if (tfjob__kube_auth_apply(k, easy, headers, &auth_err)) {
+		resp->curl_code = CURLE_LOGIN_DENIED;
+		snprintf(resp->curl_error, sizeof(resp->curl_error), "%s", tfjob_error_message(auth_err));
+		tfjob_error_free(auth_err);
+		return false;
+	}
+	return true;
+}
+
 void tfjob__http_perform(struct tfjob__kube *k, const char *method, const char *path, const char *body,
                          const char *content_type, struct tfjob__http_response *resp)
 {
@@ -171,15 +189,7 @@ void tfjob__http_perform(struct tfjob__kube *k, const char *method, const char *
 	struct curl_slist *connect_to = NULL;
 	CURL *easy = tfjob__http_easy(k, method, path, body, &connect_to, 0);
 	struct curl_slist *headers = easy ? tfjob__http_headers(content_type) : NULL;
-	tfjob_error *auth_err = NULL;
-	if (!easy || !headers) {
-		resp->curl_code = CURLE_OUT_OF_MEMORY;
-		snprintf(resp->curl_error, sizeof(resp->curl_error), "out of memory");
-	} else if (tfjob__kube_auth_apply(k, easy, &headers, &auth_err)) {
-		resp->curl_code = CURLE_LOGIN_DENIED;
-		snprintf(resp->curl_error, sizeof(resp->curl_error), "%s", tfjob_error_message(auth_err));
-		tfjob_error_free(auth_err);
-	} else {
+	if (tfjob__http_ready(k, easy, &headers, resp)) {
 		curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
 		curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
 		curl_easy_setopt(easy, CURLOPT_WRITEDATA, resp);

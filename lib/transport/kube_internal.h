@@ -148,6 +148,13 @@ CURL *tfjob__http_easy(struct tfjob__kube *k, const char *method, const char *pa
                        struct curl_slist **connect_to, int streaming);
 /* Accept (and Content-Type) headers; NULL when out of memory. */
 struct curl_slist *tfjob__http_headers(const char *content_type);
+/*
+ * Ready a handle from tfjob__http_easy with its headers from tfjob__http_headers (either may be
+ * NULL: out of memory): apply the credentials. False, with the reason in resp, when the request
+ * cannot be made.
+ */
+bool tfjob__http_ready(struct tfjob__kube *k, CURL *easy, struct curl_slist **headers,
+                       struct tfjob__http_response *resp);
 /* A CURLOPT_HEADERFUNCTION that records Retry-After into a struct tfjob__http_response. */
 size_t tfjob__http_on_header(char *data, size_t size, size_t n, void *arg);
 

@@ -175,15 +175,7 @@ static void connect_once(struct stream *st, const char *path)
 	struct curl_slist *connect_to = NULL;
 	CURL *easy = tfjob__http_easy(k, "GET", path, NULL, &connect_to, 1);
 	struct curl_slist *headers = easy ? tfjob__http_headers(NULL) : NULL;
-	tfjob_error *auth_err = NULL;
-	if (!easy || !headers) {
-		st->resp.curl_code = CURLE_OUT_OF_MEMORY;
-		snprintf(st->resp.curl_error, sizeof(st->resp.curl_error), "out of memory");
-	} else if (tfjob__kube_auth_apply(k, easy, &headers, &auth_err)) {
-		st->resp.curl_code = CURLE_LOGIN_DENIED;
-		snprintf(st->resp.curl_error, sizeof(st->resp.curl_error), "%s", tfjob_error_message(auth_err));
-		tfjob_error_free(auth_err);
-	} else {
+	if (tfjob__http_ready(k, easy, &headers, &st->resp)) {
 		curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
 		curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_data);
 		curl_easy_setopt(easy, CURLOPT_WRITEDATA, st);
