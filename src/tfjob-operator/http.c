@@ -218,6 +218,18 @@ static int off(const char *a)
 	return !a || !*a || !strcmp(a, "0");
 }
 
+/* Close what op_http_start opened (-1: not opened) and free h. */
+static void release(op_http *h)
+{
+	for (int i = 0; i < 2; i++) {
+		if (h->fds[i] >= 0)
+			close(h->fds[i]);
+		if (h->wake[i] >= 0)
+			close(h->wake[i]);
+	}
+	free(h);
+}
+
 int op_http_start(op_http **out, const char *metrics_addr, const char *health_addr, tfjob_controller *c,
                   int leader_election, char *errbuf, size_t errlen)
 {
@@ -230,22 +242,16 @@ int op_http_start(op_http **out, const char *metrics_addr, const char *health_ad
 	h->leader_election = leader_election;
 	h->fds[0] = h->fds[1] = -1;
 	h->ports[0] = h->ports[1] = -1;
+	h->wake[0] = h->wake[1] = -1; /* pipe() leaves them so when it fails */
 	if ((!off(metrics_addr) && (h->fds[0] = listen_on(metrics_addr, &h->ports[0], errbuf, errlen)) < 0) ||
 	    (!off(health_addr) && (h->fds[1] = listen_on(health_addr, &h->ports[1], errbuf, errlen)) < 0) ||
 	    pipe(h->wake)) {
-		if (h->fds[0] >= 0)
-			close(h->fds[0]);
-		free(h);
+		release(h); /* also the health socket when pipe() failed, which this path used to leak */
 		return -1;
 	}
 	if (pthread_create(&h->thread, NULL, http_main, h)) {
 		snprintf(errbuf, errlen, "cannot start the HTTP thread");
-		close(h->wake[0]);
-		close(h->wake[1]);
-		for (int i = 0; i < 2; i++)
-			if (h->fds[i] >= 0)
-				close(h->fds[i]);
-		free(h);
+		release(h);
 		return -1;
 	}
 	h->running = 1;
@@ -267,10 +273,5 @@ void op_http_stop(op_http *h)
 		(void)w;
 		pthread_join(h->thread, NULL);
 	}
-	close(h->wake[0]);
-	close(h->wake[1]);
-	for (int i = 0; i < 2; i++)
-		if (h->fds[i] >= 0)
-			close(h->fds[i]);
-	free(h);
+	release(h);
 }
