@@ -279,17 +279,6 @@ static enum scalar_kind tag_kind(const char *tag)
 	return SCALAR_AUTO;
 }
 
-static int base64_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
 /* !!binary: base64 (white space ignored, '=' padding) decoded to a string, as go-yaml decodes it. */
 static json_t *decode_binary(struct loader *ld, const yaml_event_t *ev, const char *text, size_t len)
 {
@@ -298,32 +287,13 @@ static json_t *decode_binary(struct loader *ld, const yaml_event_t *ev, const ch
 		tfjob__oom(ld->err);
 		return NULL;
 	}
-	size_t n = 0, pads = 0;
-	unsigned int acc = 0, bits = 0;
-	bool bad = false;
-	for (size_t i = 0; i < len && !bad; i++) {
-		unsigned char c = (unsigned char)text[i];
-		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-			continue;
-		if (c == '=') {
-			pads++;
-			continue;
-		}
-		int v = base64_value(c);
-		bad = v < 0 || pads > 0;
-		acc = (acc << 6) | (unsigned int)(v < 0 ? 0 : v);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			buf[n++] = (unsigned char)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
-	}
-	json_t *s = bad || pads > 2 || memchr(buf, 0, n) ? NULL : json_stringn((const char *)buf, n);
+	size_t n = 0;
+	bool bad = tfjob__base64_decode_into(buf, &n, text, len, 0) != 0;
+	json_t *s = bad || memchr(buf, 0, n) ? NULL : json_stringn((const char *)buf, n);
 	free(buf);
 	if (!s)
 		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s",
-		          bad || pads > 2 ? "!!binary value is not valid base64" : "!!binary value is not UTF-8 text without NUL");
+		          bad ? "!!binary value is not valid base64" : "!!binary value is not UTF-8 text without NUL");
 	return s;
 }
 

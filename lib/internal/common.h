@@ -54,6 +54,16 @@ char *tfjob__strdup_printf(const char *fmt, ...) TFJOB_PRINTF(1, 2);
 char *tfjob__strdup_vprintf(const char *fmt, va_list ap) TFJOB_PRINTF(1, 0);
 char *tfjob__strdup(const char *s);
 
+/*
+ * Decode base64 text of len bytes into out (room for len / 4 * 3 + 3 bytes), setting *n to the
+ * decoded length. ASCII white space is skipped. TFJOB__BASE64_URL also accepts the URL-safe
+ * alphabet ('-', '_'). '=' padding must end the text and be at most two, unless
+ * TFJOB__BASE64_ANY_PADDING: then every '=' is skipped. 0, or -1 when the text is not base64.
+ */
+#define TFJOB__BASE64_URL 1u
+#define TFJOB__BASE64_ANY_PADDING 2u
+int tfjob__base64_decode_into(unsigned char *out, size_t *n, const char *text, size_t len, unsigned int flags);
+
 /* Check an options struct's version: NULL is fine (defaults), unknown versions are refused. */
 int tfjob__check_version(tfjob_error **err, unsigned int version, unsigned int max_known, const char *what);
 

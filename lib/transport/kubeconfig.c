@@ -59,49 +59,19 @@ int tfjob__read_file(char **out, size_t *len, const char *path, tfjob_error **er
 	return 0;
 }
 
-static int b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+' || c == '-')
-		return 62;
-	if (c == '/' || c == '_')
-		return 63;
-	return -1;
-}
-
 int tfjob__base64_decode(char **out, size_t *len, const char *text, const char *what, tfjob_error **err)
 {
 	size_t n = strlen(text);
 	char *buf = malloc(n / 4 * 3 + 4);
 	if (!buf)
 		return tfjob__oom(err);
-	size_t o = 0;
-	unsigned int acc = 0;
-	int bits = 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = text[i];
-		if (c == '=' || c == ' ' || c == '\n' || c == '\r' || c == '\t')
-			continue;
-		int v = b64_value(c);
-		if (v < 0) {
-			free(buf);
-			return tfjob__fail(err, TFJOB_ESCHEMA, "%s: invalid base64", what);
-		}
-		acc = (acc << 6) | (unsigned int)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			buf[o++] = (char)((acc >> bits) & 0xff);
-		}
+	/* kubectl's decoder is lenient: either alphabet, '=' anywhere */
+	if (tfjob__base64_decode_into((unsigned char *)buf, len, text, n, TFJOB__BASE64_URL | TFJOB__BASE64_ANY_PADDING)) {
+		free(buf);
+		return tfjob__fail(err, TFJOB_ESCHEMA, "%s: invalid base64", what);
 	}
-	buf[o] = '\0';
+	buf[*len] = '\0';
 	*out = buf;
-	*len = o;
 	return 0;
 }
 
