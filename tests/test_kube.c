@@ -676,6 +676,31 @@ START_TEST(create_is_never_retried_blindly)
 	ck_assert_ptr_nonnull(strstr(out, "first"));
 	tfjob_free(out);
 	ck_assert_uint_eq(log_count(&plain), 2);
+	/* The object found is not the one sent (it existed before with other content, or the create
+	 * carried a resourceVersion the server refused): the failure stands, no second POST. */
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"method\":\"POST\",\"status\":500,\"path\":\"*\",\"body\":" STATUS(500, "InternalError", "resourceVersion should not be set") "},"
+	                    "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/default/pods/p\",\"body\":"
+	                    "{\"metadata\":{\"name\":\"p\",\"uid\":\"old\",\"resourceVersion\":\"7\"},\"spec\":{\"x\":1}}}]");
+	tfjob_error *cerr = NULL;
+	ck_assert_int_eq(tfjob_transport_create(&out, t, &PODS, NULL,
+	                                        "{\"metadata\":{\"name\":\"p\",\"resourceVersion\":\"3\"},\"spec\":{\"x\":1}}", &cerr),
+	                 TFJOB_ESERVER);
+	ck_assert_str_eq(tfjob_error_message(cerr), "resourceVersion should not be set");
+	tfjob_error_free(cerr);
+	ck_assert_uint_eq(log_count(&plain), 2);
+	/* ... and the one found holds what was sent plus the server's defaults: created. */
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"method\":\"POST\",\"status\":502,\"path\":\"*\",\"body\":\"<html>bad gateway</html>\"},"
+	                    "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/default/pods/p\",\"body\":"
+	                    "{\"metadata\":{\"name\":\"p\",\"uid\":\"mine\",\"labels\":{\"a\":\"b\"}},"
+	                    "\"spec\":{\"x\":1.0,\"list\":[{\"n\":1,\"d\":2}],\"dflt\":true},\"status\":{\"phase\":\"Pending\"}}}]");
+	ck_assert_int_eq(tfjob_transport_create(&out, t, &PODS, NULL,
+	                                        "{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"}},"
+	                                        "\"spec\":{\"x\":1,\"list\":[{\"n\":1}]},\"status\":{\"phase\":\"X\"}}", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "mine"));
+	tfjob_free(out);
+	ck_assert_uint_eq(log_count(&plain), 2);
 	/* generateName cannot be checked: the error is returned. */
 	fault_reset(&plain);
 	fault_rules(&plain, "[{\"method\":\"POST\",\"status\":500,\"path\":\"*\",\"body\":" STATUS(500, "InternalError", "x") "}]");
@@ -897,6 +922,87 @@ START_TEST(watch_stream_reconnect_and_gone)
 }
 END_TEST
 
+/* What proxies and API servers do to answers: compression, Retry-After dates, HTML error pages. */
+START_TEST(compression_dates_and_foreign_bodies)
+{
+	tfjob_transport *t = kube_plain(NULL);
+	/* gzip and deflate answers are decoded; Accept-Encoding asks for them (as client-go asks for gzip). */
+	fault_rules(&plain, "[{\"path\":\"*\",\"encoding\":\"gzip\",\"body\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"gz\"}}},"
+	                    "{\"path\":\"*\",\"encoding\":\"deflate\",\"body\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"df\"}}}]");
+	char *out = NULL;
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_transport_get(&out, t, &PODS, NULL, "gz", &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"gz\""));
+	tfjob_free(out);
+	ck_assert_int_eq(tfjob_transport_get(&out, t, &PODS, NULL, "df", &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"df\""));
+	tfjob_free(out);
+	json_t *e = log_entry(&plain, 0);
+	ck_assert_ptr_nonnull(field(e, "accept_encoding"));
+	ck_assert_ptr_nonnull(strstr(field(e, "accept_encoding"), "gzip"));
+	json_decref(e);
+
+	/* A gzip watch stream, compressed chunk by chunk, an event split across chunks. */
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"path\":\"*\",\"encoding\":\"gzip\",\"chunks\":[\"{\\\"type\\\":\\\"ADDED\\\",\\\"obj\","
+	                    "\"ect\\\":{\\\"metadata\\\":{\\\"name\\\":\\\"z\\\",\\\"resourceVersion\\\":\\\"3\\\"}}}\\n\","
+	                    "\"" EV("MODIFIED", "z", "4") "\"]}]");
+	struct collector c;
+	tfjob_watch *w = watch(t, &c, "2", 0);
+	ck_assert_int_eq(tfjob_watch_wait(w, 10000), 0);
+	ck_assert_str_eq(c.log, "ADDED z 3;MODIFIED z 4;");
+	ck_assert_int_eq(c.closed_code, 0);
+	tfjob_watch_free(w);
+
+	/* Retry-After as an HTTP-date (RFC 9110) is honoured too. */
+	fault_reset(&plain);
+	char date[64], rules[1024];
+	time_t when = time(NULL) + 2;
+	struct tm tm;
+	gmtime_r(&when, &tm);
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	snprintf(rules, sizeof(rules),
+	         "[{\"status\":429,\"path\":\"*\",\"headers\":{\"Retry-After\":\"%s\"},\"body\":" STATUS(429, "TooManyRequests", "later") "},"
+	         "{\"path\":\"*\",\"body\":{\"kind\":\"Pod\"}}]", date);
+	fault_rules(&plain, rules);
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ck_assert_int_eq(tfjob_transport_get(NULL, t, &PODS, NULL, "p", NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double elapsed = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	ck_assert_msg(elapsed >= 0.9, "Retry-After date not honoured (%.2f s)", elapsed);
+	ck_assert_uint_eq(log_count(&plain), 2);
+
+	/* A proxy's HTML error page: the status decides, the message shows the start of the body. */
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"status\":502,\"times\":-1,\"path\":\"*\",\"content_type\":\"text/html\","
+	                    "\"body\":\"<html><body>502 Bad Gateway</body></html>\"},"
+	                    "{\"status\":404,\"path\":\"*\",\"content_type\":\"text/plain\",\"body\":\"404 page not found\\n\"}]");
+	ck_assert_int_eq(tfjob_transport_get(NULL, t, &PODS, NULL, "p", &err), TFJOB_ESERVER);
+	ck_assert_int_eq(tfjob_error_http_status(err), 502);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "502 Bad Gateway"));
+	ck_assert_ptr_null(tfjob_error_reason(err));
+	tfjob_error_free(err);
+	ck_assert_uint_eq(log_count(&plain), 4); /* 1 + 3 retries */
+	tfjob_transport_free(t);
+
+	/* A server without a scheme: https with TLS settings, else http (client-go's DefaultServerURL). */
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"path\":\"*\",\"body\":{\"kind\":\"Pod\"}}]");
+	tfjob_kube_options o = fast_options(write_kubeconfig("noscheme.yaml", plain.url + strlen("http://"), NULL, NULL, NULL));
+	t = kube_with(&o);
+	ck_assert_str_eq(tfjob_kube_transport_server(t), plain.url);
+	ck_assert_int_eq(tfjob_transport_get(NULL, t, &PODS, NULL, "p", NULL), 0);
+	tfjob_transport_free(t);
+	char extra[256];
+	snprintf(extra, sizeof(extra), "    insecure-skip-tls-verify: true\n");
+	o = fast_options(write_kubeconfig("noscheme-tls.yaml", tls.url + strlen("https://"), extra, NULL, NULL));
+	t = kube_with(&o);
+	ck_assert_str_eq(tfjob_kube_transport_server(t), tls.url);
+	tfjob_transport_free(t);
+}
+END_TEST
+
 /* A rule text: prefix, then n blanks, then suffix (the blanks pad a JSON value inside a string). */
 static char *padded_rule(const char *prefix, size_t n, const char *suffix)
 {
@@ -1007,6 +1113,7 @@ int main(void)
 	tcase_add_test(tc, watch_backs_off_from_empty_streams);
 	tcase_add_test(tc, watch_stop_while_idle);
 	tcase_add_test(tc, size_limits);
+	tcase_add_test(tc, compression_dates_and_foreign_bodies);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

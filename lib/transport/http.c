@@ -53,16 +53,30 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 	size_t len = size * n;
 	static const char name[] = "retry-after:";
 	if (len > sizeof(name) && !strncasecmp(data, name, sizeof(name) - 1)) {
-		char buf[32];
+		char buf[64];
 		size_t vlen = len - (sizeof(name) - 1);
 		if (vlen >= sizeof(buf))
 			vlen = sizeof(buf) - 1;
 		memcpy(buf, data + sizeof(name) - 1, vlen);
 		buf[vlen] = '\0';
-		char *end;
-		long secs = strtol(buf, &end, 10);
-		if (end != buf && secs >= 0)
-			r->retry_after_ms = (int64_t)(secs > 600 ? 600 : secs) * 1000;
+		char *v = buf, *end;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		size_t vl = strlen(v);
+		while (vl > 0 && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+			v[--vl] = '\0';
+		long secs = strtol(v, &end, 10);
+		if (end != v && *end == '\0') {
+			if (secs >= 0)
+				r->retry_after_ms = (int64_t)(secs > 600 ? 600 : secs) * 1000;
+		} else if (vl > 0) {
+			/* RFC 9110 also allows an HTTP-date: wait until then (0 when it has passed). */
+			time_t when = curl_getdate(v, NULL);
+			if (when != (time_t)-1) {
+				long long d = (long long)(when - time(NULL));
+				r->retry_after_ms = (int64_t)(d < 0 ? 0 : d > 600 ? 600 : d) * 1000;
+			}
+		}
 	}
 	return len;
 }
@@ -147,6 +161,9 @@ CURL *tfjob__http_easy(struct tfjob__kube *k, const char *method, const char *pa
 	if (!streaming)
 		curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)k->request_timeout_ms);
 	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+	/* Accept-Encoding with what libcurl can decode (gzip, deflate, ...), as client-go asks for
+	 * gzip: the API server compresses large answers, proxies may compress anything. */
+	curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (*connect_to)
 		curl_easy_setopt(easy, CURLOPT_CONNECT_TO, *connect_to);

@@ -166,14 +166,68 @@ static int take_body(char **out, struct tfjob__http_response *r)
 	return 0;
 }
 
-/* After an ambiguous create: 1 when the object exists (its JSON in *out), 0 when absent, -1 unknown. */
-static int created_anyway(struct tfjob__kube *k, char **out, const char *check_path)
+/* 1 when every field of a is in b with the same value (b may have more: the server's defaults). */
+static int json_subset(const json_t *a, const json_t *b)
+{
+	if (json_is_object(a)) {
+		const char *key;
+		json_t *v;
+		if (!json_is_object(b))
+			return 0;
+		json_object_foreach((json_t *)a, key, v) {
+			if (!json_subset(v, json_object_get(b, key)))
+				return 0;
+		}
+		return 1;
+	}
+	if (json_is_array(a)) {
+		if (!json_is_array(b) || json_array_size(a) != json_array_size(b))
+			return 0;
+		for (size_t i = 0; i < json_array_size(a); i++)
+			if (!json_subset(json_array_get(a, i), json_array_get(b, i)))
+				return 0;
+		return 1;
+	}
+	if (json_is_number(a) && json_is_number(b))
+		return json_number_value(a) == json_number_value(b);
+	return json_equal(a, b);
+}
+
+/*
+ * Whether the stored object is the one a create sent: everything sent but status and the
+ * server-owned metadata is there with the same value. An object that existed before with other
+ * content (or a resourceVersion the create should not have carried) is not ours.
+ */
+static int holds_created(const char *sent_json, const char *stored_json)
+{
+	json_t *sent = json_loads(sent_json, 0, NULL), *stored = json_loads(stored_json, 0, NULL);
+	int same = 0;
+	if (json_is_object(sent) && json_is_object(stored)) {
+		json_t *a = json_deep_copy(sent);
+		json_t *meta = json_object_get(a, "metadata");
+		json_object_del(a, "status");
+		static const char *const server_owned[] = { "generateName", "creationTimestamp", "managedFields", "selfLink" };
+		for (size_t i = 0; meta && i < sizeof(server_owned) / sizeof(server_owned[0]); i++)
+			json_object_del(meta, server_owned[i]);
+		same = a && json_subset(a, stored);
+		json_decref(a);
+	}
+	json_decref(sent);
+	json_decref(stored);
+	return same;
+}
+
+/*
+ * After an ambiguous create: 1 when the object exists and holds what was sent (its JSON in *out),
+ * 0 when absent, -1 unknown or someone else's object (the failure stands).
+ */
+static int created_anyway(struct tfjob__kube *k, char **out, const struct request *req)
 {
 	struct tfjob__http_response r = { 0 };
 	tfjob__sleep_ms(tfjob__ratelimit_reserve(&k->rl));
-	tfjob__http_perform(k, "GET", check_path, NULL, NULL, &r);
+	tfjob__http_perform(k, "GET", req->check_path, NULL, NULL, &r);
 	int result = -1;
-	if (r.curl_code == CURLE_OK && r.status == 200)
+	if (r.curl_code == CURLE_OK && r.status == 200 && holds_created(req->body, r.body))
 		result = take_body(out, &r) ? -1 : 1;
 	else if (r.curl_code == CURLE_OK && r.status == 404)
 		result = 0;
@@ -252,7 +306,7 @@ static int kube_request(struct tfjob__kube *k, char **out, const struct request 
 		if (rc == RETRY_AMBIGUOUS) {
 			ambiguous = 1;
 			if (is_post) {
-				int found = req->check_path ? created_anyway(k, out, req->check_path) : -1;
+				int found = req->check_path ? created_anyway(k, out, req) : -1;
 				if (found == 1) {
 					tfjob__http_response_clear(&r);
 					return 0;
@@ -459,6 +513,16 @@ static const char *kube_namespace(void *data) { return ((struct tfjob__kube *)da
 /* url_base and, with tls-server-name, the CONNECT_TO entry that keeps the real address. */
 static int setup_url(struct tfjob__kube *k, tfjob_error **err)
 {
+	/* "host:port" without a scheme: https when there are TLS settings, else http (client-go). */
+	if (!strstr(k->cfg.server, "://")) {
+		const struct tfjob__kube_config *c = &k->cfg;
+		int tls = c->ca_data || c->cert_data || c->insecure;
+		char *full = tfjob__strdup_printf("%s://%s", tls ? "https" : "http", c->server);
+		if (!full)
+			return tfjob__oom(err);
+		free(k->cfg.server);
+		k->cfg.server = full;
+	}
 	CURLU *u = curl_url();
 	char *host = NULL, *port = NULL, *url = NULL;
 	int rc = 0;

@@ -15,7 +15,10 @@ through a control API:
        "chunks": ["...", ...],           stream the body as these chunks (chunked encoding)
        "chunk_delay_ms": 0,
        "drop": false,                    close the connection after the chunks, without the last chunk
-       "hang_ms": 0}                     after the chunks, keep the stream open this long, then end it
+       "hang_ms": 0,                     after the chunks, keep the stream open this long, then end it
+       "encoding": "gzip",               compress the body (or the chunks, as one stream) with gzip
+                                         or deflate, with a Content-Encoding header
+       "content_type": "text/html"}      instead of application/json
   POST /_control/reset   forget rules and the log
   GET  /_control/log     every request seen: [{"method","path","query","auth","body","client_cn"}]
 
@@ -28,6 +31,7 @@ import ssl
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
@@ -70,10 +74,20 @@ class Handler(BaseHTTPRequestHandler):
             return value.encode()
         return json.dumps(value).encode()
 
-    def send_plain(self, status, body, headers=None):
+    @staticmethod
+    def compressor(encoding):
+        # gzip: a gzip wrapper; deflate: the zlib format (RFC 1950), as HTTP's "deflate" means.
+        return zlib.compressobj(wbits=31 if encoding == "gzip" else 15)
+
+    def send_plain(self, status, body, headers=None, encoding=None, content_type=None):
         data = self.body_bytes(body)
+        if encoding:
+            c = self.compressor(encoding)
+            data = c.compress(data) + c.flush()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type or "application/json")
+        if encoding:
+            self.send_header("Content-Encoding", encoding)
         for k, v in (headers or {}).items():
             self.send_header(k, str(v))
         self.send_header("Content-Length", str(len(data)))
@@ -111,13 +125,19 @@ class Handler(BaseHTTPRequestHandler):
 
     def stream(self, rule):
         self.send_response(rule.get("status", 200))
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", rule.get("content_type", "application/json"))
         self.send_header("Transfer-Encoding", "chunked")
+        encoding = rule.get("encoding")
+        comp = self.compressor(encoding) if encoding else None
+        if encoding:
+            self.send_header("Content-Encoding", encoding)
         for k, v in rule.get("headers", {}).items():
             self.send_header(k, str(v))
         self.end_headers()
         for chunk in rule.get("chunks", []):
             data = chunk.encode()
+            if comp:  # each chunk decodable as it arrives
+                data = comp.compress(data) + comp.flush(zlib.Z_SYNC_FLUSH)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
             time.sleep(rule.get("chunk_delay_ms", 0) / 1000.0)
@@ -129,6 +149,9 @@ class Handler(BaseHTTPRequestHandler):
                 pass
             return
         time.sleep(rule.get("hang_ms", 0) / 1000.0)
+        if comp:
+            data = comp.flush()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
@@ -147,7 +170,8 @@ class Handler(BaseHTTPRequestHandler):
                         "auth": self.headers.get("Authorization"),
                         "content_type": self.headers.get("Content-Type"),
                         "body": body.decode(errors="replace"), "client_cn": self.client_cn(),
-                        "proxied": proxied, "host": self.headers.get("Host")})
+                        "proxied": proxied, "host": self.headers.get("Host"),
+                        "accept_encoding": self.headers.get("Accept-Encoding")})
         rule = take_rule(self.command, path, query)
         if rule is None:
             return self.send_plain(599, {"kind": "Status", "message": "no rule for %s %s" % (self.command, self.path)})
@@ -158,7 +182,8 @@ class Handler(BaseHTTPRequestHandler):
                                          "message": "Unauthorized", "reason": "Unauthorized", "code": 401})
         if "chunks" in rule:
             return self.stream(rule)
-        return self.send_plain(rule.get("status", 200), rule.get("body", {}), rule.get("headers"))
+        return self.send_plain(rule.get("status", 200), rule.get("body", {}), rule.get("headers"),
+                               rule.get("encoding"), rule.get("content_type"))
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
 
