@@ -59,31 +59,38 @@ void ctl_disconnect(tfjob_transport *t)
 	tfjob_global_cleanup();
 }
 
-static const char *reason_of(int code)
+/* The reason client-go gives an answer without a Status (NewGenericServerResponse), or NULL. */
+static const char *reason_of_http(int status)
 {
-	switch (code) {
-	case TFJOB_ENOTFOUND:
-		return "NotFound";
-	case TFJOB_EEXISTS:
-		return "AlreadyExists";
-	case TFJOB_ECONFLICT:
-		return "Conflict";
-	case TFJOB_EFORBIDDEN:
-		return "Forbidden";
-	case TFJOB_EUNAUTHORIZED:
-		return "Unauthorized";
-	case TFJOB_EINVALID:
-		return "Invalid";
-	case TFJOB_EGONE:
-		return "Expired";
-	case TFJOB_ETOOMANYREQUESTS:
-		return "TooManyRequests";
-	case TFJOB_ETIMEOUT:
-		return "Timeout";
-	case TFJOB_EINVAL:
+	switch (status) {
+	case 400:
 		return "BadRequest";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "NotFound";
+	case 405:
+		return "MethodNotAllowed";
+	case 406:
+		return "NotAcceptable";
+	case 409:
+		return "Conflict";
+	case 413:
+		return "RequestEntityTooLarge";
+	case 415:
+		return "UnsupportedMediaType";
+	case 422:
+		return "Invalid";
+	case 429:
+		return "TooManyRequests";
+	case 503:
+		return "ServiceUnavailable";
+	case 504:
+		return "Timeout";
 	default:
-		return "InternalError";
+		return status >= 500 ? "InternalError" : NULL;
 	}
 }
 
@@ -91,7 +98,16 @@ int ctl_api_fail(tfjob_error *err)
 {
 	int status = tfjob_error_http_status(err);
 	if (status) {
-		fprintf(stderr, "Error from server (%s): %s\n", reason_of(tfjob_error_code_of(err)), tfjob_error_message(err));
+		/* kubectl's StandardErrorMessage: the server's own reason, else the one of the status code. */
+		const char *reason = tfjob_error_reason(err);
+		if (!reason || !reason[0])
+			reason = tfjob_error_code_of(err) == TFJOB_EEXISTS ? "AlreadyExists" : reason_of_http(status);
+		if (reason && !strcmp(reason, "Unauthorized"))
+			fprintf(stderr, "error: You must be logged in to the server (%s)\n", tfjob_error_message(err));
+		else if (reason)
+			fprintf(stderr, "Error from server (%s): %s\n", reason, tfjob_error_message(err));
+		else
+			fprintf(stderr, "Error from server: %s\n", tfjob_error_message(err));
 		tfjob_error_free(err);
 		return EXIT_NEGATIVE;
 	}
@@ -133,8 +149,12 @@ void ctl_age(char *buf, size_t size, const char *timestamp, time_t now)
 		snprintf(buf, size, "%lldh", h);
 	else if (d < 8)
 		snprintf(buf, size, h % 24 ? "%lldd%lldh" : "%lldd", d, h % 24);
-	else
+	else if (h < 24 * 365 * 2)
 		snprintf(buf, size, "%lldd", d);
+	else if (h < 24 * 365 * 8)
+		snprintf(buf, size, d % 365 ? "%lldy%lldd" : "%lldy", d / 365, d % 365);
+	else
+		snprintf(buf, size, "%lldy", d / 365);
 }
 
 const char *ctl_job_state(const json_t *job)
@@ -162,6 +182,15 @@ static int plain_safe(const char *s)
 	strtod(s, &end);
 	if (*end == '\0')
 		return 0; /* looks like a number */
+	/* What a YAML 1.1 reader (PyYAML, go-yaml v2) would take for a timestamp, a sexagesimal, a
+	 * number with '_', 0b/0o/0x, .inf/.nan or a merge key: quoted, as kubectl's output does. */
+	if ((s[0] >= '0' && s[0] <= '9') || ((s[0] == '+' || s[0] == '-' || s[0] == '.') &&
+	                                     ((s[1] >= '0' && s[1] <= '9') || s[1] == '.')))
+		return 0;
+	static const char *const special[] = { ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "<<", "=" };
+	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+		if (!strcmp(s, special[i]))
+			return 0;
 	for (const char *p = s; *p; p++)
 		if ((unsigned char)*p < 0x20)
 			return 0;
@@ -251,7 +280,7 @@ void ctl_print_yaml(FILE *out, const json_t *v) { yaml_value(out, v, 0); }
 
 void ctl_print_json(FILE *out, const json_t *v)
 {
-	char *s = json_dumps(v, JSON_INDENT(4) | JSON_ENCODE_ANY);
+	char *s = json_dumps(v, JSON_INDENT(4) | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 	if (s) {
 		fputs(s, out);
 		fputc('\n', out);

@@ -44,16 +44,31 @@ static json_t *merged_object(const json_t *server, const json_t *desired)
 	return next;
 }
 
-static int update_existing(tfjob_transport *t, const char *ns, const char *name, const json_t *desired, tfjob_error **err)
+/*
+ * Update the TFJob the server has (server: its JSON, consumed) to what FILE says. A resourceVersion
+ * in FILE is a precondition, as kubectl apply's patch carries it: a stale one is a Conflict.
+ * Without one, the update is made at the server's version, read again after a conflict.
+ */
+static int update_existing(tfjob_transport *t, const char *ns, const char *name, const json_t *desired, char *server_text,
+                           tfjob_error **err)
 {
+	const char *want_rv = json_string_value(json_object_get(json_object_get(desired, "metadata"), "resourceVersion"));
 	for (int attempt = 0;; attempt++) {
-		char *text = NULL;
-		int rc = tfjob_transport_get(&text, t, &ctl_tfjobs, ns, name, err);
-		if (rc)
+		int rc = 0;
+		char *text = server_text;
+		server_text = NULL;
+		if (!text && (rc = tfjob_transport_get(&text, t, &ctl_tfjobs, ns, name, err)))
 			return rc;
 		json_t *server = json_loads(text, 0, NULL);
 		tfjob_free(text);
+		if (!json_is_object(server)) {
+			json_decref(server);
+			ctl_fail("apply: the server sent something that is not JSON");
+			return TFJOB_EPARSE;
+		}
 		json_t *next = merged_object(server, desired);
+		if (want_rv && want_rv[0])
+			json_object_set_new(json_object_get(next, "metadata"), "resourceVersion", json_string(want_rv));
 		char *body = json_dumps(next, JSON_COMPACT);
 		char *out = NULL;
 		rc = tfjob_transport_update(&out, t, &ctl_tfjobs, ns, body, err);
@@ -68,13 +83,29 @@ static int update_existing(tfjob_transport *t, const char *ns, const char *name,
 		free(body);
 		json_decref(next);
 		json_decref(server);
-		if (rc != TFJOB_ECONFLICT || attempt == 4)
+		if (rc != TFJOB_ECONFLICT || (want_rv && want_rv[0]) || attempt == 4)
 			return rc;
 		tfjob_error_free(*err);
 		*err = NULL;
 	}
 }
 
+/* Create; returns TFJOB_EEXISTS untouched (err set) so that the caller can update instead. */
+static int create_new(tfjob_transport *t, const char *ns, const char *text, tfjob_error **err)
+{
+	char *out = NULL;
+	int rc = tfjob_transport_create(&out, t, &ctl_tfjobs, ns, text, err);
+	if (rc == 0) {
+		json_t *created = json_loads(out, 0, NULL);
+		const char *name = json_string_value(json_object_get(json_object_get(created, "metadata"), "name"));
+		printf("tfjob.kubeflow.org/%s created\n", name ? name : "");
+		json_decref(created);
+	}
+	tfjob_free(out);
+	return rc;
+}
+
+/* As kubectl apply: read the object; create it when there is none, else update it. */
 static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
 {
 	char *text = NULL;
@@ -90,23 +121,31 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
 		return ctl_fail("apply: the namespace of TFJob %s (%s) does not match --namespace %s", name, ons, flag_ns);
 	}
 	const char *ns = ons ? ons : flag_ns ? flag_ns : tfjob_transport_namespace(t);
-	int rc = 0;
-	if (!name) {
-		rc = tfjob_transport_create(NULL, t, &ctl_tfjobs, ns, text, &err);
-		if (!rc)
-			printf("tfjob.kubeflow.org (generated name) created\n");
+	int rc;
+	if (!name || !name[0]) {
+		rc = create_new(t, ns, text, &err); /* generateName */
 	} else {
-		rc = tfjob_transport_create(NULL, t, &ctl_tfjobs, ns, text, &err);
-		if (rc == 0)
-			printf("tfjob.kubeflow.org/%s created\n", name);
-		else if (rc == TFJOB_EEXISTS) {
+		char *current = NULL;
+		rc = tfjob_transport_get(&current, t, &ctl_tfjobs, ns, name, &err);
+		if (rc == TFJOB_ENOTFOUND) {
 			tfjob_error_free(err);
 			err = NULL;
-			rc = update_existing(t, ns, name, desired, &err);
+			rc = create_new(t, ns, text, &err);
+			if (rc == TFJOB_EEXISTS) { /* created meanwhile by someone else */
+				tfjob_error_free(err);
+				err = NULL;
+				rc = update_existing(t, ns, name, desired, NULL, &err);
+			}
+		} else if (rc == 0) {
+			rc = update_existing(t, ns, name, desired, current, &err);
+			current = NULL;
 		}
+		tfjob_free(current);
 	}
 	json_decref(desired);
 	tfjob_free(text);
+	if (rc == TFJOB_EPARSE && !err)
+		return EXIT_USAGE;
 	return rc ? ctl_api_fail(err) : EXIT_OK;
 }
 

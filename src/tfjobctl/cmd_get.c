@@ -1,21 +1,28 @@
 /*
- * tfjobctl get [NAME] [-o json|yaml|wide] [--kubeconfig F] [--context C] [-n NS]
+ * tfjobctl get [NAME...] [-o json|yaml|wide|name] [-l SELECTOR] [-A] [--kubeconfig F] [--context C] [-n NS]
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cluster.h"
 
 void usage_get(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl get [NAME] [-o json|yaml|wide] [--kubeconfig F] [--context C] [-n NS]\n\n"
-	        "Show the TFJobs of a namespace (or the one named) from the cluster, as kubectl would:\n"
-	        "a table NAME STATE AGE (wide: also the replicas and the clean pod policy), or the objects.\n\n"
-	        "  -o, --output F  'json', 'yaml' or 'wide' (default: the table)\n"
-	        "  -A, --all-namespaces  every namespace\n" CTL_CLUSTER_USAGE "\n"
+	        "usage: tfjobctl get [NAME...] [-o json|yaml|wide|name] [-l SELECTOR] [-A] [--kubeconfig F]\n"
+	        "                    [--context C] [-n NS]\n\n"
+	        "Show the TFJobs of a namespace (or those named) from the cluster, as kubectl would: a\n"
+	        "table NAME STATE AGE (wide: also the replicas and the clean pod policy), the objects\n"
+	        "(one object for one NAME, else a List), or their names (tfjob.kubeflow.org/NAME).\n\n"
+	        "  -o, --output F  'json', 'yaml', 'wide' or 'name' (default: the table)\n"
+	        "  -l, --selector S  a label selector (e.g. team=ml,tier!=x)\n"
+	        "  -A, --all-namespaces  every namespace\n"
+	        "  --show-managed-fields  keep metadata.managedFields in json and yaml output\n"
+	        CTL_CLUSTER_USAGE "\n"
 	        "Exit status: 0 ok, 1 the server answered with an error (e.g. NotFound), 2 usage,\n"
 	        "configuration or connection error.\n");
 }
@@ -33,55 +40,154 @@ static void replicas_summary(char *buf, size_t size, const json_t *job)
 	}
 }
 
+enum { MAX_COLS = 6 };
+
+/* Cells of a table, printed as kubectl's tabwriter does: each column but the last padded to
+ * its widest cell plus 3 spaces (at least 10 characters), no trailing blanks. */
+struct table {
+	size_t rows, cols;
+	char **cells; /* rows * cols */
+};
+
+static int table_add(struct table *tb, const char *const *row)
+{
+	char **grown = realloc(tb->cells, (tb->rows + 1) * tb->cols * sizeof(char *));
+	if (!grown)
+		return -1;
+	tb->cells = grown;
+	for (size_t c = 0; c < tb->cols; c++)
+		grown[tb->rows * tb->cols + c] = strdup(row[c] ? row[c] : "");
+	tb->rows++;
+	return 0;
+}
+
+static void table_print(FILE *out, struct table *tb)
+{
+	size_t width[MAX_COLS] = { 0 };
+	for (size_t r = 0; r < tb->rows; r++)
+		for (size_t c = 0; c < tb->cols; c++) {
+			const char *cell = tb->cells[r * tb->cols + c];
+			size_t n = cell ? strlen(cell) : 0;
+			if (n + 3 > width[c])
+				width[c] = n + 3 < 10 ? 10 : n + 3;
+		}
+	for (size_t r = 0; r < tb->rows; r++) {
+		for (size_t c = 0; c < tb->cols; c++) {
+			const char *cell = tb->cells[r * tb->cols + c];
+			if (c + 1 < tb->cols)
+				fprintf(out, "%-*s", (int)width[c], cell ? cell : "");
+			else
+				fprintf(out, "%s\n", cell ? cell : "");
+		}
+	}
+	for (size_t i = 0; i < tb->rows * tb->cols; i++)
+		free(tb->cells[i]);
+	free(tb->cells);
+	tb->cells = NULL;
+	tb->rows = 0;
+}
+
 static void print_table(const json_t *items, int wide, int all_ns)
 {
 	time_t now = time(NULL);
-	if (json_array_size(items) == 0) {
-		fprintf(stderr, "No resources found.\n");
-		return;
-	}
+	struct table tb = { 0, (size_t)(3 + (all_ns ? 1 : 0) + (wide ? 2 : 0)), NULL };
+	const char *head[MAX_COLS];
+	size_t n = 0;
 	if (all_ns)
-		printf("%-16s ", "NAMESPACE");
-	printf("%-32s %-12s %-8s%s\n", "NAME", "STATE", "AGE", wide ? " REPLICAS                 CLEAN-POD-POLICY" : "");
+		head[n++] = "NAMESPACE";
+	head[n++] = "NAME";
+	head[n++] = "STATE";
+	head[n++] = "AGE";
+	if (wide) {
+		head[n++] = "REPLICAS";
+		head[n++] = "CLEAN-POD-POLICY";
+	}
+	table_add(&tb, head);
 	size_t i;
 	json_t *job;
 	json_array_foreach(items, i, job) {
 		const json_t *meta = json_object_get(job, "metadata");
-		char age[32];
+		char age[32], reps[256];
 		ctl_age(age, sizeof(age), json_string_value(json_object_get(meta, "creationTimestamp")), now);
+		const char *row[MAX_COLS];
+		n = 0;
 		if (all_ns)
-			printf("%-16s ", json_string_value(json_object_get(meta, "namespace")));
-		printf("%-32s %-12s %-8s", json_string_value(json_object_get(meta, "name")), ctl_job_state(job), age);
+			row[n++] = json_string_value(json_object_get(meta, "namespace"));
+		row[n++] = json_string_value(json_object_get(meta, "name"));
+		row[n++] = ctl_job_state(job);
+		row[n++] = age;
 		if (wide) {
-			char reps[256];
 			replicas_summary(reps, sizeof(reps), job);
 			const char *cpp = json_string_value(
 				json_object_get(json_object_get(json_object_get(job, "spec"), "runPolicy"), "cleanPodPolicy"));
-			printf(" %-24s %s", reps, cpp ? cpp : "<default>");
+			row[n++] = reps;
+			row[n++] = cpp ? cpp : "<default>";
 		}
-		printf("\n");
+		table_add(&tb, row);
 	}
+	table_print(stdout, &tb);
 }
 
-static int show(const char *text, const char *format, int is_list, int all_ns)
+/* As kubectl (without --show-managed-fields): no metadata.managedFields; kind and apiVersion set. */
+static void tidy(json_t *obj, int show_managed_fields)
 {
-	json_t *v = ctl_parse_json(text);
-	if (!v)
-		return EXIT_USAGE;
-	if (format && !strcmp(format, "json"))
-		ctl_print_json(stdout, v);
-	else if (format && !strcmp(format, "yaml"))
-		ctl_print_yaml(stdout, v);
-	else if (is_list)
-		print_table(json_object_get(v, "items"), format != NULL, all_ns);
-	else {
-		json_t *one = json_array();
-		json_array_append(one, v);
-		print_table(one, format != NULL, 0);
-		json_decref(one);
+	if (!show_managed_fields)
+		json_object_del(json_object_get(obj, "metadata"), "managedFields");
+	if (!json_object_get(obj, "apiVersion"))
+		json_object_set_new(obj, "apiVersion", json_string("kubeflow.org/v1"));
+	if (!json_object_get(obj, "kind"))
+		json_object_set_new(obj, "kind", json_string("TFJob"));
+}
+
+struct get_args {
+	const char *format; /* NULL: the table */
+	int all_ns;
+	int show_managed_fields;
+	const char *selector;
+};
+
+/*
+ * Print the objects. single: one NAME was asked for (the object itself, not a List); listed: the
+ * objects come from a list of the namespace (none found is "No resources found ...").
+ */
+static void show(json_t *items, const struct get_args *a, int single, int listed, const char *ns)
+{
+	const char *f = a->format;
+	if (f && (!strcmp(f, "json") || !strcmp(f, "yaml"))) {
+		size_t i;
+		json_t *item;
+		json_array_foreach(items, i, item)
+			tidy(item, a->show_managed_fields);
+		json_t *v;
+		if (single)
+			v = json_incref(json_array_get(items, 0));
+		else /* kubectl's wrapper of what it got, whatever kind of list the server sent */
+			v = json_pack("{s:s, s:O, s:s, s:{s:s}}", "apiVersion", "v1", "items", items, "kind", "List", "metadata",
+			              "resourceVersion", "");
+		if (!strcmp(f, "json"))
+			ctl_print_json(stdout, v);
+		else
+			ctl_print_yaml(stdout, v);
+		json_decref(v);
+		return;
 	}
-	json_decref(v);
-	return EXIT_OK;
+	if (json_array_size(items) == 0) {
+		if (listed) {
+			if (a->all_ns)
+				fprintf(stderr, "No resources found\n");
+			else
+				fprintf(stderr, "No resources found in %s namespace.\n", ns);
+		}
+		return;
+	}
+	if (f && !strcmp(f, "name")) {
+		size_t i;
+		json_t *item;
+		json_array_foreach(items, i, item)
+			printf("tfjob.kubeflow.org/%s\n", json_string_value(json_object_get(json_object_get(item, "metadata"), "name")));
+		return;
+	}
+	print_table(items, f != NULL, a->all_ns);
 }
 
 int cmd_get(int argc, char **argv)
@@ -89,43 +195,94 @@ int cmd_get(int argc, char **argv)
 	static const struct option longopts[] = {
 		CTL_CLUSTER_LONGOPTS,
 		{ "output", required_argument, NULL, 'o' },
+		{ "selector", required_argument, NULL, 'l' },
 		{ "all-namespaces", no_argument, NULL, 'A' },
+		{ "show-managed-fields", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl_cluster cl = { 0 };
-	const char *format = NULL;
-	int all_ns = 0, ch;
+	struct get_args a = { 0 };
+	int ch;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":o:n:A", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":o:n:l:A", longopts, NULL)) != -1) {
 		if (ctl_cluster_option(&cl, ch, optarg))
 			continue;
 		if (ch == 'o') {
-			if (strcmp(optarg, "json") && strcmp(optarg, "yaml") && strcmp(optarg, "wide"))
-				return ctl_fail("get: unknown output format '%s' (expected json, yaml or wide)", optarg);
-			format = optarg;
+			if (strcmp(optarg, "json") && strcmp(optarg, "yaml") && strcmp(optarg, "wide") && strcmp(optarg, "name"))
+				return ctl_fail("get: unknown output format '%s' (expected json, yaml, wide or name)", optarg);
+			a.format = optarg;
+		} else if (ch == 'l') {
+			a.selector = optarg;
 		} else if (ch == 'A') {
-			all_ns = 1;
+			a.all_ns = 1;
+		} else if (ch == 'M') {
+			a.show_managed_fields = 1;
 		} else if (ch == ':') {
 			return ctl_fail("get: option '%s' needs a value", argv[optind - 1]);
 		} else {
 			return ctl_fail("get: unknown option '%s' (see tfjobctl get --help)", argv[optind - 1]);
 		}
 	}
-	if (argc - optind > 1)
-		return ctl_fail("get: expected at most one NAME (see tfjobctl get --help)");
-	const char *name = optind < argc ? argv[optind] : NULL;
+	int names = argc - optind;
+	if (names > 0 && a.all_ns)
+		return ctl_fail("get: a resource cannot be retrieved by name across all namespaces");
+	if (names > 0 && a.selector)
+		return ctl_fail("get: name cannot be provided when a selector is specified");
 	tfjob_transport *t;
 	int rc = ctl_connect(&t, &cl);
 	if (rc)
 		return rc;
-	char *text = NULL;
-	tfjob_error *err = NULL;
-	if (name)
-		rc = tfjob_transport_get(&text, t, &ctl_tfjobs, NULL, name, &err);
-	else
-		rc = tfjob_transport_list(&text, t, &ctl_tfjobs, all_ns ? "" : NULL, NULL, &err);
-	rc = rc ? ctl_api_fail(err) : show(text, format, name == NULL, all_ns);
-	tfjob_free(text);
+	const char *ns = tfjob_transport_namespace(t);
+	json_t *items = NULL;
+	int status = EXIT_OK;
+	if (names == 0) {
+		char *text = NULL;
+		tfjob_error *err = NULL;
+		tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
+		lo.label_selector = a.selector;
+		if (tfjob_transport_list(&text, t, &ctl_tfjobs, a.all_ns ? "" : NULL, &lo, &err)) {
+			status = ctl_api_fail(err);
+		} else {
+			json_t *list = ctl_parse_json(text);
+			if (!list)
+				status = EXIT_USAGE;
+			else {
+				items = json_incref(json_object_get(list, "items"));
+				if (!json_is_array(items)) {
+					json_decref(items);
+					items = json_array();
+				}
+			}
+			json_decref(list);
+		}
+		tfjob_free(text);
+		if (items)
+			show(items, &a, 0, 1, ns);
+	} else {
+		/* Each NAME in turn, as kubectl: what was found is printed, each error reported. */
+		items = json_array();
+		for (int i = optind; i < argc; i++) {
+			char *text = NULL;
+			tfjob_error *err = NULL;
+			if (tfjob_transport_get(&text, t, &ctl_tfjobs, NULL, argv[i], &err)) {
+				int r = ctl_api_fail(err);
+				if (r > status)
+					status = r;
+			} else {
+				json_t *obj = ctl_parse_json(text);
+				if (obj)
+					json_array_append_new(items, obj);
+				else if (status < EXIT_USAGE)
+					status = EXIT_USAGE;
+			}
+			tfjob_free(text);
+		}
+		/* Nothing found: nothing printed, but an empty List for json/yaml of several NAMEs. */
+		if (json_array_size(items) > 0 ||
+		    (names > 1 && a.format && (!strcmp(a.format, "json") || !strcmp(a.format, "yaml"))))
+			show(items, &a, names == 1, 0, ns);
+	}
+	json_decref(items);
 	ctl_disconnect(t);
-	return rc;
+	return status;
 }

@@ -112,6 +112,93 @@ class TfjobctlTest(unittest.TestCase):
         self.assertIn("status: \"True\"", out)
         self.assertEqual(self.log()[0]["auth"], "Bearer secret-token")
 
+    def test_get_as_kubectl(self):
+        a = job("a", state="Running")
+        a["metadata"]["managedFields"] = [{"manager": "m", "operation": "Update"}]
+        lst = {"kind": "TFJobList", "apiVersion": "kubeflow.org/v1", "metadata": {"resourceVersion": "9"},
+               "items": [a, job("b", state="Succeeded")]}
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs", "times": -1, "body": lst},
+                   {"method": "GET", "path": BASE + "/default/tfjobs/a", "times": -1, "body": a},
+                   {"method": "GET", "path": BASE + "/default/tfjobs/nope", "times": -1, "status": 404,
+                    "body": status(404, "NotFound", 'tfjobs.kubeflow.org "nope" not found')},
+                   {"method": "GET", "path": BASE + "/empty/tfjobs", "times": -1,
+                    "body": {"kind": "TFJobList", "apiVersion": "kubeflow.org/v1", "items": []}})
+        # The table: kubectl's tabwriter (3 blanks between columns, at least 10 wide, no trailing blanks).
+        rc, out, err = self.run_ctl("get")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.splitlines()[0], "NAME      STATE       AGE")
+        self.assertTrue(out.splitlines()[1].startswith("a         Running     "))
+        for line in out.splitlines():
+            self.assertEqual(line, line.rstrip())
+        # Many objects in json/yaml: kubectl's List wrapper, no managedFields.
+        rc, out, err = self.run_ctl("get", "-o", "json")
+        self.assertEqual(rc, 0, err)
+        v = json.loads(out)
+        self.assertEqual((v["apiVersion"], v["kind"], v["metadata"]), ("v1", "List", {"resourceVersion": ""}))
+        self.assertEqual([i["metadata"]["name"] for i in v["items"]], ["a", "b"])
+        self.assertEqual(v["items"][0]["kind"], "TFJob")
+        self.assertNotIn("managedFields", v["items"][0]["metadata"])
+        self.assertIn('\n    "apiVersion": "v1",\n', out)  # 4 blanks, sorted keys
+        rc, out, err = self.run_ctl("get", "a", "-o", "json", "--show-managed-fields")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("managedFields", json.loads(out)["metadata"])
+        # -o name
+        rc, out, err = self.run_ctl("get", "-o", "name")
+        self.assertEqual((rc, out), (0, "tfjob.kubeflow.org/a\ntfjob.kubeflow.org/b\n"))
+        # Several NAMEs, one missing: the others printed, the error reported, exit 1.
+        rc, out, err = self.run_ctl("get", "a", "nope", "-o", "json")
+        self.assertEqual(rc, 1)
+        self.assertEqual([i["metadata"]["name"] for i in json.loads(out)["items"]], ["a"])
+        self.assertEqual(err, 'Error from server (NotFound): tfjobs.kubeflow.org "nope" not found\n')
+        rc, out, err = self.run_ctl("get", "nope", "-o", "json")
+        self.assertEqual((rc, out), (1, ""))
+        rc, out, err = self.run_ctl("get", "a", "nope", "-o", "name")
+        self.assertEqual((rc, out), (1, "tfjob.kubeflow.org/a\n"))
+        # Nothing there.
+        rc, out, err = self.run_ctl("get", "-n", "empty")
+        self.assertEqual((rc, out, err), (0, "", "No resources found in empty namespace.\n"))
+        rc, out, err = self.run_ctl("get", "-n", "empty", "-o", "json")
+        self.assertEqual(json.loads(out)["items"], [])
+        # -l is sent as labelSelector; NAME with -A or -l is a usage error.
+        self.setUp()
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs", "body": lst})
+        rc, out, err = self.run_ctl("get", "-l", "team=ml,tier!=x")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("labelSelector=team%3Dml%2Ctier%21%3Dx", self.log()[0]["query"])
+        self.assertEqual(self.run_ctl("get", "a", "-A")[0], 2)
+        self.assertEqual(self.run_ctl("get", "a", "-l", "x=y")[0], 2)
+
+    def test_get_yaml_reads_back(self):
+        try:
+            import yaml  # noqa: F401
+        except ImportError:
+            self.skipTest("PyYAML is not installed")
+        import yaml
+        a = job("a", state="Running")
+        a["metadata"]["labels"] = {"v": "1.10", "on": "yes", "t": "2020-01-01", "e": "", "n": "0x1F", "u": "1_000",
+                                   "s": "1:20", "inf": ".inf", "m": "a: b", "h": "#x", "q": "'", "lf": "a\nb"}
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs/a", "body": a})
+        rc, out, err = self.run_ctl("get", "a", "-o", "yaml")
+        self.assertEqual(rc, 0, err)
+        # What a YAML 1.1 reader makes of it is the object itself (timestamps stay strings).
+        self.assertEqual(yaml.safe_load(out), a)
+
+    def test_unauthorized_and_foreign_error_bodies(self):
+        self.rules({"path": BASE + "/default/tfjobs", "status": 401,
+                    "body": status(401, "Unauthorized", "Unauthorized")},
+                   {"path": BASE + "/default/tfjobs/h", "status": 502, "times": -1, "content_type": "text/html",
+                    "body": "<html><body><h1>502 Bad Gateway</h1></body></html>"},
+                   {"path": BASE + "/default/tfjobs/g", "status": 418, "body": "teapot"})
+        rc, out, err = self.run_ctl("get")
+        self.assertEqual((rc, err), (1, "error: You must be logged in to the server (Unauthorized)\n"))
+        rc, out, err = self.run_ctl("get", "h", timeout=60)
+        self.assertEqual(rc, 1)
+        self.assertTrue(err.startswith("Error from server (InternalError): "), err)
+        self.assertIn("502 Bad Gateway", err)
+        rc, out, err = self.run_ctl("get", "g")
+        self.assertEqual(rc, 1)
+        self.assertTrue(err.startswith("Error from server: "), err)
+
     def test_get_not_found_and_forbidden(self):
         self.rules({"path": BASE + "/default/tfjobs/x", "status": 404,
                     "body": status(404, "NotFound", 'tfjobs.kubeflow.org "x" not found')},
@@ -137,30 +224,81 @@ class TfjobctlTest(unittest.TestCase):
 
     def test_apply_create_then_configure(self):
         path = os.path.join(ROOT, "examples", "tfjob-simple.yaml")
-        self.rules({"method": "POST", "path": BASE + "/kubeflow/tfjobs", "status": 201, "body": job("x", ns="kubeflow")})
+        # As kubectl apply: read first; NotFound, so create.
+        self.rules({"method": "GET", "path": BASE + "/kubeflow/tfjobs/tfjob-simple", "status": 404,
+                    "body": status(404, "NotFound", 'tfjobs.kubeflow.org "tfjob-simple" not found')},
+                   {"method": "POST", "path": BASE + "/kubeflow/tfjobs", "status": 201,
+                    "body": job("tfjob-simple", ns="kubeflow")})
         rc, out, err = self.run_ctl("apply", "-f", path)
         self.assertEqual(rc, 0, err)
-        self.assertRegex(out, r"^tfjob\.kubeflow\.org/\S+ created\n$")
-        name = out.split("/")[1].split()[0]
-        sent = json.loads(self.log()[0]["body"])
+        self.assertEqual(out, "tfjob.kubeflow.org/tfjob-simple created\n")
+        name = "tfjob-simple"
+        sent = json.loads(self.log()[1]["body"])
         self.assertEqual(sent["kind"], "TFJob")
         self.assertEqual(sent["metadata"]["name"], name)
-        # Exists: AlreadyExists, then GET and PUT at the server's version.
+        # Exists: PUT at the server's version with FILE's spec, labels and annotations.
         self.setUp()
         server_obj = job(name, ns="kubeflow", rv="41")
-        self.rules({"method": "POST", "status": 409, "path": BASE + "/kubeflow/tfjobs",
-                    "body": status(409, "AlreadyExists", "exists")},
-                   {"method": "GET", "path": BASE + "/kubeflow/tfjobs/" + name, "body": server_obj},
+        self.rules({"method": "GET", "path": BASE + "/kubeflow/tfjobs/" + name, "body": server_obj},
                    {"method": "PUT", "path": BASE + "/kubeflow/tfjobs/" + name,
                     "body": dict(server_obj, metadata=dict(server_obj["metadata"], resourceVersion="42"))})
         rc, out, err = self.run_ctl("apply", "-f", path)
         self.assertEqual(rc, 0, err)
         self.assertEqual(out, "tfjob.kubeflow.org/%s configured\n" % name)
-        put = json.loads(self.log()[2]["body"])
+        self.assertEqual([e["method"] for e in self.log()], ["GET", "PUT"])
+        put = json.loads(self.log()[1]["body"])
         self.assertEqual(put["metadata"]["resourceVersion"], "41")
         self.assertEqual(put["metadata"]["uid"], "uid-" + name)
         self.assertEqual(put["spec"], sent["spec"])
         self.assertNotIn("labels", put["metadata"])
+        # Created by someone else between the read and the create: update instead.
+        self.setUp()
+        self.rules({"method": "GET", "path": BASE + "/kubeflow/tfjobs/" + name, "status": 404,
+                    "body": status(404, "NotFound", "nf")},
+                   {"method": "POST", "status": 409, "path": BASE + "/kubeflow/tfjobs",
+                    "body": status(409, "AlreadyExists", "exists")},
+                   {"method": "GET", "path": BASE + "/kubeflow/tfjobs/" + name, "body": server_obj},
+                   {"method": "PUT", "path": BASE + "/kubeflow/tfjobs/" + name, "body": server_obj})
+        rc, out, err = self.run_ctl("apply", "-f", path)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out, "tfjob.kubeflow.org/%s unchanged\n" % name)
+
+    def test_apply_resource_version_is_a_precondition(self):
+        # A resourceVersion in FILE (e.g. from get -o yaml) is sent: a stale one is a Conflict, not retried.
+        doc = job("r", rv="3")
+        del doc["status"]
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs/r", "body": job("r", rv="41")},
+                   {"method": "PUT", "path": BASE + "/default/tfjobs/r", "status": 409, "times": -1,
+                    "body": status(409, "Conflict", 'Operation cannot be fulfilled on tfjobs.kubeflow.org "r": '
+                                   'the object has been modified; please apply your changes to the latest version '
+                                   'and try again')})
+        rc, out, err = self.run_ctl("apply", "-f", "-", stdin=json.dumps(doc))
+        self.assertEqual(rc, 1, err)
+        self.assertTrue(err.startswith('Error from server (Conflict): Operation cannot be fulfilled on '
+                                       'tfjobs.kubeflow.org "r"'), err)
+        log = self.log()
+        self.assertEqual([e["method"] for e in log], ["GET", "PUT"])
+        self.assertEqual(json.loads(log[1]["body"])["metadata"]["resourceVersion"], "3")
+
+    def test_apply_multi_document_and_generate_name(self):
+        docs = []
+        for n in ("m1", "m2"):
+            d = job(n)
+            del d["status"], d["metadata"]["resourceVersion"], d["metadata"]["uid"]
+            docs.append(json.dumps(d))
+        gen = job("")
+        del gen["status"], gen["metadata"]["resourceVersion"], gen["metadata"]["uid"], gen["metadata"]["name"]
+        gen["metadata"]["generateName"] = "g-"
+        docs.append(json.dumps(gen))
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs/m1", "status": 404, "body": status(404, "NotFound", "nf")},
+                   {"method": "POST", "path": BASE + "/default/tfjobs", "status": 201, "body": job("m1")},
+                   {"method": "GET", "path": BASE + "/default/tfjobs/m2", "body": job("m2", rv="7")},
+                   {"method": "PUT", "path": BASE + "/default/tfjobs/m2", "body": job("m2", rv="8")},
+                   {"method": "POST", "path": BASE + "/default/tfjobs", "status": 201, "body": job("g-x7k2p")})
+        rc, out, err = self.run_ctl("apply", "-f", "-", stdin="---\n" + "\n---\n".join(docs))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.splitlines(), ["tfjob.kubeflow.org/m1 created", "tfjob.kubeflow.org/m2 configured",
+                                            "tfjob.kubeflow.org/g-x7k2p created"])
 
     def test_apply_invalid_is_not_sent(self):
         bad = ("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: bad}\nspec:\n  tfReplicaSpecs:\n"
