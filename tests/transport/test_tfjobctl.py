@@ -333,6 +333,14 @@ class TfjobctlTest(unittest.TestCase):
         self.assertIn('"y" not found', err)
         body = json.loads(self.log()[0]["body"])
         self.assertEqual(body["propagationPolicy"], "Foreground")
+        # --ignore-not-found; kubectl's legacy --cascade=false is orphan.
+        self.setUp()
+        self.rules({"method": "DELETE", "path": BASE + "/default/tfjobs/y", "status": 404,
+                    "body": status(404, "NotFound", 'tfjobs.kubeflow.org "y" not found')},
+                   {"method": "DELETE", "path": BASE + "/default/tfjobs/x", "body": {"kind": "Status", "status": "Success"}})
+        rc, out, err = self.run_ctl("delete", "y", "x", "--ignore-not-found", "--cascade=false")
+        self.assertEqual((rc, out, err), (0, 'tfjob.kubeflow.org "x" deleted\n', ""))
+        self.assertEqual(json.loads(self.log()[1]["body"])["propagationPolicy"], "Orphan")
 
     def test_watch_until_succeeded(self):
         def ev(t, obj):
