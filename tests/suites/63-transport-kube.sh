@@ -29,6 +29,24 @@ check "get -o yaml" bash -c "'$C' get tfjob-simple -n kubeflow -o yaml ${K[*]} |
 check "get as the unprivileged user: 403" bash -c "'$C' get -n kubeflow --kubeconfig '$KUBE_USER_KUBECONFIG' 2>'$out'; grep -q 'Error from server (Forbidden)' '$out'"
 "$C" get -n kubeflow --kubeconfig "$KUBE_USER_KUBECONFIG" >/dev/null 2>&1 && rc=0 || rc=$?
 check "unprivileged exit status is 1" [ "$rc" -eq 1 ]
+# As kubectl: a List wrapper without managedFields, -o name, the empty-namespace message.
+check "get -o json: kubectl's List, no managedFields" bash -c "'$C' get -n kubeflow -o json ${K[*]} | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+assert (v[\"apiVersion\"], v[\"kind\"]) == (\"v1\", \"List\"), v
+assert [i[\"metadata\"][\"name\"] for i in v[\"items\"]] == [\"tfjob-simple\"]
+assert \"managedFields\" not in v[\"items\"][0][\"metadata\"]'"
+check "get -o name" bash -c "[ \"\$('$C' get -n kubeflow -o name ${K[*]})\" = tfjob.kubeflow.org/tfjob-simple ]"
+check "get in an empty namespace" bash -c "'$C' get -n nothing-here ${K[*]} 2>&1 >/dev/null | grep -qx 'No resources found in nothing-here namespace.'"
+# apply of what get -o yaml printed: its resourceVersion is a precondition.
+"$C" get tfjob-simple -n kubeflow -o yaml "${K[@]}" | sed 's/replicas: 3/replicas: 4/' >"$dir/exported.yaml"
+check "apply of an exported object: configured" bash -c "'$C' apply -f '$dir/exported.yaml' ${K[*]} | grep -qx 'tfjob.kubeflow.org/tfjob-simple configured'"
+"$C" apply -f "$dir/exported.yaml" "${K[@]}" >/dev/null 2>"$out" && rc=0 || rc=$?
+check "apply of a stale resourceVersion: Conflict, exit 1" bash -c "[ $rc -eq 1 ] && grep -q '^Error from server (Conflict): Operation cannot be fulfilled on tfjobs.kubeflow.org \"tfjob-simple\"' '$out'"
+printf 'apiVersion: v1\nkind: Config\ncurrent-context: x\nclusters:\n- name: c\n  cluster:\n    server: %s\n    certificate-authority: %s\nusers:\n- name: u\n  user:\n    token: not-a-token\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n' \
+  "$KUBE_APISERVER_URL" "$KUBE_CA_CERT" >"$dir/bad-token.kubeconfig"
+"$C" get -n kubeflow --kubeconfig "$dir/bad-token.kubeconfig" >/dev/null 2>"$out" && rc=0 || rc=$?
+check "a wrong token: kubectl's 401 message, exit 1" bash -c "[ $rc -eq 1 ] && grep -qx 'error: You must be logged in to the server (Unauthorized)' '$out'"
 
 # watch: the job succeeds while we follow it (a status write as the operator would make).
 ( sleep 2
