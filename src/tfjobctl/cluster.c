@@ -23,7 +23,7 @@ int ctl_cluster_option(struct ctl_cluster *c, int ch, const char *value)
 		c->context = value;
 		return 1;
 	case 'n':
-		c->namespace_name = value;
+		c->namespace_name = ctl_flag_value(value);
 		return 1;
 	case CTL_OPT_COMPAT:
 		if (!ctl_parse_compat(&c->compat, value))
@@ -32,6 +32,23 @@ int ctl_cluster_option(struct ctl_cluster *c, int ch, const char *value)
 	default:
 		return 0;
 	}
+}
+
+const char *ctl_flag_value(const char *value) { return value && value[0] == '=' ? value + 1 : value; }
+
+const char *ctl_object_name(const char *arg, const char *command)
+{
+	const char *slash = strchr(arg, '/');
+	if (!slash)
+		return arg;
+	static const char *const types[] = { "tfjob", "tfjobs", "tfjob.kubeflow.org", "tfjobs.kubeflow.org",
+	                                     "tfjob.v1.kubeflow.org", "tfjobs.v1.kubeflow.org" };
+	size_t n = (size_t)(slash - arg);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strlen(types[i]) == n && !strncmp(arg, types[i], n) && slash[1] && !strchr(slash + 1, '/'))
+			return slash + 1;
+	ctl_fail("%s: '%s' is not a TFJob (NAME or tfjob.kubeflow.org/NAME)", command, arg);
+	return NULL;
 }
 
 int ctl_connect(tfjob_transport **out, const struct ctl_cluster *c)

@@ -40,6 +40,11 @@ extern const tfjob_resource ctl_events;
 
 /* 1 when ch was a shared flag (stored; cl->bad set when its value is invalid), else 0. */
 int ctl_cluster_option(struct ctl_cluster *c, int ch, const char *value);
+/* A short option's value as pflag reads it: "-o=json" is "json". */
+const char *ctl_flag_value(const char *value);
+/* NAME from NAME or TYPE/NAME (TYPE: tfjob, tfjobs, tfjob.kubeflow.org, ..., as kubectl and
+ * `get -o name` write it); NULL (reported) for another TYPE. */
+const char *ctl_object_name(const char *arg, const char *command);
 /* Connect (tfjob_global_init + the Kubernetes backend); prints errors, returns EXIT_* on failure. */
 int ctl_connect(tfjob_transport **out, const struct ctl_cluster *c);
 void ctl_disconnect(tfjob_transport *t);

@@ -183,7 +183,7 @@ int cmd_apply(int argc, char **argv)
 		if (ctl_cluster_option(&cl, ch, optarg))
 			continue;
 		if (ch == 'f')
-			path = optarg;
+			path = ctl_flag_value(optarg);
 		else if (ch == ':')
 			return ctl_fail("apply: option '%s' needs a value", argv[optind - 1]);
 		else

@@ -57,6 +57,9 @@ int cmd_delete(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return ctl_fail("delete: expected a NAME (see tfjobctl delete --help)");
+	for (int i = optind; i < argc; i++)
+		if (!ctl_object_name(argv[i], "delete"))
+			return EXIT_USAGE;
 	tfjob_transport *t;
 	int rc = ctl_connect(&t, &cl);
 	if (rc)
@@ -64,7 +67,8 @@ int cmd_delete(int argc, char **argv)
 	int status = EXIT_OK;
 	for (int i = optind; i < argc; i++) {
 		tfjob_error *err = NULL;
-		int drc = tfjob_transport_delete(NULL, t, &ctl_tfjobs, NULL, argv[i], &opts, &err);
+		const char *name = ctl_object_name(argv[i], "delete");
+		int drc = tfjob_transport_delete(NULL, t, &ctl_tfjobs, NULL, name, &opts, &err);
 		if (drc == TFJOB_ENOTFOUND && ignore_not_found) {
 			tfjob_error_free(err);
 			continue;
@@ -75,7 +79,7 @@ int cmd_delete(int argc, char **argv)
 				status = r;
 			continue;
 		}
-		printf("tfjob.kubeflow.org \"%s\" deleted\n", argv[i]);
+		printf("tfjob.kubeflow.org \"%s\" deleted\n", name);
 	}
 	ctl_disconnect(t);
 	return status;

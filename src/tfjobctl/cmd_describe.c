@@ -157,7 +157,9 @@ int cmd_describe(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return ctl_fail("describe: expected exactly one NAME (see tfjobctl describe --help)");
-	const char *name = argv[optind];
+	const char *name = ctl_object_name(argv[optind], "describe");
+	if (!name)
+		return EXIT_USAGE;
 	tfjob_transport *t;
 	int rc = ctl_connect(&t, &cl);
 	if (rc)

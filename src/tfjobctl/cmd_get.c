@@ -208,11 +208,12 @@ int cmd_get(int argc, char **argv)
 		if (ctl_cluster_option(&cl, ch, optarg))
 			continue;
 		if (ch == 'o') {
+			optarg = (char *)ctl_flag_value(optarg);
 			if (strcmp(optarg, "json") && strcmp(optarg, "yaml") && strcmp(optarg, "wide") && strcmp(optarg, "name"))
 				return ctl_fail("get: unknown output format '%s' (expected json, yaml, wide or name)", optarg);
 			a.format = optarg;
 		} else if (ch == 'l') {
-			a.selector = optarg;
+			a.selector = ctl_flag_value(optarg);
 		} else if (ch == 'A') {
 			a.all_ns = 1;
 		} else if (ch == 'M') {
@@ -228,6 +229,9 @@ int cmd_get(int argc, char **argv)
 		return ctl_fail("get: a resource cannot be retrieved by name across all namespaces");
 	if (names > 0 && a.selector)
 		return ctl_fail("get: name cannot be provided when a selector is specified");
+	for (int i = optind; i < argc; i++)
+		if (!ctl_object_name(argv[i], "get"))
+			return EXIT_USAGE;
 	tfjob_transport *t;
 	int rc = ctl_connect(&t, &cl);
 	if (rc)
@@ -264,7 +268,7 @@ int cmd_get(int argc, char **argv)
 		for (int i = optind; i < argc; i++) {
 			char *text = NULL;
 			tfjob_error *err = NULL;
-			if (tfjob_transport_get(&text, t, &ctl_tfjobs, NULL, argv[i], &err)) {
+			if (tfjob_transport_get(&text, t, &ctl_tfjobs, NULL, ctl_object_name(argv[i], "get"), &err)) {
 				int r = ctl_api_fail(err);
 				if (r > status)
 					status = r;

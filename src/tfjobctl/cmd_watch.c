@@ -182,6 +182,7 @@ int cmd_watch(int argc, char **argv)
 		if (ctl_cluster_option(&cl, ch, optarg))
 			continue;
 		if (ch == 'o') {
+			optarg = (char *)ctl_flag_value(optarg);
 			if (strcmp(optarg, "json"))
 				return ctl_fail("watch: unknown output format '%s' (expected json)", optarg);
 			ws.f.json = 1;
@@ -198,7 +199,9 @@ int cmd_watch(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return ctl_fail("watch: expected exactly one NAME (see tfjobctl watch --help)");
-	ws.f.name = argv[optind];
+	ws.f.name = ctl_object_name(argv[optind], "watch");
+	if (!ws.f.name)
+		return EXIT_USAGE;
 	tfjob_transport *t;
 	int rc = ctl_connect(&t, &cl);
 	if (rc)

@@ -165,6 +165,18 @@ class TfjobctlTest(unittest.TestCase):
         rc, out, err = self.run_ctl("get", "-l", "team=ml,tier!=x")
         self.assertEqual(rc, 0, err)
         self.assertIn("labelSelector=team%3Dml%2Ctier%21%3Dx", self.log()[0]["query"])
+        # TYPE/NAME as -o name prints it; pflag's "-o=json" and "-n=ns".
+        self.setUp()
+        self.rules({"method": "GET", "path": BASE + "/team/tfjobs/a", "times": -1, "body": a})
+        for arg in ("tfjob.kubeflow.org/a", "tfjobs/a", "tfjob/a"):
+            rc, out, err = self.run_ctl("get", arg, "-o=json", "-n=team")
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(json.loads(out)["metadata"]["name"], "a")
+        rc, out, err = self.run_ctl("get", "pods/a", "-n", "team")
+        self.assertEqual(rc, 2)
+        self.assertIn("pods/a", err)
+        self.assertEqual(self.run_ctl("delete", "pod/a")[0], 2)
+        self.assertEqual(self.run_ctl("describe", "svc/a")[0], 2)
         self.assertEqual(self.run_ctl("get", "a", "-A")[0], 2)
         self.assertEqual(self.run_ctl("get", "a", "-l", "x=y")[0], 2)
 
@@ -338,7 +350,7 @@ class TfjobctlTest(unittest.TestCase):
         self.rules({"method": "DELETE", "path": BASE + "/default/tfjobs/y", "status": 404,
                     "body": status(404, "NotFound", 'tfjobs.kubeflow.org "y" not found')},
                    {"method": "DELETE", "path": BASE + "/default/tfjobs/x", "body": {"kind": "Status", "status": "Success"}})
-        rc, out, err = self.run_ctl("delete", "y", "x", "--ignore-not-found", "--cascade=false")
+        rc, out, err = self.run_ctl("delete", "y", "tfjob.kubeflow.org/x", "--ignore-not-found", "--cascade=false")
         self.assertEqual((rc, out, err), (0, 'tfjob.kubeflow.org "x" deleted\n', ""))
         self.assertEqual(json.loads(self.log()[1]["body"])["propagationPolicy"], "Orphan")
 
