@@ -332,8 +332,14 @@ START_TEST(tls_data_files_and_server_name)
 	o = fast_options(write_kubeconfig("tls6.yaml", url, "    certificate-authority: ca.crt\n    tls-server-name: kube.test\n",
 	                                  NULL, NULL));
 	t = kube_with(&o);
+	fault_reset(&tls);
+	fault_rules(&tls, "[{\"path\":\"*\",\"times\":-1,\"body\":{\"kind\":\"Pod\"}}]");
 	rc = tfjob_transport_get(NULL, t, &PODS, NULL, "p", &err);
 	ck_assert_msg(rc == 0, "tls-server-name: %s", tfjob_error_message(err));
+	/* Only SNI and verification change: the Host header is the server's. */
+	e = log_entry(&tls, 0);
+	ck_assert_str_eq(field(e, "host"), url + strlen("https://"));
+	json_decref(e);
 	tfjob_transport_free(t);
 	/* Bad base64. */
 	o = fast_options(write_kubeconfig("tls7.yaml", tls.url, "    certificate-authority-data: '!!!'\n", NULL, NULL));

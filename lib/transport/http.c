@@ -190,6 +190,15 @@ bool tfjob__http_ready(struct tfjob__kube *k, CURL *easy, struct curl_slist **he
 		snprintf(resp->curl_error, sizeof(resp->curl_error), "out of memory");
 		return false;
 	}
+	if (k->host_header) {
+		struct curl_slist *more = curl_slist_append(*headers, k->host_header);
+		if (!more) {
+			resp->curl_code = CURLE_OUT_OF_MEMORY;
+			snprintf(resp->curl_error, sizeof(resp->curl_error), "out of memory");
+			return false;
+		}
+		*headers = more;
+	}
 	if (tfjob__kube_auth_apply(k, easy, headers, &auth_err)) {
 		resp->curl_code = CURLE_LOGIN_DENIED;
 		snprintf(resp->curl_error, sizeof(resp->curl_error), "%s", tfjob_error_message(auth_err));

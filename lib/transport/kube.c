@@ -499,6 +499,7 @@ static void kube_free(void *data)
 	tfjob__kube_config_clear(&k->cfg);
 	free(k->url_base);
 	free(k->connect_to);
+	free(k->host_header);
 	free(k->user_agent);
 	if (k->token) {
 		memset(k->token, 0, strlen(k->token));
@@ -532,6 +533,12 @@ static int setup_url(struct tfjob__kube *k, tfjob_error **err)
 		rc = tfjob__fail(err, TFJOB_ESCHEMA, "invalid server URL '%s'", k->cfg.server);
 	if (!rc && k->cfg.tls_server_name) {
 		k->connect_to = tfjob__strdup_printf("%s:%s:%s:%s", k->cfg.tls_server_name, port, host, port);
+		/* The name only changes SNI and verification (as Go's tls.Config.ServerName): the Host
+		 * header stays the server's, for proxies that route on it. */
+		char *given_port = NULL;
+		curl_url_get(u, CURLUPART_PORT, &given_port, 0);
+		k->host_header = tfjob__strdup_printf("Host: %s%s%s", host, given_port ? ":" : "", given_port ? given_port : "");
+		curl_free(given_port);
 		curl_url_set(u, CURLUPART_HOST, k->cfg.tls_server_name, 0);
 	}
 	if (!rc && curl_url_get(u, CURLUPART_URL, &url, 0))
@@ -541,7 +548,7 @@ static int setup_url(struct tfjob__kube *k, tfjob_error **err)
 		while (n > 0 && url[n - 1] == '/')
 			url[--n] = '\0';
 		k->url_base = tfjob__strdup(url);
-		if (!k->url_base || (k->cfg.tls_server_name && !k->connect_to))
+		if (!k->url_base || (k->cfg.tls_server_name && (!k->connect_to || !k->host_header)))
 			rc = tfjob__oom(err);
 	}
 	curl_free(host);

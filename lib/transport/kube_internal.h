@@ -105,6 +105,7 @@ struct tfjob__kube {
 	struct tfjob__kube_config cfg;
 	char *url_base;     /* scheme://host:port[/prefix] as used in URLs (tls-server-name applied) */
 	char *connect_to;   /* CURLOPT_CONNECT_TO entry for tls-server-name, or NULL */
+	char *host_header;  /* with tls-server-name: "Host: " the server's own host[:port], or NULL */
 	char *user_agent;
 	CURLSH *share;
 	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
