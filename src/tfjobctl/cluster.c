@@ -117,6 +117,12 @@ int ctl_api_fail(tfjob_error *err)
 	if (status) {
 		/* kubectl's StandardErrorMessage: the server's own reason, else the one of the status code. */
 		const char *reason = tfjob_error_reason(err);
+		if (status == 404 && (!reason || !reason[0])) {
+			/* Not a Status: the API server does not know the resource (the CRD is not installed). */
+			fprintf(stderr, "error: the server doesn't have a resource type \"tfjobs\"\n");
+			tfjob_error_free(err);
+			return EXIT_NEGATIVE;
+		}
 		if (!reason || !reason[0])
 			reason = tfjob_error_code_of(err) == TFJOB_EEXISTS ? "AlreadyExists" : reason_of_http(status);
 		if (reason && !strcmp(reason, "Unauthorized"))

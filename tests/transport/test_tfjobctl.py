@@ -200,7 +200,9 @@ class TfjobctlTest(unittest.TestCase):
                     "body": status(401, "Unauthorized", "Unauthorized")},
                    {"path": BASE + "/default/tfjobs/h", "status": 502, "times": -1, "content_type": "text/html",
                     "body": "<html><body><h1>502 Bad Gateway</h1></body></html>"},
-                   {"path": BASE + "/default/tfjobs/g", "status": 418, "body": "teapot"})
+                   {"path": BASE + "/default/tfjobs/g", "status": 418, "body": "teapot"},
+                   {"path": BASE + "/nocrd/tfjobs", "status": 404, "content_type": "text/plain",
+                    "body": "404 page not found\n"})
         rc, out, err = self.run_ctl("get")
         self.assertEqual((rc, err), (1, "error: You must be logged in to the server (Unauthorized)\n"))
         rc, out, err = self.run_ctl("get", "h", timeout=60)
@@ -210,6 +212,9 @@ class TfjobctlTest(unittest.TestCase):
         rc, out, err = self.run_ctl("get", "g")
         self.assertEqual(rc, 1)
         self.assertTrue(err.startswith("Error from server: "), err)
+        # A 404 that is not a Status: the CRD is not installed.
+        rc, out, err = self.run_ctl("get", "-n", "nocrd")
+        self.assertEqual((rc, err), (1, 'error: the server doesn\'t have a resource type "tfjobs"\n'))
 
     def test_get_not_found_and_forbidden(self):
         self.rules({"path": BASE + "/default/tfjobs/x", "status": 404,
