@@ -22,6 +22,7 @@ void usage_get(FILE *out)
 	        "  -l, --selector S  a label selector (e.g. team=ml,tier!=x)\n"
 	        "  -A, --all-namespaces  every namespace\n"
 	        "  --show-managed-fields  keep metadata.managedFields in json and yaml output\n"
+	        "  --no-headers    no header line in the table\n"
 	        CTL_CLUSTER_USAGE "\n"
 	        "Exit status: 0 ok, 1 the server answered with an error (e.g. NotFound), 2 usage,\n"
 	        "configuration or connection error.\n");
@@ -87,7 +88,7 @@ static void table_print(FILE *out, struct table *tb)
 	tb->rows = 0;
 }
 
-static void print_table(const json_t *items, int wide, int all_ns)
+static void print_table(const json_t *items, int wide, int all_ns, int no_headers)
 {
 	time_t now = time(NULL);
 	struct table tb = { 0, (size_t)(3 + (all_ns ? 1 : 0) + (wide ? 2 : 0)), NULL };
@@ -102,7 +103,8 @@ static void print_table(const json_t *items, int wide, int all_ns)
 		head[n++] = "REPLICAS";
 		head[n++] = "CLEAN-POD-POLICY";
 	}
-	table_add(&tb, head);
+	if (!no_headers)
+		table_add(&tb, head);
 	size_t i;
 	json_t *job;
 	json_array_foreach(items, i, job) {
@@ -143,6 +145,7 @@ struct get_args {
 	const char *format; /* NULL: the table */
 	int all_ns;
 	int show_managed_fields;
+	int no_headers;
 	const char *selector;
 };
 
@@ -187,7 +190,7 @@ static void show(json_t *items, const struct get_args *a, int single, int listed
 			printf("tfjob.kubeflow.org/%s\n", json_string_value(json_object_get(json_object_get(item, "metadata"), "name")));
 		return;
 	}
-	print_table(items, f != NULL, a->all_ns);
+	print_table(items, f != NULL, a->all_ns, a->no_headers);
 }
 
 int cmd_get(int argc, char **argv)
@@ -198,6 +201,7 @@ int cmd_get(int argc, char **argv)
 		{ "selector", required_argument, NULL, 'l' },
 		{ "all-namespaces", no_argument, NULL, 'A' },
 		{ "show-managed-fields", no_argument, NULL, 'M' },
+		{ "no-headers", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl_cluster cl = { 0 };
@@ -218,6 +222,8 @@ int cmd_get(int argc, char **argv)
 			a.all_ns = 1;
 		} else if (ch == 'M') {
 			a.show_managed_fields = 1;
+		} else if (ch == 'H') {
+			a.no_headers = 1;
 		} else if (ch == ':') {
 			return ctl_fail("get: option '%s' needs a value", argv[optind - 1]);
 		} else {

@@ -130,6 +130,8 @@ class TfjobctlTest(unittest.TestCase):
         self.assertTrue(out.splitlines()[1].startswith("a         Running     "))
         for line in out.splitlines():
             self.assertEqual(line, line.rstrip())
+        rc, out, err = self.run_ctl("get", "--no-headers")
+        self.assertEqual([l.split()[:2] for l in out.splitlines()], [["a", "Running"], ["b", "Succeeded"]])
         # Many objects in json/yaml: kubectl's List wrapper, no managedFields.
         rc, out, err = self.run_ctl("get", "-o", "json")
         self.assertEqual(rc, 0, err)
