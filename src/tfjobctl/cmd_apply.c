@@ -1,5 +1,5 @@
 /*
- * tfjobctl apply -f FILE [--kubeconfig F] [--context C] [-n NS]
+ * tfjobctl apply -f FILE [--kubeconfig F] [--context C] [-n NS]: kubectl apply's read, then create or update
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <getopt.h>
@@ -14,6 +14,7 @@ void usage_apply(FILE *out)
 	        "usage: tfjobctl apply -f FILE [--compat C] [--kubeconfig F] [--context C] [-n NS]\n\n"
 	        "Create the TFJobs of FILE in the cluster, or update those that exist: their spec, labels\n"
 	        "and annotations are replaced by FILE's (the server's metadata and status are kept).\n"
+	        "A metadata.resourceVersion in FILE is a precondition (a stale one is a Conflict).\n"
 	        "Every TFJob is validated first; an invalid one is not sent.\n\n"
 	        "  -f, --filename FILE  YAML or JSON, one or more TFJobs ('-' for standard input)\n"
 	        CTL_CLUSTER_USAGE "\n"

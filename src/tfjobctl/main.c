@@ -17,7 +17,7 @@ static const struct command commands[] = {
 	{ "plan", "plan one reconcile step of a TFJob given its observed pods and services", cmd_plan, usage_plan },
 	{ "simulate", "run a scenario of pod phase changes through the planner, step by step", cmd_simulate, usage_simulate },
 	{ "apply", "create or update TFJobs in the cluster of the current kubeconfig", cmd_apply, usage_apply },
-	{ "get", "list TFJobs of the cluster, or show one (table, json, yaml, wide)", cmd_get, usage_get },
+	{ "get", "list TFJobs of the cluster, or show some (table, json, yaml, wide, name)", cmd_get, usage_get },
 	{ "describe", "describe a TFJob: conditions, replica statuses, events", cmd_describe, usage_describe },
 	{ "delete", "delete TFJobs from the cluster", cmd_delete, usage_delete },
 	{ "watch", "follow a TFJob until it finishes", cmd_watch, usage_watch },
