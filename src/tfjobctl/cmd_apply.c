@@ -70,6 +70,13 @@ static int update_existing(tfjob_transport *t, const char *ns, const char *name,
 		json_t *next = merged_object(server, desired);
 		if (want_rv && want_rv[0])
 			json_object_set_new(json_object_get(next, "metadata"), "resourceVersion", json_string(want_rv));
+		if (json_equal(next, server)) {
+			/* Nothing to change: no request, as kubectl apply sends no empty patch. */
+			printf("tfjob.kubeflow.org/%s unchanged\n", name);
+			json_decref(next);
+			json_decref(server);
+			return 0;
+		}
 		char *body = json_dumps(next, JSON_COMPACT);
 		char *out = NULL;
 		rc = tfjob_transport_update(&out, t, &ctl_tfjobs, ns, body, err);

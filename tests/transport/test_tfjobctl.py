@@ -280,7 +280,17 @@ class TfjobctlTest(unittest.TestCase):
                    {"method": "PUT", "path": BASE + "/kubeflow/tfjobs/" + name, "body": server_obj})
         rc, out, err = self.run_ctl("apply", "-f", path)
         self.assertEqual(rc, 0, err)
+        self.assertEqual(out, "tfjob.kubeflow.org/%s unchanged\n" % name)  # the server kept its version
+        self.assertEqual([e["method"] for e in self.log()], ["GET", "POST", "GET", "PUT"])
+        # Nothing to change: unchanged, without a PUT.
+        self.setUp()
+        same = dict(server_obj, spec=sent["spec"])
+        del same["metadata"]["labels"]
+        self.rules({"method": "GET", "path": BASE + "/kubeflow/tfjobs/" + name, "body": same})
+        rc, out, err = self.run_ctl("apply", "-f", path)
+        self.assertEqual(rc, 0, err)
         self.assertEqual(out, "tfjob.kubeflow.org/%s unchanged\n" % name)
+        self.assertEqual([e["method"] for e in self.log()], ["GET"])
 
     def test_apply_resource_version_is_a_precondition(self):
         # A resourceVersion in FILE (e.g. from get -o yaml) is sent: a stale one is a Conflict, not retried.
@@ -309,9 +319,11 @@ class TfjobctlTest(unittest.TestCase):
         del gen["status"], gen["metadata"]["resourceVersion"], gen["metadata"]["uid"], gen["metadata"]["name"]
         gen["metadata"]["generateName"] = "g-"
         docs.append(json.dumps(gen))
+        m2_server = job("m2", rv="7")
+        m2_server["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 3
         self.rules({"method": "GET", "path": BASE + "/default/tfjobs/m1", "status": 404, "body": status(404, "NotFound", "nf")},
                    {"method": "POST", "path": BASE + "/default/tfjobs", "status": 201, "body": job("m1")},
-                   {"method": "GET", "path": BASE + "/default/tfjobs/m2", "body": job("m2", rv="7")},
+                   {"method": "GET", "path": BASE + "/default/tfjobs/m2", "body": m2_server},
                    {"method": "PUT", "path": BASE + "/default/tfjobs/m2", "body": job("m2", rv="8")},
                    {"method": "POST", "path": BASE + "/default/tfjobs", "status": 201, "body": job("g-x7k2p")})
         rc, out, err = self.run_ctl("apply", "-f", "-", stdin="---\n" + "\n---\n".join(docs))
