@@ -515,22 +515,26 @@ static const char *kube_namespace(void *data) { return ((struct tfjob__kube *)da
 static int setup_url(struct tfjob__kube *k, tfjob_error **err)
 {
 	/* "host:port" without a scheme: https when there are TLS settings, else http (client-go). */
+	char *full = NULL;
 	if (!strstr(k->cfg.server, "://")) {
 		const struct tfjob__kube_config *c = &k->cfg;
 		int tls = c->ca_data || c->cert_data || c->insecure;
-		char *full = tfjob__strdup_printf("%s://%s", tls ? "https" : "http", c->server);
-		if (!full)
+		if (!(full = tfjob__strdup_printf("%s://%s", tls ? "https" : "http", c->server)))
 			return tfjob__oom(err);
-		free(k->cfg.server);
-		k->cfg.server = full;
 	}
 	CURLU *u = curl_url();
 	char *host = NULL, *port = NULL, *url = NULL;
 	int rc = 0;
-	if (!u || curl_url_set(u, CURLUPART_URL, k->cfg.server, 0) ||
+	if (!u || curl_url_set(u, CURLUPART_URL, full ? full : k->cfg.server, 0) ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) ||
 	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT))
 		rc = tfjob__fail(err, TFJOB_ESCHEMA, "invalid server URL '%s'", k->cfg.server);
+	if (!rc && full) {
+		free(k->cfg.server);
+		k->cfg.server = full;
+		full = NULL;
+	}
+	free(full);
 	if (!rc && k->cfg.tls_server_name) {
 		k->connect_to = tfjob__strdup_printf("%s:%s:%s:%s", k->cfg.tls_server_name, port, host, port);
 		/* The name only changes SNI and verification (as Go's tls.Config.ServerName): the Host
