@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cluster.h"
@@ -102,30 +103,61 @@ static void print_status(const json_t *job)
 		printf("  Completion Time:  %s\n", str(st, "completionTime"));
 }
 
+/* An event's time: lastTimestamp, else eventTime, else its creation. */
+static const char *event_time(const json_t *e)
+{
+	const char *ts = str(e, "lastTimestamp");
+	if (!ts[0])
+		ts = str(e, "eventTime");
+	if (!ts[0])
+		ts = str(json_object_get(e, "metadata"), "creationTimestamp");
+	return ts;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	/* RFC 3339 times in UTC compare as strings (eventTime's fraction sorts after the second). */
+	return strcmp(event_time(*(json_t *const *)a), event_time(*(json_t *const *)b));
+}
+
 static void print_events(const json_t *list)
 {
 	const json_t *items = json_object_get(list, "items");
+	size_t n = json_array_size(items);
 	printf("Events:");
-	if (json_array_size(items) == 0) {
+	json_t **sorted = n ? calloc(n, sizeof(json_t *)) : NULL;
+	if (!sorted) {
 		printf("  <none>\n");
 		return;
 	}
 	printf("\n  %-8s %-24s %-8s %-20s %s\n  %-8s %-24s %-8s %-20s %s\n", "Type", "Reason", "Age", "From", "Message",
 	       "----", "------", "----", "----", "-------");
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = json_array_get(items, i);
+	/* Oldest first, as kubectl describe lists them. */
+	qsort(sorted, n, sizeof(json_t *), by_time);
 	time_t now = time(NULL);
-	size_t i;
-	json_t *e;
-	json_array_foreach(items, i, e) {
-		char age[32];
-		const char *ts = str(e, "lastTimestamp");
-		if (!ts[0])
-			ts = str(e, "eventTime");
-		if (!ts[0])
-			ts = str(json_object_get(e, "metadata"), "creationTimestamp");
-		ctl_age(age, sizeof(age), ts, now);
-		printf("  %-8s %-24s %-8s %-20s %s\n", str(e, "type"), str(e, "reason"), age,
-		       str(json_object_get(e, "source"), "component"), str(e, "message"));
+	for (size_t i = 0; i < n; i++) {
+		const json_t *e = sorted[i];
+		char age[32], first[32], shown[96];
+		ctl_age(age, sizeof(age), event_time(e), now);
+		json_int_t count = json_integer_value(json_object_get(e, "count"));
+		const char *first_ts = str(e, "firstTimestamp");
+		if (count > 1 && first_ts[0]) {
+			ctl_age(first, sizeof(first), first_ts, now);
+			snprintf(shown, sizeof(shown), "%s (x%lld over %s)", age, (long long)count, first);
+		} else {
+			snprintf(shown, sizeof(shown), "%s", age);
+		}
+		/* From: the source component, else the reporting controller (events.k8s.io events). */
+		const char *from = str(json_object_get(e, "source"), "component");
+		if (!from[0])
+			from = str(e, "reportingComponent");
+		if (!from[0])
+			from = str(e, "reportingController");
+		printf("  %-8s %-24s %-8s %-20s %s\n", str(e, "type"), str(e, "reason"), shown, from, str(e, "message"));
 	}
+	free(sorted);
 }
 
 static void describe(const json_t *job, const json_t *events)

@@ -341,6 +341,8 @@ class TfjobctlTest(unittest.TestCase):
 
     def test_describe(self):
         ev = {"kind": "EventList", "items": [
+            {"type": "Warning", "reason": "Later", "message": "second", "reportingComponent": "other-controller",
+             "count": 3, "firstTimestamp": "2020-01-01T00:00:02Z", "lastTimestamp": "2020-01-01T00:00:09Z"},
             {"type": "Normal", "reason": "SuccessfulCreatePod", "message": "Created pod: x-worker-0",
              "source": {"component": "tfjob-controller"}, "lastTimestamp": "2020-01-01T00:00:01Z"}]}
         self.rules({"path": BASE + "/default/tfjobs/x", "body": job("x", state="Running")},
@@ -353,6 +355,9 @@ class TfjobctlTest(unittest.TestCase):
             self.assertIn(text, out)
         q = self.log()[1]["query"]
         self.assertIn("fieldSelector=involvedObject.name%3Dx%2CinvolvedObject.kind%3DTFJob", q)
+        # Oldest first; repeated events as kubectl shows them; From falls back to the reporter.
+        self.assertLess(out.index("SuccessfulCreatePod"), out.index("Later"))
+        self.assertRegex(out, r"Later +\S+ \(x3 over \S+\) +other-controller +second")
 
     def test_delete(self):
         self.rules({"method": "DELETE", "path": BASE + "/team/tfjobs/x", "body": {"kind": "Status", "status": "Success"}},
