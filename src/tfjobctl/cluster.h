@@ -12,26 +12,30 @@
 #include "tfjobctl.h"
 
 /* getopt_long values of the shared flags ('n' is -n/--namespace). */
-enum { CTL_OPT_KUBECONFIG = 0x1000, CTL_OPT_CONTEXT, CTL_OPT_COMPAT, CTL_OPT_TIMEOUT };
+enum { CTL_OPT_KUBECONFIG = 0x1000, CTL_OPT_CONTEXT, CTL_OPT_COMPAT, CTL_OPT_TIMEOUT, CTL_OPT_REQUEST_TIMEOUT };
 
 #define CTL_CLUSTER_LONGOPTS                                                   \
 	{ "kubeconfig", required_argument, NULL, CTL_OPT_KUBECONFIG },         \
 	{ "context", required_argument, NULL, CTL_OPT_CONTEXT },               \
 	{ "namespace", required_argument, NULL, 'n' },                         \
-	{ "compat", required_argument, NULL, CTL_OPT_COMPAT }
+	{ "compat", required_argument, NULL, CTL_OPT_COMPAT },                 \
+	{ "request-timeout", required_argument, NULL, CTL_OPT_REQUEST_TIMEOUT }
 
 #define CTL_CLUSTER_USAGE                                                                          \
 	"  --kubeconfig F  the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else\n"       \
 	"                  the in-cluster service account)\n"                                            \
 	"  --context C     the kubeconfig context (default: current-context)\n"                          \
 	"  -n, --namespace N  the namespace (default: the context's, else \"default\")\n"             \
-	"  --compat C      'documented' (default) or 'training-operator-1.9'\n"
+	"  --compat C      'documented' (default) or 'training-operator-1.9'\n"                   \
+	"  --request-timeout D  give up on one request after D (e.g. 30s, 1m, 500ms; a bare\n"   \
+	"                  number is seconds; 0: the default, 60s); retries may follow\n"
 
 struct ctl_cluster {
 	const char *kubeconfig;
 	const char *context;
 	const char *namespace_name;
 	tfjob_compat compat;
+	long request_timeout_ms; /* 0: the library's default */
 	int bad; /* a shared flag had an invalid value (already reported) */
 };
 

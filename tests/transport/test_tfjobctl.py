@@ -231,6 +231,18 @@ class TfjobctlTest(unittest.TestCase):
         self.assertIn("Error from server (Forbidden)", err)
         self.assertNotIn("secret-token", err)
 
+    def test_request_timeout(self):
+        # The first answer comes too late for --request-timeout: given up, read again.
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs/a", "delay_ms": 3000, "body": job("a")},
+                   {"method": "GET", "path": BASE + "/default/tfjobs/a", "body": job("a")})
+        start = time.time()
+        rc, out, err = self.run_ctl("get", "a", "--request-timeout", "500ms")
+        self.assertEqual(rc, 0, err)
+        self.assertLess(time.time() - start, 2.9)
+        self.assertEqual(len(self.log()), 2)
+        for bad in ("x", "-1s", "5q", ""):
+            self.assertEqual(self.run_ctl("get", "a", "--request-timeout", bad)[0], 2, bad)
+
     def test_usage_and_config_errors(self):
         rc, _, err = self.run_ctl("get", "-o", "xml")
         self.assertEqual(rc, 2)
