@@ -114,6 +114,9 @@ int ctl_connect(tfjob_transport **out, const struct ctl_cluster *c)
 	opts.user_agent = "tfjobctl/" TFJOB_VERSION;
 	if (c->request_timeout_ms > 0)
 		opts.request_timeout_ms = c->request_timeout_ms;
+	/* A command line gives up sooner than a controller: about 1.5 s of backoff (Retry-After
+	 * still honoured) before an unreachable server is reported, not the library's 6 s. */
+	opts.max_retries = 3;
 	tfjob_error *err = NULL;
 	if (tfjob_kube_transport_new(out, &opts, &err)) {
 		tfjob_global_cleanup();

@@ -240,6 +240,16 @@ class TfjobctlTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertLess(time.time() - start, 2.9)
         self.assertEqual(len(self.log()), 2)
+        # Nobody listening: reported (exit 2) after 3 quick retries, not after the library's 6 s.
+        start = time.time()
+        cfg = os.path.join(self.dir, "closed")
+        with open(cfg, "w") as f:
+            f.write("current-context: c\nclusters:\n- name: k\n  cluster: {server: 'http://127.0.0.1:1'}\n"
+                    "contexts:\n- name: c\n  context: {cluster: k}\n")
+        p = subprocess.run([TFJOBCTL, "get", "--kubeconfig", cfg], capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("127.0.0.1", p.stderr)
+        self.assertLess(time.time() - start, 4)
         for bad in ("x", "-1s", "5q", ""):
             self.assertEqual(self.run_ctl("get", "a", "--request-timeout", bad)[0], 2, bad)
 
