@@ -126,7 +126,8 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
 	if (ons && flag_ns && strcmp(ons, flag_ns)) {
 		json_decref(desired);
 		tfjob_free(text);
-		return ctl_fail("apply: the namespace of TFJob %s (%s) does not match --namespace %s", name, ons, flag_ns);
+		return ctl_fail("apply: the namespace from the provided object \"%s\" does not match the namespace \"%s\". "
+		                "You must pass '--namespace=%s' to perform this operation.", ons, flag_ns, ons);
 	}
 	const char *ns = ons ? ons : flag_ns ? flag_ns : tfjob_transport_namespace(t);
 	int rc;
