@@ -210,8 +210,15 @@ int cmd_apply(int argc, char **argv)
 	tfjob_transport *t = NULL;
 	if (status == EXIT_OK)
 		status = ctl_connect(&t, &cl);
-	for (size_t i = 0; status == EXIT_OK && i < count; i++)
-		status = apply_one(t, cl.namespace_name, jobs[i]);
+	/* As kubectl apply: every object is tried after a refusal; the worst outcome is the exit status. */
+	int connected = status == EXIT_OK;
+	for (size_t i = 0; connected && i < count; i++) {
+		int r = apply_one(t, cl.namespace_name, jobs[i]);
+		if (r > status)
+			status = r;
+		if (r == EXIT_USAGE)
+			break; /* no connection (or no sense from the server): the rest would fare the same */
+	}
 	if (t)
 		ctl_disconnect(t);
 	tfjob_job_array_free(jobs, count);

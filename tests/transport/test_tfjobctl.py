@@ -352,6 +352,16 @@ class TfjobctlTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(out.splitlines(), ["tfjob.kubeflow.org/m1 created", "tfjob.kubeflow.org/m2 configured",
                                             "tfjob.kubeflow.org/g-x7k2p created"])
+        # One refused: the others are applied all the same, exit 1.
+        self.setUp()
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs/m1", "status": 403,
+                    "body": status(403, "Forbidden", 'tfjobs.kubeflow.org "m1" is forbidden')},
+                   {"method": "GET", "path": BASE + "/default/tfjobs/m2", "status": 404, "body": status(404, "NotFound", "nf")},
+                   {"method": "POST", "path": BASE + "/default/tfjobs", "status": 201, "body": job("m2")})
+        rc, out, err = self.run_ctl("apply", "-f", "-", stdin="---\n" + "\n---\n".join(docs[:2]))
+        self.assertEqual(rc, 1, err)
+        self.assertEqual(out, "tfjob.kubeflow.org/m2 created\n")
+        self.assertEqual(err, 'Error from server (Forbidden): tfjobs.kubeflow.org "m1" is forbidden\n')
 
     def test_apply_invalid_is_not_sent(self):
         bad = ("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: bad}\nspec:\n  tfReplicaSpecs:\n"
