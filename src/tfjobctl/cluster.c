@@ -248,7 +248,8 @@ const char *ctl_job_state(const json_t *job)
 static int plain_safe(const char *s)
 {
 	static const char *const reserved[] = { "", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False",
-	                                        "FALSE", "yes", "Yes", "no", "No", "on", "On", "off", "Off", "y", "n", "Y", "N" };
+	                                        "FALSE", "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF",
+	                                        "y", "n", "Y", "N" };
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
 		if (!strcmp(s, reserved[i]))
 			return 0;

@@ -190,7 +190,8 @@ class TfjobctlTest(unittest.TestCase):
         import yaml
         a = job("a", state="Running")
         a["metadata"]["labels"] = {"v": "1.10", "on": "yes", "t": "2020-01-01", "e": "", "n": "0x1F", "u": "1_000",
-                                   "s": "1:20", "inf": ".inf", "m": "a: b", "h": "#x", "q": "'", "lf": "a\nb"}
+                                   "s": "1:20", "inf": ".inf", "m": "a: b", "h": "#x", "q": "'", "lf": "a\nb",
+                                   "Y": "YES", "OFF": "NO", "N": "~", "nul": "NULL", "d": "-1.5e3", "amp": "&a", "star": "*a"}
         self.rules({"method": "GET", "path": BASE + "/default/tfjobs/a", "body": a})
         rc, out, err = self.run_ctl("get", "a", "-o", "yaml")
         self.assertEqual(rc, 0, err)
