@@ -42,13 +42,20 @@ struct follow {
 /* Print one state; returns 1 when the job is over (outcome set). */
 static int report(struct follow *f, const char *type, const json_t *obj)
 {
+	if (!strcmp(type, "BOOKMARK")) {
+		/* Only a resume point, never shown (kubectl does not show them either). */
+		const char *brv = json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+		if (brv)
+			snprintf(f->rv, sizeof(f->rv), "%s", brv);
+		return 0;
+	}
 	if (f->json) {
 		json_t *line = json_pack("{s:s, s:O}", "type", type, "object", obj);
 		char *s = json_dumps(line, JSON_COMPACT);
 		printf("%s\n", s ? s : "");
 		free(s);
 		json_decref(line);
-	} else if (strcmp(type, "BOOKMARK")) {
+	} else {
 		printf("%-9s %-32s %s\n", type, f->name, ctl_job_state(obj));
 	}
 	fflush(stdout);

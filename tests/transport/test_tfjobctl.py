@@ -418,7 +418,9 @@ class TfjobctlTest(unittest.TestCase):
         done = job("w", state="Succeeded", rv="9")
         self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", rv="5")},
                    {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true",
-                    "chunks": [ev("MODIFIED", running)[:50], ev("MODIFIED", running)[50:], ev("MODIFIED", done)],
+                    "chunks": [ev("MODIFIED", running)[:50], ev("MODIFIED", running)[50:],
+                               ev("BOOKMARK", {"kind": "TFJob", "metadata": {"resourceVersion": "8"}}),
+                               ev("MODIFIED", done)],
                     "hang_ms": 5000})
         rc, out, err = self.run_ctl("watch", "w")
         self.assertEqual(rc, 0, err)
