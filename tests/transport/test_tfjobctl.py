@@ -434,12 +434,16 @@ class TfjobctlTest(unittest.TestCase):
         gone = json.dumps({"type": "ERROR", "object": status(410, "Expired", "too old")}) + "\n"
         failed = job("w", state="Failed", rv="20")
         self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", rv="5")},
-                   {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true", "chunks": [gone]},
+                   {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true",
+                    "chunks": [json.dumps({"type": "BOOKMARK", "object": {"kind": "TFJob",
+                                                                          "metadata": {"resourceVersion": "6"}}}) + "\n",
+                               gone]},
                    {"method": "GET", "path": BASE + "/default/tfjobs/w", "body": failed})
         rc, out, err = self.run_ctl("watch", "w", "-o", "json")
         self.assertEqual(rc, 1, err)
         lines = [json.loads(l) for l in out.splitlines()]
         self.assertEqual(lines[-1]["object"]["metadata"]["resourceVersion"], "20")
+        self.assertNotIn("BOOKMARK", [l["type"] for l in lines])
         self.setUp()
         self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", rv="5")},
                    {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true", "chunks": [],
