@@ -707,6 +707,22 @@ START_TEST(create_is_never_retried_blindly)
 	ck_assert_ptr_nonnull(strstr(out, "mine"));
 	tfjob_free(out);
 	ck_assert_uint_eq(log_count(&plain), 2);
+	/* The server writes quantities in canonical form ("1000m" -> "1", 2 -> "2"): still ours;
+	 * a quantity of another value is not. */
+	static const char *const quantity_rules =
+		"[{\"method\":\"POST\",\"status\":502,\"path\":\"*\",\"body\":\"<html>bad gateway</html>\"},"
+		"{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/default/pods/p\",\"body\":"
+		"{\"metadata\":{\"name\":\"p\",\"uid\":\"mine\"},\"spec\":{\"cpu\":\"1\",\"mem\":\"2\"}}}]";
+	fault_reset(&plain);
+	fault_rules(&plain, quantity_rules);
+	ck_assert_int_eq(tfjob_transport_create(&out, t, &PODS, NULL,
+	                                        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"cpu\":\"1000m\",\"mem\":2}}", NULL), 0);
+	tfjob_free(out);
+	fault_reset(&plain);
+	fault_rules(&plain, quantity_rules);
+	ck_assert_int_eq(tfjob_transport_create(&out, t, &PODS, NULL,
+	                                        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"cpu\":\"999m\",\"mem\":2}}", NULL),
+	                 TFJOB_ESERVER);
 	/* generateName cannot be checked: the error is returned. */
 	fault_reset(&plain);
 	fault_rules(&plain, "[{\"method\":\"POST\",\"status\":500,\"path\":\"*\",\"body\":" STATUS(500, "InternalError", "x") "}]");

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "internal/quantity.h"
 #include "transport/kube_internal.h"
 
 #define TOKEN_FILE_REFRESH_MS 60000
@@ -166,6 +167,28 @@ static int take_body(char **out, struct tfjob__http_response *r)
 	return 0;
 }
 
+/*
+ * Whether a sent scalar and the stored one are the same resource quantity: the API server
+ * rewrites quantities into their canonical form ("1000m" -> "1", cpu: 1 -> "1").
+ */
+static int same_quantity(const json_t *a, const json_t *b)
+{
+	char text[2][64];
+	const json_t *v[2] = { a, b };
+	for (int i = 0; i < 2; i++) {
+		if (json_is_string(v[i]))
+			snprintf(text[i], sizeof(text[i]), "%s", json_string_value(v[i]));
+		else if (json_is_integer(v[i]))
+			snprintf(text[i], sizeof(text[i]), "%" JSON_INTEGER_FORMAT, json_integer_value(v[i]));
+		else if (json_is_real(v[i]))
+			snprintf(text[i], sizeof(text[i]), "%.17g", json_real_value(v[i]));
+		else
+			return 0;
+	}
+	tfjob__quantity qa, qb;
+	return !tfjob__quantity_parse(&qa, text[0]) && !tfjob__quantity_parse(&qb, text[1]) && qa.nanos == qb.nanos;
+}
+
 /* 1 when every field of a is in b with the same value (b may have more: the server's defaults). */
 static int json_subset(const json_t *a, const json_t *b)
 {
@@ -190,7 +213,7 @@ static int json_subset(const json_t *a, const json_t *b)
 	}
 	if (json_is_number(a) && json_is_number(b))
 		return json_number_value(a) == json_number_value(b);
-	return json_equal(a, b);
+	return json_equal(a, b) || same_quantity(a, b);
 }
 
 /*
