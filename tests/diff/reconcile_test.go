@@ -44,11 +44,12 @@ type fullOutcome struct {
 	Counts                                   string
 	Completion                               bool
 	Requeue                                  string
+	Events                                   []string // "Type Reason Message", sorted
 }
 
 func (o fullOutcome) key() string {
-	return fmt.Sprintf("pods+%v pods-%v svc+%v svc-%v jobDeleted=%v conditions=%v counts=%s completion=%v requeue=%s",
-		o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.JobDeleted, o.Conditions, o.Counts, o.Completion, o.Requeue)
+	return fmt.Sprintf("pods+%v pods-%v svc+%v svc-%v jobDeleted=%v conditions=%v counts=%s completion=%v events=%q requeue=%s",
+		o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.JobDeleted, o.Conditions, o.Counts, o.Completion, o.Events, o.Requeue)
 }
 
 func requeueString(seconds *float64) string {
@@ -87,10 +88,13 @@ func genFullCase(r *rand.Rand, i int) fullCase {
 		if t == "Master" && specs["Chief"] != nil || t == "Chief" && specs["Master"] != nil {
 			continue
 		}
+		podSpec := map[string]any{"containers": []any{map[string]any{"name": "tensorflow", "image": "tf:1"}}}
+		if r.Intn(6) == 0 {
+			podSpec["restartPolicy"] = "OnFailure" // v1.9 warns (SetPodTemplateRestartPolicy) on each create
+		}
 		specs[t] = map[string]any{"replicas": r.Intn(4),
 			"restartPolicy": []string{"OnFailure", "Always", "ExitCode", "Never"}[r.Intn(4)],
-			"template": map[string]any{"spec": map[string]any{"containers": []any{
-				map[string]any{"name": "tensorflow", "image": "tf:1"}}}}}
+			"template":      map[string]any{"spec": podSpec}}
 	}
 	rp := map[string]any{"cleanPodPolicy": []string{"All", "Running", "None"}[r.Intn(3)]}
 	if r.Intn(3) == 0 {
@@ -186,6 +190,7 @@ func genFullCase(r *rand.Rand, i int) fullCase {
 					cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: []int32{1, 137, 130, 2}[r.Intn(4)]}
 				}
 				p.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
+				abnormalPod(r, p)
 				c.pods = append(c.pods, p)
 			}
 			if r.Intn(6) > 0 {
@@ -196,6 +201,29 @@ func genFullCase(r *rand.Rand, i int) fullCase {
 		}
 	}
 	return c
+}
+
+// abnormalPod sometimes gives an active pod what v1.9's RecordAbnormalPods reports as Warning
+// events: a sidecar that terminated with a non-zero code, a waiting container with a message, or
+// (no container statuses) a latest pod condition that is not True.
+func abnormalPod(r *rand.Rand, p *corev1.Pod) {
+	if r.Intn(5) > 0 || (p.Status.Phase != corev1.PodRunning && p.Status.Phase != corev1.PodPending) {
+		return
+	}
+	t0 := metav1.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	switch r.Intn(3) {
+	case 0:
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "sidecar",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error", Message: "sidecar died"}}})
+	case 1:
+		p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image \"tf:1\""}
+	case 2:
+		p.Status.ContainerStatuses = nil
+		p.Status.Conditions = []corev1.PodCondition{
+			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: t0},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+				Message: "0/3 nodes are available: 3 Insufficient cpu.", LastTransitionTime: metav1.NewTime(t0.Add(time.Minute))}}
+	}
 }
 
 func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
@@ -222,7 +250,7 @@ func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
 	}); perr != nil {
 		return fullOutcome{Requeue: "panic: " + firstLine(perr.Error())}
 	}
-	o := fullOutcome{Requeue: "none"}
+	o := fullOutcome{Requeue: "none", Events: recorderEvents(rec)}
 	if err != nil {
 		o.Requeue = "error: " + err.Error()
 	} else if res.RequeueAfter > 0 || res.Requeue {
@@ -259,7 +287,7 @@ func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
 
 func oursReconcile(t *testing.T, c fullCase) fullOutcome {
 	p := oursPlan(t, c.jobJSON, c.pods, c.services, c.now)
-	o := fullOutcome{Requeue: requeueString(p.RequeueAfter)}
+	o := fullOutcome{Requeue: requeueString(p.RequeueAfter), Events: planEvents(p)}
 	for _, a := range p.Actions {
 		switch {
 		case a.Action == "create" && a.Kind == "Pod":
@@ -375,6 +403,16 @@ func TestReconcileStep(t *testing.T) {
 		}
 		ours := oursReconcile(t, c)
 		checked["steps"]++
+		for _, e := range ours.Events {
+			reason := strings.Fields(e + " _ _")[1]
+			if reason == "SetPodTemplateRestartPolicy" || reason == "Error" || reason == "ImagePullBackOff" || reason == "Unschedulable" {
+				checked["steps-with-template-or-abnormal-pod-events"]++
+				break
+			}
+		}
+		if len(ours.Events) > 0 {
+			checked["steps-with-events"]++
+		}
 		match := false
 		for _, o := range outcomes {
 			if sameOutcome(o, ours) {
@@ -439,6 +477,8 @@ func classifyReconcile(c fullCase, ours fullOutcome, v19 map[string]fullOutcome)
 			return "reconcile: replica counts differ", ""
 		case o.Completion != ours.Completion:
 			return "reconcile: completionTime differs", ""
+		case fmt.Sprint(o.Events) != fmt.Sprint(ours.Events):
+			return "reconcile: events differ", ""
 		}
 	}
 	return "reconcile: requeue differs", ""
