@@ -375,6 +375,29 @@ START_TEST(active_deadline_first_step_requeues_full_deadline)
 }
 END_TEST
 
+START_TEST(active_deadline_extremes)
+{
+	/* activeDeadlineSeconds is an int64: the remaining time saturates instead of overflowing
+	 * (startTime after now makes the elapsed time negative) */
+	pu_replica reps[] = { { "Worker", 1, NULL }, { NULL, 0, NULL } };
+	tfjob_job *job = pu_job(reps, "\"activeDeadlineSeconds\":9223372036854775807", NULL,
+	                        "{\"startTime\":\"2024-01-01T00:01:00Z\"}");
+	tfjob_plan *plan = pu_plan(job, NULL, NULL, DOC, T0, 0);
+	ck_assert_ptr_null(pu_cond(plan, "Failed"));
+	ck_assert_int_eq(pu_requeue(plan), INT64_MAX);
+	tfjob_plan_free(plan);
+	plan = pu_plan(job, NULL, NULL, DOC, T0 + 3600, 0);
+	ck_assert_int_eq(pu_requeue(plan), INT64_MAX - 3540);
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+	job = pu_job(reps, "\"activeDeadlineSeconds\":-9223372036854775808", NULL, "{\"startTime\":\"2024-01-01T00:00:00Z\"}");
+	plan = pu_plan(job, NULL, NULL, DOC, T0 + 10, 0);
+	ck_assert_str_eq(pu_cond(plan, "Failed"), "True");
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+}
+END_TEST
+
 /* ---- TTL ---- */
 
 START_TEST(ttl_before_and_after_expiry)
@@ -1290,6 +1313,7 @@ int main(void)
 	tcase_add_loop_test(tc, backoff_limit, 0, (int)(2 * TFJOB_ARRAY_LEN_T(backoff_table)));
 	tcase_add_loop_test(tc, active_deadline, 0, 2);
 	tcase_add_test(tc, active_deadline_first_step_requeues_full_deadline);
+	tcase_add_test(tc, active_deadline_extremes);
 	tcase_add_loop_test(tc, ttl_before_and_after_expiry, 0, 2);
 	tcase_add_test(tc, ttl_just_finished_requeues);
 	tcase_add_test(tc, ttl_after_limit_failure);

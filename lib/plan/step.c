@@ -180,6 +180,17 @@ static int validation_detail(ctx *c, char **detail)
 	return 0;
 }
 
+/* deadline − elapsed, saturated: activeDeadlineSeconds may be any int64 (elapsed is bounded by
+ * the RFC 3339 years, so only the subtraction can overflow). */
+static int64_t deadline_remaining(int64_t deadline, int64_t elapsed)
+{
+	if (elapsed < 0 && deadline > INT64_MAX + elapsed)
+		return INT64_MAX;
+	if (elapsed > 0 && deadline < INT64_MIN + elapsed)
+		return INT64_MIN;
+	return deadline - elapsed;
+}
+
 static void compute_requeue(ctx *c)
 {
 	if (c->job_deleted) {
@@ -218,7 +229,7 @@ static void compute_requeue(ctx *c)
 	int64_t deadline = 0, start = 0;
 	if (c->path == PATH_NORMAL && tfjob_job_active_deadline_seconds(&deadline, c->job) == 0 &&
 	    tfjob__status_get_time(&start, c->status, "startTime") == 0)
-		tfjob__plan_requeue(c, start + deadline - c->now);
+		tfjob__plan_requeue(c, deadline_remaining(deadline, c->now - start));
 }
 
 static int plan_step(ctx *c, char *defaults_error)
