@@ -282,7 +282,7 @@ typedef struct backoff_case {
 	const char *policy;
 	int restarts;       /* restartCount of the running pod */
 	bool failed_pod;    /* worker 1 Failed (new failure) */
-	int requeues;
+	int64_t requeues;
 	bool fails;
 } backoff_case;
 
@@ -297,6 +297,8 @@ static const backoff_case backoff_table[] = {
 	{ "limit 0, new failure, requeues 0", 0, "OnFailure", 0, true, 0, true },
 	{ "limit 2, new failure, requeues 1", 2, "OnFailure", 0, true, 1, false },
 	{ "limit 2, new failure, requeues 2", 2, "OnFailure", 0, true, 2, true },
+	{ "limit 2, new failure, requeues INT64_MAX (no overflow)", 2, "OnFailure", 0, true, INT64_MAX, true },
+	{ "limit 0, no new failure, requeues INT64_MAX", 0, "OnFailure", 0, false, INT64_MAX, false },
 };
 
 START_TEST(backoff_limit)
