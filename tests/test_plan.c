@@ -1276,6 +1276,22 @@ START_TEST(simulate_api)
 	ck_assert_ptr_nonnull(strstr(out, "no pod sim-worker-7"));
 	tfjob_free(out);
 
+	/* a requeue (activeDeadlineSeconds) beyond any time a scenario can reach is not followed */
+	const char *far = "job:\n"
+	                  "  apiVersion: kubeflow.org/v1\n"
+	                  "  kind: TFJob\n"
+	                  "  metadata: {name: far}\n"
+	                  "  spec:\n"
+	                  "    runPolicy: {activeDeadlineSeconds: 9223372036854775807}\n"
+	                  "    tfReplicaSpecs: {Worker: {template: {spec: {containers: [{name: tensorflow, image: tf}]}}}}\n"
+	                  "timeline: [{at: 5, pods: {worker-0: Running}}]\n";
+	rc = tfjob_simulate(&out, far, strlen(far), NULL, &err);
+	ck_assert_msg(rc == 0, "%s", tfjob_error_message(err));
+	ck_assert_ptr_nonnull(strstr(out, "Simulated until: 2024-01-01T00:00:05Z"));
+	ck_assert_ptr_null(strstr(out, "requeue"));
+	tfjob_free(out);
+	out = NULL;
+
 	static const char *const bad[] = {
 		"[]", "job: 3", "job: {apiVersion: kubeflow.org/v1, kind: TFJob}",
 		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\ntimeline: 3",
@@ -1283,6 +1299,10 @@ START_TEST(simulate_api)
 		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\ncompat: nope",
 		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\nstart: soon",
 		"job: {apiVersion: v1, kind: Pod, metadata: {name: a}}", "{",
+		/* times far enough to overflow int64 when added to the start */
+		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\ntimeline: [{at: 9223372036854775807}]",
+		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\nuntil: 9223372036854775807\ntimeline: []",
+		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\nuntil: -1\ntimeline: []",
 	};
 	for (size_t i = 0; i < TFJOB_ARRAY_LEN_T(bad); i++) {
 		err = NULL;
