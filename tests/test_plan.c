@@ -798,6 +798,22 @@ START_TEST(bad_inputs)
 	opts.version = TFJOB_PLAN_OPTIONS_VERSION;
 	opts.compat = (tfjob_compat)7;
 	ck_assert_int_eq(tfjob_plan_new(&plan, job, NULL, NULL, &opts, NULL), TFJOB_EINVAL);
+	/* now: the years 0000-9999 an RFC 3339 status time can hold */
+	opts.compat = TFJOB_COMPAT_DOCUMENTED;
+	static const int64_t bad_now[] = { INT64_MIN, -62167219201, 253402300800, INT64_MAX };
+	for (size_t i = 0; i < TFJOB_ARRAY_LEN_T(bad_now); i++) {
+		opts.now = bad_now[i];
+		ck_assert_int_eq(tfjob_plan_new(&plan, job, NULL, NULL, &opts, NULL), TFJOB_EINVAL);
+	}
+	static const int64_t edge_now[] = { -62167219200, 253402300799 };
+	for (size_t i = 0; i < TFJOB_ARRAY_LEN_T(edge_now); i++) {
+		opts.now = edge_now[i];
+		ck_assert_int_eq(tfjob_plan_new(&plan, job, NULL, NULL, &opts, NULL), 0);
+		ck_assert_int_eq(tfjob_time_parse(&opts.now, pu_time(plan, "startTime")), 0);
+		ck_assert_int_eq(opts.now, edge_now[i]);
+		tfjob_plan_free(plan);
+		plan = NULL;
+	}
 	tfjob_job_free(job);
 
 	/* a status with wrong types is an error naming the field */

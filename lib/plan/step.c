@@ -2,6 +2,7 @@
  * One reconcile step (ReconcileJobs): setup, the order of the paths, the requeue.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -344,6 +345,10 @@ int tfjob__plan_run(tfjob_plan **out, const tfjob_job *job, const tfjob_objects 
 		return rc;
 	if (opts->compat != TFJOB_COMPAT_DOCUMENTED && opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_options: unknown compat %d", (int)opts->compat);
+	/* the times a status can hold (RFC 3339, years 0000-9999): all time arithmetic stays in int64 */
+	if (opts->now < TFJOB__TIME_MIN || opts->now > TFJOB__TIME_MAX)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_options: now %" PRId64 " is outside the years 0000-9999",
+		                   opts->now);
 	if (!tfjob_job_name(job))
 		return tfjob__fail_field(err, TFJOB_EINVAL, "metadata.name", "the job has no metadata.name");
 	rc = tfjob__status_check(json_object_get(job->root, "status"), err);
