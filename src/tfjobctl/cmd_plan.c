@@ -111,6 +111,10 @@ int cmd_plan(int argc, char **argv)
 		return ctl_fail("plan: unexpected argument '%s' (see tfjobctl plan --help)", argv[optind]);
 	if (!job_path)
 		return ctl_fail("plan: --job FILE is required (see tfjobctl plan --help)");
+	int stdin_uses = !strcmp(job_path, "-") + (pods_path && !strcmp(pods_path, "-")) +
+	                 (services_path && !strcmp(services_path, "-"));
+	if (stdin_uses > 1)
+		return ctl_fail("plan: only one of --job, --pods and --services can be '-' (standard input)");
 	if (ctl_parse_now(&opts.now, now))
 		return EXIT_USAGE;
 #ifdef TFJOB_RENDER_OPTIONS_VERSION

@@ -104,7 +104,8 @@ with tempfile.TemporaryDirectory() as tmp:
     for args in (["plan"], ["plan", "--job"], ["plan", "--job", job, "--now", "yesterday"],
                  ["plan", "--job", job, "--requeues", "-1"], ["plan", "--job", job, "--compat", "x"],
                  ["plan", "--job", job, "--pods", bad], ["plan", "--job", "/nonexistent"],
-                 ["plan", "--job", job, "extra"], ["simulate"], ["simulate", bad], ["simulate", "--max-steps", "0", bad]):
+                 ["plan", "--job", job, "extra"], ["plan", "--job", "-", "--pods", "-"],
+                 ["plan", "--job", job, "--pods", "-", "--services", "-"], ["simulate"], ["simulate", bad], ["simulate", "--max-steps", "0", bad]):
         rc, out, err = run(*args)
         check(rc == 2, f"{args}: exit {rc}, want 2")
         check(err.startswith("tfjobctl: "), f"{args}: message on stderr: {err!r}")
