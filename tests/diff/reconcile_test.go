@@ -44,7 +44,7 @@ type fullOutcome struct {
 	Counts                                   string
 	Completion                               bool
 	Requeue                                  string
-	Events                                   []string // "Type Reason Message", sorted
+	Events                                   []string // "Type Reason Message", in order
 	Objects                                  []string // every created Pod and Service in full (objectText), sorted
 }
 
