@@ -16,6 +16,9 @@
 #define DEFAULT_START 1704067200 /* 2024-01-01T00:00:00Z */
 #define DEFAULT_MAX_STEPS 1000u
 #define STEPS_PER_INSTANT 20
+/* 'at' and 'until' are seconds after the start, at most this (about 317 years): the sums of
+ * times below stay far from int64 overflow, and requeues are capped just beyond it. */
+#define MAX_OFFSET INT64_C(10000000000)
 
 typedef struct sim {
 	tfjob__sbuf out;
@@ -171,7 +174,7 @@ static int step(sim *s, bool *quiet)
 	}
 	int64_t after;
 	if (!rc && tfjob_plan_requeue_after(&after, plan) == 0) {
-		int64_t at = s->now + after;
+		int64_t at = s->now + (after > MAX_OFFSET ? MAX_OFFSET + 1 : after);
 		if (!s->has_requeue || at < s->requeue_at || s->requeue_at <= s->now) {
 			s->has_requeue = true;
 			s->requeue_at = at;
@@ -414,15 +417,20 @@ int tfjob_simulate(char **out, const char *scenario, size_t len, const tfjob_sim
 	json_t *e;
 	json_array_foreach(timeline, i, e) {
 		int64_t at;
-		if (!json_is_object(e) || tfjob__int(&at, e, "at") || at < last) {
+		if (!json_is_object(e) || tfjob__int(&at, e, "at") || at < last || at > MAX_OFFSET) {
 			rc = tfjob__fail(err, TFJOB_ESCHEMA,
-			                 "scenario: timeline[%zu] needs 'at' (seconds, not before the previous entry)", i);
+			                 "scenario: timeline[%zu] needs 'at' (seconds, not before the previous entry, at most "
+			                 "%" PRId64 ")", i, MAX_OFFSET);
 			goto out;
 		}
 		last = at;
 	}
-	if (tfjob__int(&until, root, "until"))
+	if (tfjob__int(&until, root, "until")) {
 		until = last + 3600;
+	} else if (until < 0 || until > MAX_OFFSET) {
+		rc = tfjob__fail(err, TFJOB_ESCHEMA, "scenario: 'until' must be 0 to %" PRId64 " seconds", MAX_OFFSET);
+		goto out;
+	}
 	rc = tfjob__job_wrap(&s.job, json_deep_copy(jobv), "scenario job", err);
 	if (rc)
 		goto out;

@@ -282,7 +282,7 @@ typedef struct backoff_case {
 	const char *policy;
 	int restarts;       /* restartCount of the running pod */
 	bool failed_pod;    /* worker 1 Failed (new failure) */
-	int requeues;
+	int64_t requeues;
 	bool fails;
 } backoff_case;
 
@@ -297,6 +297,8 @@ static const backoff_case backoff_table[] = {
 	{ "limit 0, new failure, requeues 0", 0, "OnFailure", 0, true, 0, true },
 	{ "limit 2, new failure, requeues 1", 2, "OnFailure", 0, true, 1, false },
 	{ "limit 2, new failure, requeues 2", 2, "OnFailure", 0, true, 2, true },
+	{ "limit 2, new failure, requeues INT64_MAX (no overflow)", 2, "OnFailure", 0, true, INT64_MAX, true },
+	{ "limit 0, no new failure, requeues INT64_MAX", 0, "OnFailure", 0, false, INT64_MAX, false },
 };
 
 START_TEST(backoff_limit)
@@ -370,6 +372,29 @@ START_TEST(active_deadline_first_step_requeues_full_deadline)
 	tfjob_plan_free(plan);
 	plan = pu_plan(job, NULL, NULL, V19, T0, 0);
 	ck_assert_int_eq(pu_requeue(plan), -1);
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+}
+END_TEST
+
+START_TEST(active_deadline_extremes)
+{
+	/* activeDeadlineSeconds is an int64: the remaining time saturates instead of overflowing
+	 * (startTime after now makes the elapsed time negative) */
+	pu_replica reps[] = { { "Worker", 1, NULL }, { NULL, 0, NULL } };
+	tfjob_job *job = pu_job(reps, "\"activeDeadlineSeconds\":9223372036854775807", NULL,
+	                        "{\"startTime\":\"2024-01-01T00:01:00Z\"}");
+	tfjob_plan *plan = pu_plan(job, NULL, NULL, DOC, T0, 0);
+	ck_assert_ptr_null(pu_cond(plan, "Failed"));
+	ck_assert_int_eq(pu_requeue(plan), INT64_MAX);
+	tfjob_plan_free(plan);
+	plan = pu_plan(job, NULL, NULL, DOC, T0 + 3600, 0);
+	ck_assert_int_eq(pu_requeue(plan), INT64_MAX - 3540);
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+	job = pu_job(reps, "\"activeDeadlineSeconds\":-9223372036854775808", NULL, "{\"startTime\":\"2024-01-01T00:00:00Z\"}");
+	plan = pu_plan(job, NULL, NULL, DOC, T0 + 10, 0);
+	ck_assert_str_eq(pu_cond(plan, "Failed"), "True");
 	tfjob_plan_free(plan);
 	tfjob_job_free(job);
 }
@@ -773,6 +798,22 @@ START_TEST(bad_inputs)
 	opts.version = TFJOB_PLAN_OPTIONS_VERSION;
 	opts.compat = (tfjob_compat)7;
 	ck_assert_int_eq(tfjob_plan_new(&plan, job, NULL, NULL, &opts, NULL), TFJOB_EINVAL);
+	/* now: the years 0000-9999 an RFC 3339 status time can hold */
+	opts.compat = TFJOB_COMPAT_DOCUMENTED;
+	static const int64_t bad_now[] = { INT64_MIN, -62167219201, 253402300800, INT64_MAX };
+	for (size_t i = 0; i < TFJOB_ARRAY_LEN_T(bad_now); i++) {
+		opts.now = bad_now[i];
+		ck_assert_int_eq(tfjob_plan_new(&plan, job, NULL, NULL, &opts, NULL), TFJOB_EINVAL);
+	}
+	static const int64_t edge_now[] = { -62167219200, 253402300799 };
+	for (size_t i = 0; i < TFJOB_ARRAY_LEN_T(edge_now); i++) {
+		opts.now = edge_now[i];
+		ck_assert_int_eq(tfjob_plan_new(&plan, job, NULL, NULL, &opts, NULL), 0);
+		ck_assert_int_eq(tfjob_time_parse(&opts.now, pu_time(plan, "startTime")), 0);
+		ck_assert_int_eq(opts.now, edge_now[i]);
+		tfjob_plan_free(plan);
+		plan = NULL;
+	}
 	tfjob_job_free(job);
 
 	/* a status with wrong types is an error naming the field */
@@ -1251,6 +1292,22 @@ START_TEST(simulate_api)
 	ck_assert_ptr_nonnull(strstr(out, "no pod sim-worker-7"));
 	tfjob_free(out);
 
+	/* a requeue (activeDeadlineSeconds) beyond any time a scenario can reach is not followed */
+	const char *far = "job:\n"
+	                  "  apiVersion: kubeflow.org/v1\n"
+	                  "  kind: TFJob\n"
+	                  "  metadata: {name: far}\n"
+	                  "  spec:\n"
+	                  "    runPolicy: {activeDeadlineSeconds: 9223372036854775807}\n"
+	                  "    tfReplicaSpecs: {Worker: {template: {spec: {containers: [{name: tensorflow, image: tf}]}}}}\n"
+	                  "timeline: [{at: 5, pods: {worker-0: Running}}]\n";
+	rc = tfjob_simulate(&out, far, strlen(far), NULL, &err);
+	ck_assert_msg(rc == 0, "%s", tfjob_error_message(err));
+	ck_assert_ptr_nonnull(strstr(out, "Simulated until: 2024-01-01T00:00:05Z"));
+	ck_assert_ptr_null(strstr(out, "requeue"));
+	tfjob_free(out);
+	out = NULL;
+
 	static const char *const bad[] = {
 		"[]", "job: 3", "job: {apiVersion: kubeflow.org/v1, kind: TFJob}",
 		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\ntimeline: 3",
@@ -1258,6 +1315,10 @@ START_TEST(simulate_api)
 		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\ncompat: nope",
 		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\nstart: soon",
 		"job: {apiVersion: v1, kind: Pod, metadata: {name: a}}", "{",
+		/* times far enough to overflow int64 when added to the start */
+		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\ntimeline: [{at: 9223372036854775807}]",
+		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\nuntil: 9223372036854775807\ntimeline: []",
+		"job: {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: a}}\nuntil: -1\ntimeline: []",
 	};
 	for (size_t i = 0; i < TFJOB_ARRAY_LEN_T(bad); i++) {
 		err = NULL;
@@ -1290,6 +1351,7 @@ int main(void)
 	tcase_add_loop_test(tc, backoff_limit, 0, (int)(2 * TFJOB_ARRAY_LEN_T(backoff_table)));
 	tcase_add_loop_test(tc, active_deadline, 0, 2);
 	tcase_add_test(tc, active_deadline_first_step_requeues_full_deadline);
+	tcase_add_test(tc, active_deadline_extremes);
 	tcase_add_loop_test(tc, ttl_before_and_after_expiry, 0, 2);
 	tcase_add_test(tc, ttl_just_finished_requeues);
 	tcase_add_test(tc, ttl_after_limit_failure);

@@ -53,7 +53,7 @@ typedef enum tfjob_event_type {
 typedef struct tfjob_plan_options {
 	unsigned int version;                /* TFJOB_PLAN_OPTIONS_VERSION */
 	tfjob_compat compat;                 /* TFJOB_COMPAT_DOCUMENTED; also used for defaults, validation, rendering */
-	int64_t now;                         /* the current time, Unix seconds (UTC) */
+	int64_t now;                         /* the current time, Unix seconds (UTC), years 0000-9999 */
 	int64_t requeues;                    /* times the work queue has requeued this job (v1.9's NumRequeues) */
 	const tfjob_render_options *render;  /* rendering of created children; NULL = defaults. Its compat is overridden by ours. */
 } tfjob_plan_options;
@@ -78,7 +78,8 @@ typedef struct tfjob_plan tfjob_plan;
  * without a usable replica-type or replica-index label is skipped with a Warning event.
  *
  * On success *out is a new plan owned by the caller (tfjob_plan_free()).
- * Errors: TFJOB_EINVAL (NULL arguments), TFJOB_EVERSION, TFJOB_EPARSE (pods/services text is not
+ * Errors: TFJOB_EINVAL (NULL arguments, unknown compat, opts->now outside the years 0000-9999),
+ * TFJOB_EVERSION, TFJOB_EPARSE (pods/services text is not
  * JSON/YAML; line and column set), TFJOB_ESCHEMA (an observed item is not an object, or the job's
  * status has fields of the wrong type; the message names the field), TFJOB_ELIMIT, TFJOB_ENOMEM,
  * and rendering errors of created children.

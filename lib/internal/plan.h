@@ -26,6 +26,10 @@
 #define TFJOB__REASON_RESUMED "TFJobResumed"
 #define TFJOB__REASON_FAILED_VALIDATION "TFJobFailedValidation"
 
+/* The Unix seconds of 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the times RFC 3339 can write. */
+#define TFJOB__TIME_MIN INT64_C(-62167219200)
+#define TFJOB__TIME_MAX INT64_C(253402300799)
+
 /* ---- conditions.c: the condition state machine on a status object ---- */
 
 /* The condition object of that type in status.conditions, or NULL. Borrowed. */

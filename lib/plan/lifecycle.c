@@ -263,7 +263,7 @@ int tfjob__plan_check_limits(ctx *c, char **message)
 		json_t *v;
 		json_object_foreach(rs, key, v)
 			prev_failed += tfjob__plan_get_count(v, "failed");
-		bool exceeds = failed > prev_failed && active != total && c->requeues + 1 > limit;
+		bool exceeds = failed > prev_failed && active != total && c->requeues >= limit; /* requeues + 1 > limit, without overflow */
 
 		int64_t restarts = backoff_restarts(c);
 		bool past = limit == 0 ? restarts > 0 : restarts >= limit;

@@ -2,6 +2,7 @@
  * One reconcile step (ReconcileJobs): setup, the order of the paths, the requeue.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +181,17 @@ static int validation_detail(ctx *c, char **detail)
 	return 0;
 }
 
+/* deadline − elapsed, saturated: activeDeadlineSeconds may be any int64 (elapsed is bounded by
+ * the RFC 3339 years, so only the subtraction can overflow). */
+static int64_t deadline_remaining(int64_t deadline, int64_t elapsed)
+{
+	if (elapsed < 0 && deadline > INT64_MAX + elapsed)
+		return INT64_MAX;
+	if (elapsed > 0 && deadline < INT64_MIN + elapsed)
+		return INT64_MIN;
+	return deadline - elapsed;
+}
+
 static void compute_requeue(ctx *c)
 {
 	if (c->job_deleted) {
@@ -218,7 +230,7 @@ static void compute_requeue(ctx *c)
 	int64_t deadline = 0, start = 0;
 	if (c->path == PATH_NORMAL && tfjob_job_active_deadline_seconds(&deadline, c->job) == 0 &&
 	    tfjob__status_get_time(&start, c->status, "startTime") == 0)
-		tfjob__plan_requeue(c, start + deadline - c->now);
+		tfjob__plan_requeue(c, deadline_remaining(deadline, c->now - start));
 }
 
 static int plan_step(ctx *c, char *defaults_error)
@@ -333,6 +345,10 @@ int tfjob__plan_run(tfjob_plan **out, const tfjob_job *job, const tfjob_objects 
 		return rc;
 	if (opts->compat != TFJOB_COMPAT_DOCUMENTED && opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_options: unknown compat %d", (int)opts->compat);
+	/* the times a status can hold (RFC 3339, years 0000-9999): all time arithmetic stays in int64 */
+	if (opts->now < TFJOB__TIME_MIN || opts->now > TFJOB__TIME_MAX)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_options: now %" PRId64 " is outside the years 0000-9999",
+		                   opts->now);
 	if (!tfjob_job_name(job))
 		return tfjob__fail_field(err, TFJOB_EINVAL, "metadata.name", "the job has no metadata.name");
 	rc = tfjob__status_check(json_object_get(job->root, "status"), err);

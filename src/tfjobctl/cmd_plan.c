@@ -34,13 +34,24 @@ void usage_plan(FILE *out)
 	        "Exit status: 0 ok, 2 usage or input error.\n");
 }
 
-static int read_optional(char **out, const char *path)
+/* The observed objects of FILE (NULL: none), parsed with the file's name for error messages. */
+static int load_objects(tfjob_objects **out, const char *path)
 {
 	*out = NULL;
 	if (!path)
 		return 0;
+	char *data;
 	size_t len;
-	return ctl_read_file(out, &len, path, TFJOB_DEFAULT_MAX_LIST_BYTES);
+	int rc = ctl_read_file(&data, &len, path, TFJOB_DEFAULT_MAX_LIST_BYTES);
+	if (rc)
+		return rc;
+	tfjob_parse_options popts = TFJOB_PARSE_OPTIONS_INIT;
+	popts.filename = strcmp(path, "-") ? path : "<stdin>";
+	popts.max_input_bytes = TFJOB_DEFAULT_MAX_LIST_BYTES;
+	tfjob_error *err = NULL;
+	rc = tfjob_objects_parse(out, data, len, &popts, &err);
+	free(data);
+	return rc ? ctl_fail_err(err) : 0;
 }
 
 int ctl_parse_now(int64_t *out, const char *value)
@@ -100,6 +111,10 @@ int cmd_plan(int argc, char **argv)
 		return ctl_fail("plan: unexpected argument '%s' (see tfjobctl plan --help)", argv[optind]);
 	if (!job_path)
 		return ctl_fail("plan: --job FILE is required (see tfjobctl plan --help)");
+	int stdin_uses = !strcmp(job_path, "-") + (pods_path && !strcmp(pods_path, "-")) +
+	                 (services_path && !strcmp(services_path, "-"));
+	if (stdin_uses > 1)
+		return ctl_fail("plan: only one of --job, --pods and --services can be '-' (standard input)");
 	if (ctl_parse_now(&opts.now, now))
 		return EXIT_USAGE;
 #ifdef TFJOB_RENDER_OPTIONS_VERSION
@@ -113,14 +128,14 @@ int cmd_plan(int argc, char **argv)
 	tfjob_job *job = NULL;
 	if (ctl_load_job(&job, job_path))
 		return EXIT_USAGE;
-	char *pods = NULL, *services = NULL;
+	tfjob_objects *pods = NULL, *services = NULL;
 	int status = EXIT_USAGE;
-	if (read_optional(&pods, pods_path) || read_optional(&services, services_path))
+	if (load_objects(&pods, pods_path) || load_objects(&services, services_path))
 		goto out;
 	tfjob_plan *plan = NULL;
 	tfjob_error *err = NULL;
 	char *text = NULL;
-	if (tfjob_plan_new(&plan, job, pods, services, &opts, &err) ||
+	if (tfjob_plan_new_with_objects(&plan, job, pods, services, &opts, &err) ||
 	    tfjob_plan_to_json(&text, plan, TFJOB_JSON_COMPACT, &err)) {
 		tfjob_plan_free(plan);
 		ctl_fail_err(err);
@@ -130,8 +145,8 @@ int cmd_plan(int argc, char **argv)
 	tfjob_plan_free(plan);
 	status = EXIT_OK;
 out:
-	free(pods);
-	free(services);
+	tfjob_objects_free(pods);
+	tfjob_objects_free(services);
 	tfjob_job_free(job);
 	return status;
 }

@@ -44,11 +44,27 @@ type fullOutcome struct {
 	Counts                                   string
 	Completion                               bool
 	Requeue                                  string
+	Events                                   []string // "Type Reason Message", in order
+	Objects                                  []string // every created Pod and Service in full (objectText), sorted
+}
+
+// objectText is a created child as the API server would receive it, less what the pod and
+// service controls fill in (namespace): kind, name, labels, annotations, the controller
+// reference and the whole spec, through the corev1 types so that both sides have one JSON form.
+// Service ports are sorted by name (v1.9 builds them from a map).
+func objectText(kind, name string, labels, annotations map[string]string, owner metav1.OwnerReference, spec any) string {
+	if svc, ok := spec.(corev1.ServiceSpec); ok {
+		svc.Ports = append([]corev1.ServicePort(nil), svc.Ports...)
+		sort.Slice(svc.Ports, func(i, j int) bool { return svc.Ports[i].Name < svc.Ports[j].Name })
+		spec = svc
+	}
+	data, _ := json.Marshal(map[string]any{"labels": labels, "annotations": annotations, "owner": owner, "spec": spec})
+	return kind + " " + name + " " + string(data)
 }
 
 func (o fullOutcome) key() string {
-	return fmt.Sprintf("pods+%v pods-%v svc+%v svc-%v jobDeleted=%v conditions=%v counts=%s completion=%v requeue=%s",
-		o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.JobDeleted, o.Conditions, o.Counts, o.Completion, o.Requeue)
+	return fmt.Sprintf("pods+%v pods-%v svc+%v svc-%v jobDeleted=%v conditions=%v counts=%s completion=%v events=%q requeue=%s objects=%v",
+		o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.JobDeleted, o.Conditions, o.Counts, o.Completion, o.Events, o.Requeue, o.Objects)
 }
 
 func requeueString(seconds *float64) string {
@@ -87,10 +103,27 @@ func genFullCase(r *rand.Rand, i int) fullCase {
 		if t == "Master" && specs["Chief"] != nil || t == "Chief" && specs["Master"] != nil {
 			continue
 		}
+		podSpec := map[string]any{"containers": []any{map[string]any{"name": "tensorflow", "image": "tf:1"}}}
+		tmpl := map[string]any{"spec": podSpec}
+		if r.Intn(3) == 0 {
+			// a template with more of its own fields, all to be carried into the pod
+			podSpec["containers"] = []any{
+				map[string]any{"name": "sidecar", "image": "busybox", "ports": []any{map[string]any{"name": "metrics", "containerPort": 9090}}},
+				map[string]any{"name": "tensorflow", "image": "tf:1", "command": []any{"python", "train.py"},
+					"env":       []any{map[string]any{"name": "A", "value": "1"}},
+					"ports":     []any{map[string]any{"name": "tfjob-port", "containerPort": 2000 + r.Intn(3)}, map[string]any{"name": "grpc", "containerPort": 5000}},
+					"resources": map[string]any{"limits": map[string]any{"cpu": "1", "memory": "1Gi"}, "requests": map[string]any{"cpu": "500m"}}}}
+			podSpec["nodeSelector"] = map[string]any{"disk": "ssd"}
+			podSpec["volumes"] = []any{map[string]any{"name": "data", "emptyDir": map[string]any{}}}
+			tmpl["metadata"] = map[string]any{"labels": map[string]any{"app": "tf", "training.kubeflow.org/job-name": "overridden"},
+				"annotations": map[string]any{"note": "kept"}}
+		}
+		if r.Intn(6) == 0 {
+			podSpec["restartPolicy"] = "OnFailure" // v1.9 warns (SetPodTemplateRestartPolicy) on each create
+		}
 		specs[t] = map[string]any{"replicas": r.Intn(4),
 			"restartPolicy": []string{"OnFailure", "Always", "ExitCode", "Never"}[r.Intn(4)],
-			"template": map[string]any{"spec": map[string]any{"containers": []any{
-				map[string]any{"name": "tensorflow", "image": "tf:1"}}}}}
+			"template":      tmpl}
 	}
 	rp := map[string]any{"cleanPodPolicy": []string{"All", "Running", "None"}[r.Intn(3)]}
 	if r.Intn(3) == 0 {
@@ -186,6 +219,7 @@ func genFullCase(r *rand.Rand, i int) fullCase {
 					cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: []int32{1, 137, 130, 2}[r.Intn(4)]}
 				}
 				p.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
+				abnormalPod(r, p)
 				c.pods = append(c.pods, p)
 			}
 			if r.Intn(6) > 0 {
@@ -196,6 +230,29 @@ func genFullCase(r *rand.Rand, i int) fullCase {
 		}
 	}
 	return c
+}
+
+// abnormalPod sometimes gives an active pod what v1.9's RecordAbnormalPods reports as Warning
+// events: a sidecar that terminated with a non-zero code, a waiting container with a message, or
+// (no container statuses) a latest pod condition that is not True.
+func abnormalPod(r *rand.Rand, p *corev1.Pod) {
+	if r.Intn(5) > 0 || (p.Status.Phase != corev1.PodRunning && p.Status.Phase != corev1.PodPending) {
+		return
+	}
+	t0 := metav1.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	switch r.Intn(3) {
+	case 0:
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "sidecar",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error", Message: "sidecar died"}}})
+	case 1:
+		p.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image \"tf:1\""}
+	case 2:
+		p.Status.ContainerStatuses = nil
+		p.Status.Conditions = []corev1.PodCondition{
+			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: t0},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+				Message: "0/3 nodes are available: 3 Insufficient cpu.", LastTransitionTime: metav1.NewTime(t0.Add(time.Minute))}}
+	}
 }
 
 func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
@@ -222,19 +279,21 @@ func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
 	}); perr != nil {
 		return fullOutcome{Requeue: "panic: " + firstLine(perr.Error())}
 	}
-	o := fullOutcome{Requeue: "none"}
+	o := fullOutcome{Requeue: "none", Events: recorderEvents(rec)}
 	if err != nil {
 		o.Requeue = "error: " + err.Error()
 	} else if res.RequeueAfter > 0 || res.Requeue {
 		s := res.RequeueAfter.Seconds()
 		o.Requeue = requeueString(&s)
 	}
-	for _, tpl := range pc.Templates {
+	for i, tpl := range pc.Templates {
 		o.Created = append(o.Created, podSummaryOf(tpl.Name, tpl.Labels, tpl.Spec.RestartPolicy, tpl.Spec.Containers))
+		o.Objects = append(o.Objects, objectText("Pod", tpl.Name, tpl.Labels, tpl.Annotations, pc.ControllerRefs[i], tpl.Spec))
 	}
 	o.Deleted = append(o.Deleted, pc.DeletePodName...)
-	for _, s := range sc.Templates {
+	for i, s := range sc.Templates {
 		o.SvcCreated = append(o.SvcCreated, s.Name)
+		o.Objects = append(o.Objects, objectText("Service", s.Name, s.Labels, s.Annotations, sc.ControllerRefs[i], s.Spec))
 	}
 	o.SvcDeleted = append(o.SvcDeleted, sc.DeleteServiceName...)
 	after := &kubeflowv1.TFJob{}
@@ -251,15 +310,23 @@ func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
 	}
 	o.Counts = countsOf(counts)
 	o.Completion = after.Status.CompletionTime != nil
-	for _, l := range [][]string{o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted} {
+	for _, l := range [][]string{o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.Objects} {
 		sort.Strings(l)
 	}
 	return o
 }
 
+// ownerOf is the single owner reference of a created object (the zero value when there is not exactly one).
+func ownerOf(refs []metav1.OwnerReference) metav1.OwnerReference {
+	if len(refs) != 1 {
+		return metav1.OwnerReference{}
+	}
+	return refs[0]
+}
+
 func oursReconcile(t *testing.T, c fullCase) fullOutcome {
 	p := oursPlan(t, c.jobJSON, c.pods, c.services, c.now)
-	o := fullOutcome{Requeue: requeueString(p.RequeueAfter)}
+	o := fullOutcome{Requeue: requeueString(p.RequeueAfter), Events: planEvents(p)}
 	for _, a := range p.Actions {
 		switch {
 		case a.Action == "create" && a.Kind == "Pod":
@@ -267,10 +334,15 @@ func oursReconcile(t *testing.T, c fullCase) fullOutcome {
 			var pod corev1.Pod
 			_ = json.Unmarshal(data, &pod)
 			o.Created = append(o.Created, podSummaryOf(pod.Name, pod.Labels, pod.Spec.RestartPolicy, pod.Spec.Containers))
+			o.Objects = append(o.Objects, objectText("Pod", pod.Name, pod.Labels, pod.Annotations, ownerOf(pod.OwnerReferences), pod.Spec))
 		case a.Action == "delete" && a.Kind == "Pod":
 			o.Deleted = append(o.Deleted, a.Name)
 		case a.Action == "create" && a.Kind == "Service":
 			o.SvcCreated = append(o.SvcCreated, a.Name)
+			data, _ := json.Marshal(a.Object)
+			var svc corev1.Service
+			_ = json.Unmarshal(data, &svc)
+			o.Objects = append(o.Objects, objectText("Service", svc.Name, svc.Labels, svc.Annotations, ownerOf(svc.OwnerReferences), svc.Spec))
 		case a.Action == "delete" && a.Kind == "Service":
 			o.SvcDeleted = append(o.SvcDeleted, a.Name)
 		case a.Action == "delete" && a.Kind == "TFJob":
@@ -294,7 +366,7 @@ func oursReconcile(t *testing.T, c fullCase) fullOutcome {
 	}
 	o.Counts = countsOf(counts)
 	o.Completion = st.CompletionTime != nil
-	for _, l := range [][]string{o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted} {
+	for _, l := range [][]string{o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.Objects} {
 		sort.Strings(l)
 	}
 	return o
@@ -375,6 +447,22 @@ func TestReconcileStep(t *testing.T) {
 		}
 		ours := oursReconcile(t, c)
 		checked["steps"]++
+		for _, e := range ours.Events {
+			reason := strings.Fields(e + " _ _")[1]
+			if reason == "SetPodTemplateRestartPolicy" || reason == "Error" || reason == "ImagePullBackOff" || reason == "Unschedulable" {
+				checked["steps-with-template-or-abnormal-pod-events"]++
+				break
+			}
+		}
+		if len(ours.Events) > 0 {
+			checked["steps-with-events"]++
+		}
+		if len(ours.Objects) > 0 {
+			checked["steps-creating-children"]++
+			if strings.Contains(fmt.Sprint(ours.Objects), `"sidecar"`) {
+				checked["steps-creating-children-of-rich-templates"]++
+			}
+		}
 		match := false
 		for _, o := range outcomes {
 			if sameOutcome(o, ours) {
@@ -439,6 +527,10 @@ func classifyReconcile(c fullCase, ours fullOutcome, v19 map[string]fullOutcome)
 			return "reconcile: replica counts differ", ""
 		case o.Completion != ours.Completion:
 			return "reconcile: completionTime differs", ""
+		case fmt.Sprint(o.Events) != fmt.Sprint(ours.Events):
+			return "reconcile: events differ", ""
+		case fmt.Sprint(o.Objects) != fmt.Sprint(ours.Objects):
+			return "reconcile: created objects differ (spec, labels, annotations or owner reference)", ""
 		}
 	}
 	return "reconcile: requeue differs", ""

@@ -17,6 +17,7 @@ import (
 	"github.com/kubeflow/training-operator/pkg/controller.v1/control"
 	"github.com/kubeflow/training-operator/pkg/controller.v1/expectation"
 	tfcontroller "github.com/kubeflow/training-operator/pkg/controller.v1/tensorflow"
+	tfjob "github.com/libtfjob/libtfjob/bindings/go/tfjob"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -48,10 +49,36 @@ type stepOutcome struct {
 	Completion bool
 	Deleted    []string
 	Created    []string // name, labels, restartPolicy and TF_CONFIG of each created pod
+	Events     []string // "Type Reason Message" of each event, in order
 }
 
 func (o stepOutcome) String() string {
-	return fmt.Sprintf("conditions %v, counts %s, completionTime %v, deleted %v, created %v", o.Conditions, o.Counts, o.Completion, o.Deleted, o.Created)
+	return fmt.Sprintf("conditions %v, counts %s, completionTime %v, deleted %v, created %v, events %q", o.Conditions, o.Counts, o.Completion, o.Deleted, o.Created, o.Events)
+}
+
+// recorderEvents drains v1.9's fake recorder: "Type Reason Message" per event (its own format), in
+// the order recorded (which follows Go map order for several replica types: v1.9 runs in every order).
+func recorderEvents(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// planEvents: the event actions of a libtfjob plan in the fake recorder's format, in plan order.
+func planEvents(p *tfjob.Plan) []string {
+	var out []string
+	for _, a := range p.Actions {
+		if a.Action == "event" {
+			out = append(out, a.Type+" "+a.Reason+" "+a.Message)
+		}
+	}
+	return out
 }
 
 // podSummaryOf describes a created pod by what v1.9's createNewPod sets.
@@ -153,7 +180,7 @@ func v19Step(t *testing.T, job *kubeflowv1.TFJob, pods []*corev1.Pod, order []ku
 		created = append(created, podSummaryOf(tpl.Name, tpl.Labels, tpl.Spec.RestartPolicy, tpl.Spec.Containers))
 	}
 	sort.Strings(created)
-	return stepOutcome{condStrings(status.Conditions), countsOf(counts), status.CompletionTime != nil, del, created}
+	return stepOutcome{condStrings(status.Conditions), countsOf(counts), status.CompletionTime != nil, del, created, recorderEvents(rec)}
 }
 
 func oursStatusStep(t *testing.T, jobJSON []byte, pods []*corev1.Pod, now time.Time) stepOutcome {
@@ -179,7 +206,7 @@ func oursStatusStep(t *testing.T, jobJSON []byte, pods []*corev1.Pod, now time.T
 	}
 	sort.Strings(del)
 	sort.Strings(created)
-	return stepOutcome{condStrings(st.Conditions), countsOf(counts), st.CompletionTime != nil, del, created}
+	return stepOutcome{condStrings(st.Conditions), countsOf(counts), st.CompletionTime != nil, del, created, planEvents(p)}
 }
 
 func genStatusCase(r *rand.Rand, i int, now time.Time) (*kubeflowv1.TFJob, []byte, []*corev1.Pod) {
@@ -347,9 +374,11 @@ func classifyStatus(ours stepOutcome, v19 map[string]stepOutcome) (string, strin
 			return "status step: replica counts differ", ""
 		case o.Completion != ours.Completion:
 			return "status step: completionTime differs", ""
+		case fmt.Sprint(o.Conditions) != fmt.Sprint(ours.Conditions):
+			return "status step: conditions differ", ""
 		}
 	}
-	return "status step: conditions differ", ""
+	return "status step: events differ", ""
 }
 
 func podPhases(pods []*corev1.Pod) string {

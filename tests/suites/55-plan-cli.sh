@@ -104,10 +104,33 @@ with tempfile.TemporaryDirectory() as tmp:
     for args in (["plan"], ["plan", "--job"], ["plan", "--job", job, "--now", "yesterday"],
                  ["plan", "--job", job, "--requeues", "-1"], ["plan", "--job", job, "--compat", "x"],
                  ["plan", "--job", job, "--pods", bad], ["plan", "--job", "/nonexistent"],
-                 ["plan", "--job", job, "extra"], ["simulate"], ["simulate", bad], ["simulate", "--max-steps", "0", bad]):
+                 ["plan", "--job", job, "extra"], ["plan", "--job", "-", "--pods", "-"],
+                 ["plan", "--job", job, "--pods", "-", "--services", "-"], ["simulate"], ["simulate", bad], ["simulate", "--max-steps", "0", bad]):
         rc, out, err = run(*args)
         check(rc == 2, f"{args}: exit {rc}, want 2")
         check(err.startswith("tfjobctl: "), f"{args}: message on stderr: {err!r}")
+    # a syntax error in --pods / --services names that file, line and column
+    for opt in ("--pods", "--services"):
+        rc, out, err = run("plan", "--job", job, opt, bad, "--now", now)
+        check(rc == 2 and f"{bad}:1:" in err, f"{opt} syntax error names the file: {err!r}")
+        rc, out, err = run("plan", "--job", job, opt, "-", "--now", now, stdin="[{\"a\": ")
+        check(rc == 2 and "<stdin>:1:" in err, f"{opt} - syntax error names <stdin>: {err!r}")
+    # the pods as a YAML List are the same input as the JSON array
+    yl = os.path.join(tmp, "pods.yaml")
+    with open(yl, "w") as f:
+        f.write("apiVersion: v1\nkind: PodList\nitems:\n")
+        for po in pods:
+            f.write("- " + json.dumps(po) + "\n")
+    a = run("plan", "--job", jp, "--pods", pp, "--services", sp, "--now", "2024-01-01T00:02:00Z")[1]
+    b = run("plan", "--job", jp, "--pods", yl, "--services", sp, "--now", "2024-01-01T00:02:00Z")[1]
+    check(a == b, "pods as a YAML List: same plan as the JSON array")
+    # --now: offsets and fractional seconds are the same instant (second precision, UTC)
+    for t in ("2024-01-01T01:00:00+01:00", "2023-12-31T19:30:00.999-04:30", "2024-01-01T00:00:00.000000001Z"):
+        p4 = plan("--job", job, "--now", t)
+        check(p4["status"]["startTime"] == "2024-01-01T00:00:00Z", f"--now {t}: startTime {p4['status'].get('startTime')}")
+    for t in ("2024-01-01T00:00:00", "2024-01-01T00:00:00+0100", "2024-02-30T00:00:00Z", "2024-01-01T00:00:00.Z", "2024-01-01"):
+        rc, out, err = run("plan", "--job", job, "--now", t)
+        check(rc == 2 and "--now" in err and out == "", f"--now {t}: exit {rc}, {err!r}")
 
 # 3. --help
 rc, out, _ = run("plan", "--help")
