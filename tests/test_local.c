@@ -424,19 +424,23 @@ START_TEST(test_refused_fields)
 {
 	tfjob_error *err = NULL;
 	ck_assert_int_eq(create_pod("nocmd", "Never", NULL, NULL, NULL, &err), TFJOB_EINVAL);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "containers[0].command"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "pod nocmd: spec.containers[0].command: "));
 	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "runs no images"));
+	ck_assert_str_eq(tfjob_error_field(err), "spec.containers[0].command");
 	tfjob_error_free(err);
 	err = NULL;
+	/* Kubernetes' field path of a list entry is its index: env[1], and the message names the variable. */
 	ck_assert_int_eq(create_pod("vf", "Never", "[\"true\"]",
-	                            ",\"env\":[{\"name\":\"PASSWORD\",\"valueFrom\":{\"secretKeyRef\":{\"name\":\"s\",\"key\":\"k\"}}}]",
+	                            ",\"env\":[{\"name\":\"A\",\"value\":\"a\"},"
+	                            "{\"name\":\"PASSWORD\",\"valueFrom\":{\"secretKeyRef\":{\"name\":\"s\",\"key\":\"k\"}}}]",
 	                            NULL, &err), TFJOB_EINVAL);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "env[PASSWORD].valueFrom"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "spec.containers[0].env[1].valueFrom: PASSWORD: "));
+	ck_assert_str_eq(tfjob_error_field(err), "spec.containers[0].env[1].valueFrom");
 	tfjob_error_free(err);
 	err = NULL;
 	ck_assert_int_eq(create_pod("ef", "Never", "[\"true\"]", ",\"envFrom\":[{\"configMapRef\":{\"name\":\"c\"}}]", NULL, &err),
 	                 TFJOB_EINVAL);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "envFrom"));
+	ck_assert_str_eq(tfjob_error_field(err), "spec.containers[0].envFrom");
 	tfjob_error_free(err);
 	ck_assert_ptr_null(get_pod("nocmd"));
 	/* Duplicate names are refused as by an API server. */
@@ -578,7 +582,8 @@ START_TEST(test_run_refuses_job_without_command)
 	free(text);
 	tfjob_error *err = NULL;
 	ck_assert_int_eq(tfjob_local_check(job, &err), TFJOB_EINVAL);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].command"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].command: "));
+	ck_assert_str_eq(tfjob_error_field(err), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].command");
 	tfjob_error_free(err);
 	err = NULL;
 	tfjob_local_outcome outcome;
