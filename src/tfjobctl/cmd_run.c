@@ -43,7 +43,8 @@ void usage_run(FILE *out)
 	        "activeDeadlineSeconds, cleanPodPolicy, TTL and success rules (docs/local.md).\n"
 	        "Shows live progress, stops cleanly on Ctrl-C, prints what kubectl describe would at the end.\n\n"
 	        "  --run-dir DIR          keep the job, its status, pods, events and logs there (default: a\n"
-	        "                         new directory under ./tfjob-runs/, else under $TMPDIR)\n"
+	        "                         new directory under ./tfjob-runs/, else under $TMPDIR); made if\n"
+	        "                         missing; one that already holds a run (job.json) is refused\n"
 	        "  --compat C             'documented' (default) or 'training-operator-1.9'\n"
 	        "  --grace-period S       seconds between SIGTERM and SIGKILL for every pod (default: the\n"
 	        "                         pod's terminationGracePeriodSeconds, 30)\n"
@@ -236,6 +237,13 @@ static char *default_run_dir(const char *name)
 	return NULL;
 }
 
+static bool holds_run(const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/job.json", dir);
+	return access(path, F_OK) == 0;
+}
+
 static char *manifest_dir(const char *file)
 {
 	if (!strcmp(file, "-"))
@@ -339,6 +347,13 @@ int cmd_run(int argc, char **argv)
 	size_t ll = strlen(label);
 	while (ll > 1 && label[ll - 1] == '-')
 		label[--ll] = '\0';
+	/* A run directory holds one run: a second one would mix its logs (appended), events and the
+	 * files its replicas left (markers, checkpoints) with the first one's. */
+	if (run_dir && holds_run(run_dir)) {
+		tfjob_job_free(job);
+		return ctl_fail("run: %s already holds a run (%s/job.json): give a new --run-dir, or remove that one first",
+		                run_dir, run_dir);
+	}
 	char *dir = run_dir ? strdup(run_dir) : default_run_dir(label);
 	if (!dir || (run_dir && mkdirs(run_dir) != 0)) {
 		tfjob_job_free(job);

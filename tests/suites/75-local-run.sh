@@ -317,13 +317,35 @@ check(rc == 2 and "command" in err and "runs no images" in err, f"no command: ex
 vf = write_job("vf", open(job("vf", 1, ["true"])).read() +
                "            env:\n            - name: TOKEN\n              valueFrom: {secretKeyRef: {name: s, key: k}}\n")
 rc, out, err, _ = run(["run", "--run-dir", os.path.join(tmp, "vf"), vf])
-check(rc == 2 and "valueFrom" in err, f"valueFrom: exit {rc}: {err}")
+check(rc == 2 and "spec.tfReplicaSpecs[Worker].template.spec.containers[0].env[0].valueFrom: TOKEN:" in err,
+      f"valueFrom: exit {rc}, the field named: {err}")
 bad = write_job("bad", open(job("bad", 1, ["true"])).read().replace("restartPolicy: Never", "restartPolicy: Sometimes"))
 rc, out, err, _ = run(["run", "--run-dir", os.path.join(tmp, "bad"), bad])
 check(rc == 2 and "restartPolicy" in err, f"invalid spec: exit {rc}: {err}")
 for args in (["run"], ["run", "--bogus", bad], ["run", "--grace-period", "x", bad], ["run", "/nonexistent.yaml"]):
     rc, out, err, _ = run(args)
     check(rc == 2, f"{args}: exit {rc}")
+# a run directory that already holds a run is refused, and left as it was
+d = os.path.join(tmp, "ps-training")
+before = {f: os.path.getmtime(os.path.join(d, f)) for f in os.listdir(d)}
+rc, out, err, _ = run(["run", "--run-dir", d, os.path.join(examples, "failures", "retry-once.yaml")])
+check(rc == 2 and "already holds a run" in err, f"existing run dir: exit {rc}: {err}")
+check(before == {f: os.path.getmtime(os.path.join(d, f)) for f in os.listdir(d)}, "existing run dir: untouched")
+# an empty existing directory is fine (mkdtemp), and so is a relative one, made with its parents
+empty = tempfile.mkdtemp(dir=tmp)
+rc, out, err, _ = run(["run", "--run-dir", empty, job("empty-dir", 1, ["true"])])
+check(rc == 0 and load(empty, "job.json"), f"empty existing run dir: exit {rc}: {err}")
+p = subprocess.run([ctl, "run", "--run-dir", "rel/a/b", job("rel-dir", 1, ["true"])], cwd=tmp,
+                   capture_output=True, text=True, timeout=60)
+check(p.returncode == 0 and load(os.path.join(tmp, "rel/a/b"), "job.json"), f"relative run dir: {p.returncode} {p.stderr}")
+# every command accepts --compat (DESIGN.md), logs and get --run-dir included
+for args in (["logs", "--compat", "training-operator-1.9", d, "worker-1"],
+             ["get", "--run-dir", d, "--compat", "training-operator-1.9"]):
+    rc, out, err, _ = run(args)
+    check(rc == 0 and out, f"{args}: exit {rc}: {err}")
+rc, out, err, _ = run(["logs", "--compat", "nope", d, "worker-1"])
+check(rc == 2, f"logs --compat nope: exit {rc}")
+
 rc, out, _, _ = run(["run", "--help"])
 check(rc == 0 and "usage: tfjobctl run" in out, "run --help")
 
