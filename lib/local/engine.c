@@ -416,6 +416,11 @@ int tfjob_local_shutdown(tfjob_local *l, tfjob_error **err)
 {
 	if (!l)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_shutdown: local is required");
+	return tfjob__local_shutdown_tick(l, NULL, NULL);
+}
+
+int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void *payload)
+{
 	int stopped = 0;
 	pthread_mutex_lock(&l->lock);
 	l->stopping = true;
@@ -459,6 +464,8 @@ int tfjob_local_shutdown(tfjob_local *l, tfjob_error **err)
 		for (lpod *p = l->pods; p; p = p->next)
 			running += p->state == LPOD_RUNNING;
 		pthread_mutex_unlock(&l->lock);
+		if (tick)
+			tick(payload);
 		if (!running)
 			break;
 		struct pollfd pfd = { l->wake[0], POLLIN, 0 };

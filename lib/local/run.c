@@ -325,13 +325,18 @@ static int loop(run *r, tfjob_error **err)
 	}
 }
 
+static void flush_tick(void *payload)
+{
+	tfjob__run_flush_events(payload, NULL);
+}
+
 /* Stop what is left, record it, save the final state. */
 static void finish(run *r, const char *why)
 {
 	size_t left = tfjob_local_running_count(r->local);
 	if (left && why)
 		tfjob__run_event(r, "TFJob", r->name ? r->name : "", "Normal", "LocalRunEnded", why, true);
-	tfjob_local_shutdown(r->local, NULL);
+	tfjob__local_shutdown_tick(r->local, flush_tick, r);
 	char *pods = NULL;
 	if (r->name && list_items(&pods, r, "pods", NULL) == 0)
 		tfjob__run_pods_changed(r, pods, NULL);
@@ -371,8 +376,10 @@ int tfjob_local_run(tfjob_local_outcome *out, tfjob_local *local, const tfjob_jo
 	if (rc) {
 		finish(&r, "the run stopped on an error: stopping every process");
 	} else if (local->interrupts) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "interrupted: stopping %zu running processes", tfjob_local_running_count(local));
+		char msg[256];
+		snprintf(msg, sizeof msg,
+		         "interrupted: stopping %zu running processes (SIGTERM, SIGKILL after the grace period; interrupt "
+		         "again to kill them at once)", tfjob_local_running_count(local));
 		tfjob__run_event(&r, "TFJob", r.name, "Warning", "Interrupted", msg, true);
 		finish(&r, NULL);
 		*out = TFJOB_LOCAL_INTERRUPTED;

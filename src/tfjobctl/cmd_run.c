@@ -114,19 +114,49 @@ static void erase(struct view *v)
 	v->drawn = 0;
 }
 
+/* Lines the redrawn block may take: it must fit the terminal, or moving the cursor up to redraw
+ * it stops at the top of the screen and the old block is left behind. */
+static size_t block_room(void)
+{
+	struct winsize ws;
+	int rows = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 ? ws.ws_row : 24;
+	return rows > 6 ? (size_t)rows - 3 : 3;
+}
+
 static void draw(struct view *v)
 {
 	if (!v->tty)
 		return;
-	size_t i;
+	size_t i, n = json_array_size(v->pods), room = block_room();
+	size_t shown = n + 1 <= room ? n : room - 2; /* room for "... N more" and the conditions */
 	json_t *p;
 	json_array_foreach(v->pods, i, p) {
+		if (i >= shown)
+			break;
 		char sum[160];
 		ctl_pod_summary(sum, sizeof sum, p);
 		const json_t *meta = json_object_get(p, "metadata");
 		char text[512];
 		snprintf(text, sizeof text, "  %-28s %-40s restarts %lld", jstr(json_object_get(meta, "name")), sum,
 		         (long long)json_integer_value(json_object_get(ctl_pod_tf_status(p), "restartCount")));
+		printf("\033[2K");
+		line_out(v, text);
+		v->drawn++;
+	}
+	if (shown < n) {
+		/* The rest, counted by phase. */
+		static const char *const phases[] = { "Pending", "Running", "Succeeded", "Failed" };
+		size_t counts[4] = { 0, 0, 0, 0 };
+		for (i = shown; i < n; i++) {
+			const char *phase = jstr(json_object_get(json_object_get(json_array_get(v->pods, i), "status"), "phase"));
+			for (size_t k = 0; k < 4; k++)
+				counts[k] += !strcmp(phase, phases[k]);
+		}
+		char text[256];
+		int len = snprintf(text, sizeof text, "  ... and %zu more pods:", n - shown);
+		for (size_t k = 0; k < 4 && len > 0 && (size_t)len < sizeof text; k++)
+			if (counts[k])
+				len += snprintf(text + len, sizeof text - (size_t)len, " %zu %s", counts[k], phases[k]);
 		printf("\033[2K");
 		line_out(v, text);
 		v->drawn++;

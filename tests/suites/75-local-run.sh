@@ -130,6 +130,9 @@ rc, out, err, took = run(["run", "--run-dir", d, os.path.join(examples, "ps-trai
 print(f"ps-training: exit {rc} in {took:.1f} s")
 check(rc == 0, f"ps-training: exit {rc}: {err}\n{out[-3000:]}")
 check("Succeeded  True" in out and "Events:" in out and "Replica Statuses:" in out, "ps-training: describe output")
+check("\x1b[" not in out and re.search(r"^\d\d:\d\d:\d\d pod ps-training-worker-0: Running$", out, re.M)
+      and re.search(r"^\d\d:\d\d:\d\d conditions: Created Running$", out, re.M),
+      "ps-training: plain progress lines when piped")
 check(condition(d, "Succeeded") and condition(d, "Succeeded")["status"] == "True", "ps-training: Succeeded condition")
 ps = pods(d)
 check(len(ps) == 5 and all(p["status"]["phase"] == "Succeeded" and exit_code(p) == 0 for p in ps.values()),
@@ -168,6 +171,31 @@ rc, out, err, _ = run(["logs", "-f", d, "ps-training-ps-0"], timeout=10)
 check(rc == 0 and "stopped after" in out, f"logs -f of a finished pod returns: {rc} {err}")
 rc, out, err, _ = run(["logs", d, "nope-0"])
 check(rc == 2, "logs of an unknown pod: exit 2")
+
+# 1b. on a terminal the progress block is redrawn in place, and fits the screen (20 pods, 12 rows)
+import fcntl, pty, struct, termios
+master, slave = pty.openpty()
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 12, 100, 0, 0))
+d = os.path.join(tmp, "tty")
+proc = subprocess.Popen([ctl, "run", "--run-dir", d, job("tty", 20, ["sleep", "0.5"])], stdout=slave,
+                        stderr=subprocess.DEVNULL)
+os.close(slave)
+screen = b""
+while True:
+    try:
+        chunk = os.read(master, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    screen += chunk
+os.close(master)
+rc = proc.wait(timeout=60)
+text = screen.decode(errors="replace")
+ups = [int(n) for n in re.findall(r"\x1b\[(\d+)A", text)]
+check(rc == 0 and ups and max(ups) <= 11, f"tty: redrawn in place within 12 rows: exit {rc}, cursor ups {sorted(set(ups))}")
+check("... and " in text and "more pods:" in text, "tty: the pods that do not fit are counted")
+check("tty-worker-0 " in text and "conditions: Created Running" in text, "tty: status lines")
 
 # 2. a retryable failure (137 once) is restarted and the job succeeds
 d = os.path.join(tmp, "retry")
@@ -280,8 +308,9 @@ nothing_left(d, "ctrl-c")
 # 8. a replica that ignores SIGTERM is killed after the (shortened) grace period
 d = os.path.join(tmp, "stubborn")
 path = job("stubborn", 1, ["sh", "-c", "trap '' TERM; echo up; while :; do sleep 0.1; done"])
+live = open(os.path.join(tmp, "stubborn.out"), "w+")
 proc = subprocess.Popen([ctl, "run", "--run-dir", d, "--grace-period", "2", path],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        stdout=live, stderr=subprocess.DEVNULL)
 end = time.time() + 20
 while time.time() < end:
     try:
@@ -292,6 +321,11 @@ while time.time() < end:
     time.sleep(0.05)
 t0 = time.time()
 proc.send_signal(signal.SIGINT)
+time.sleep(1)
+live.seek(0)
+shown = live.read()
+check(proc.poll() is None and "Interrupted" in shown and "SIGTERM, SIGKILL after 2000 ms" in shown,
+      f"stubborn: the stop is shown while it happens: {shown[-800:]}")
 rc = proc.wait(timeout=30)
 took = time.time() - t0
 check(rc == 130, f"stubborn: exit {rc}")
