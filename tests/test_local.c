@@ -594,6 +594,39 @@ START_TEST(test_run_refuses_job_without_command)
 }
 END_TEST
 
+/* A job the planner would leave alone forever is refused: nothing can resume it or take it over. */
+START_TEST(test_run_refuses_job_it_would_never_run)
+{
+	static const char *const cases[][2] = {
+		{ "spec:\n  runPolicy: {suspend: true}\n", "spec.runPolicy.suspend" },
+		{ "spec:\n  runPolicy: {managedBy: kueue.x-k8s.io/multikueue}\n", "spec.runPolicy.managedBy" },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		char text[2048];
+		const char *spec = strstr(JOB, "spec:\n");
+		snprintf(text, sizeof text, "%.*s%s%s", (int)(spec - JOB), JOB, cases[i][0], spec + 6);
+		tfjob_job *job = tu_parse(text);
+		tfjob_error *err = NULL;
+		ck_assert_int_eq(tfjob_local_check(job, &err), TFJOB_EINVAL);
+		ck_assert_str_eq(tfjob_error_field(err), cases[i][1]);
+		tfjob_error_free(err);
+		err = NULL;
+		tfjob_local_outcome outcome;
+		ck_assert_int_eq(tfjob_local_run(&outcome, local, job, NULL, &err), TFJOB_EINVAL);
+		tfjob_error_free(err);
+		tfjob_job_free(job);
+	}
+	/* managedBy training-operator is this controller. */
+	const char *spec = strstr(JOB, "spec:\n");
+	char text[2048];
+	snprintf(text, sizeof text, "%.*sspec:\n  runPolicy: {managedBy: kubeflow.org/training-operator, suspend: false}\n%s",
+	         (int)(spec - JOB), JOB, spec + 6);
+	tfjob_job *job = tu_parse(text);
+	ck_assert_int_eq(tfjob_local_check(job, NULL), 0);
+	tfjob_job_free(job);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("local");
@@ -606,6 +639,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_signal_is_128_plus_n);
 	tcase_add_test(tc, test_missing_executable_is_127);
 	tcase_add_test(tc, test_restart_backoff);
+	tcase_add_test(tc, test_run_refuses_job_it_would_never_run);
 	tcase_add_test(tc, test_always_restarts_after_success);
 	tcase_add_test(tc, test_sigterm_then_sigkill);
 	tcase_add_test(tc, test_delete_terminates_with_143);

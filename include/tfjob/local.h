@@ -186,9 +186,10 @@ TFJOB_EXTERN int tfjob_local_run_options_init(tfjob_local_run_options *opts, uns
 
 /**
  * Check that every replica of a job can run locally: its `tensorflow` container has a command,
- * and env has no valueFrom and the container no envFrom. 0, or TFJOB_EINVAL with a message
- * naming the field (spec.tfReplicaSpecs[Worker].template.spec.containers[0].command). Pure,
- * re-entrant.
+ * and env has no valueFrom and the container no envFrom; and that the job would run at all
+ * (not `spec.runPolicy.suspend`, `managedBy` unset or training-operator's). 0, or TFJOB_EINVAL
+ * with a message naming the field, also given by tfjob_error_field()
+ * (spec.tfReplicaSpecs[Worker].template.spec.containers[0].command). Pure, re-entrant.
  */
 TFJOB_EXTERN int tfjob_local_check(const tfjob_job *job, tfjob_error **err);
 

@@ -353,6 +353,11 @@ vf = write_job("vf", open(job("vf", 1, ["true"])).read() +
 rc, out, err, _ = run(["run", "--run-dir", os.path.join(tmp, "vf"), vf])
 check(rc == 2 and "spec.tfReplicaSpecs[Worker].template.spec.containers[0].env[0].valueFrom: TOKEN:" in err,
       f"valueFrom: exit {rc}, the field named: {err}")
+for extra, field in (("suspend: true", "spec.runPolicy.suspend"),
+                     ("managedBy: kueue.x-k8s.io/multikueue", "spec.runPolicy.managedBy")):
+    path = job("never", 1, ["true"], run_policy=extra)
+    rc, out, err, took = run(["run", "--run-dir", os.path.join(tmp, "never-" + field), path], timeout=20)
+    check(rc == 2 and field in err, f"{field}: refused, exit {rc}: {err}")
 bad = write_job("bad", open(job("bad", 1, ["true"])).read().replace("restartPolicy: Never", "restartPolicy: Sometimes"))
 rc, out, err, _ = run(["run", "--run-dir", os.path.join(tmp, "bad"), bad])
 check(rc == 2 and "restartPolicy" in err, f"invalid spec: exit {rc}: {err}")
