@@ -307,6 +307,32 @@ START_TEST(test_restart_backoff)
 }
 END_TEST
 
+START_TEST(test_kubelet_backoff_by_default)
+{
+	/* Without the test options: the first restart waits 10 s, as the kubelet's does. */
+	tfjob_local *l = NULL;
+	tfjob_transport *t = NULL;
+	tfjob_local_options opts = TFJOB_LOCAL_OPTIONS_INIT;
+	opts.run_dir = run_dir;
+	opts.on_event = on_event;
+	ck_assert_int_eq(tfjob_local_new(&l, &opts, NULL), 0);
+	ck_assert_int_eq(tfjob_local_transport_new(&t, l, NULL), 0);
+	ck_assert_int_eq(tfjob_transport_create(NULL, t, &PODS, "default",
+	                                        "{\"metadata\":{\"name\":\"crash\"},\"spec\":{\"restartPolicy\":\"OnFailure\","
+	                                        "\"containers\":[{\"name\":\"tensorflow\",\"command\":[\"false\"]}]}}", NULL), 0);
+	int64_t end = now_ms() + 5000;
+	while (count_events("BackOff", NULL) == 0) {
+		ck_assert_msg(now_ms() < end, "no BackOff");
+		ck_assert_int_ge(tfjob_local_poll(l, 50, NULL), 0);
+	}
+	ck_assert_int_eq(count_events("BackOff", "Back-off 10000 ms restarting container tensorflow (restart 1)"), 1);
+	tfjob_local_poll(l, 300, NULL);
+	ck_assert_int_eq(count_events("Started", NULL), 1); /* not restarted yet */
+	tfjob_transport_free(t);
+	tfjob_local_free(l);
+}
+END_TEST
+
 START_TEST(test_always_restarts_after_success)
 {
 	ck_assert_int_eq(create_pod("always", "Always", "[\"true\"]", NULL, NULL, NULL), 0);
@@ -363,9 +389,30 @@ START_TEST(test_delete_terminates_with_143)
 	wait_phase("sleeper", NULL, 5000);
 	ck_assert_int_lt(now_ms() - start, 2000);
 	ck_assert_int_eq(count_events("Exited", "code 143 (SIGTERM)"), 1);
+	ck_assert_int_eq(count_events("Killing", "SIGKILL after 5000 ms"), 1); /* the delete's own grace period */
 	tfjob_error *err = NULL;
 	ck_assert_int_eq(tfjob_transport_delete(NULL, tr, &PODS, "default", "sleeper", NULL, &err), TFJOB_ENOTFOUND);
 	tfjob_error_free(err);
+}
+END_TEST
+
+START_TEST(test_default_grace_period_is_30s)
+{
+	/* No terminationGracePeriodSeconds and no option: 30 s, as Kubernetes defaults it. */
+	ck_assert_int_eq(create_pod("plain", "Never", "[\"sh\",\"-c\",\"echo ready; exec sleep 60\"]", NULL, NULL, NULL), 0);
+	json_decref(wait_phase("plain", "Running", 5000));
+	wait_log("plain", "ready");
+	ck_assert_int_eq(tfjob_transport_delete(NULL, tr, &PODS, "default", "plain", NULL, NULL), 0);
+	wait_phase("plain", NULL, 5000);
+	ck_assert_int_eq(count_events("Killing", "SIGTERM, SIGKILL after 30000 ms"), 1);
+	/* The pod's own terminationGracePeriodSeconds. */
+	ck_assert_int_eq(create_pod("own", "Never", "[\"sh\",\"-c\",\"echo ready; exec sleep 60\"]", NULL,
+	                            "\"terminationGracePeriodSeconds\":7", NULL), 0);
+	json_decref(wait_phase("own", "Running", 5000));
+	wait_log("own", "ready");
+	ck_assert_int_eq(tfjob_transport_delete(NULL, tr, &PODS, "default", "own", NULL, NULL), 0);
+	wait_phase("own", NULL, 5000);
+	ck_assert_int_eq(count_events("Killing", "SIGTERM, SIGKILL after 7000 ms"), 1);
 }
 END_TEST
 
@@ -639,6 +686,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_signal_is_128_plus_n);
 	tcase_add_test(tc, test_missing_executable_is_127);
 	tcase_add_test(tc, test_restart_backoff);
+	tcase_add_test(tc, test_kubelet_backoff_by_default);
+	tcase_add_test(tc, test_default_grace_period_is_30s);
 	tcase_add_test(tc, test_run_refuses_job_it_would_never_run);
 	tcase_add_test(tc, test_always_restarts_after_success);
 	tcase_add_test(tc, test_sigterm_then_sigkill);
