@@ -239,6 +239,14 @@ static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 	bool acted = false;
 	if (!rc)
 		rc = execute(r, plan, &acted, err);
+	if (!rc && acted) {
+		/* What the actions made is shown before the engine starts it: new Pods are Pending. */
+		char *now = NULL;
+		rc = list_items(&now, r, "pods", err);
+		if (!rc)
+			rc = tfjob__run_pods_changed(r, now, err);
+		free(now);
+	}
 	if (!rc && tfjob_plan_status_changed(plan))
 		rc = write_status(r, plan, err);
 	if (!rc)

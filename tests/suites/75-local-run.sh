@@ -133,6 +133,8 @@ check("Succeeded  True" in out and "Events:" in out and "Replica Statuses:" in o
 check("\x1b[" not in out and re.search(r"^\d\d:\d\d:\d\d pod ps-training-worker-0: Running$", out, re.M)
       and re.search(r"^\d\d:\d\d:\d\d conditions: Created Running$", out, re.M),
       "ps-training: plain progress lines when piped")
+seen = re.findall(r"^\d\d:\d\d:\d\d pod ps-training-worker-1: (.*)$", out, re.M)
+check(seen == ["Pending", "Running", "Succeeded (exit 0)"], f"ps-training: worker 1's phases Pending, Running, Succeeded: {seen}")
 check(condition(d, "Succeeded") and condition(d, "Succeeded")["status"] == "True", "ps-training: Succeeded condition")
 ps = pods(d)
 check(len(ps) == 5 and all(p["status"]["phase"] == "Succeeded" and exit_code(p) == 0 for p in ps.values()),
