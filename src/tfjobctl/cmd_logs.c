@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -39,8 +40,15 @@ static bool pod_alive(const char *run, const char *pod)
 	json_array_foreach(json_object_get(pods, "items"), i, p) {
 		const char *name = json_string_value(json_object_get(json_object_get(p, "metadata"), "name"));
 		const char *phase = json_string_value(json_object_get(json_object_get(p, "status"), "phase"));
-		if (name && !strcmp(name, pod))
+		if (name && !strcmp(name, pod)) {
 			alive = phase && (!strcmp(phase, "Running") || !strcmp(phase, "Pending"));
+			/* Its process is gone although pods.json says Running: the run itself ended without
+			 * saving (killed); the pod will not write any more. */
+			const char *pid = json_string_value(json_object_get(
+				json_object_get(json_object_get(p, "metadata"), "annotations"), "local.kubeflow.org/pid"));
+			if (alive && pid && atoi(pid) > 0 && kill((pid_t)atoi(pid), 0) != 0 && errno == ESRCH)
+				alive = false;
+		}
 	}
 	json_decref(pods);
 	return alive;

@@ -307,6 +307,22 @@ check(len(final) == 2 and all(exit_code(p) == 143 for p in final.values()),
 check(load(d, "job.json") is not None, "ctrl-c: state saved")
 nothing_left(d, "ctrl-c")
 
+# 7b. tfjobctl run killed outright (SIGKILL): its replicas die with it (PR_SET_PDEATHSIG), and
+# logs -f of a pod that pods.json still shows Running returns
+d = os.path.join(tmp, "killed")
+path = job("killed", 1, ["sh", "-c", "echo up; exec sleep 60"])
+proc = subprocess.Popen([ctl, "run", "--run-dir", d, path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+end = time.time() + 20
+while time.time() < end and not (pods(d).get("killed-worker-0", {}).get("status", {}).get("phase") == "Running"):
+    time.sleep(0.05)
+time.sleep(0.3)
+proc.kill()
+proc.wait(timeout=10)
+time.sleep(0.5)
+nothing_left(d, "killed run")
+rc, out, err, took = run(["logs", "-f", d, "worker-0"], timeout=15)
+check(rc == 0 and "up" in out and took < 5, f"logs -f after the run was killed: exit {rc} in {took:.1f} s")
+
 # 8. a replica that ignores SIGTERM is killed after the (shortened) grace period
 d = os.path.join(tmp, "stubborn")
 path = job("stubborn", 1, ["sh", "-c", "trap '' TERM; echo up; while :; do sleep 0.1; done"])
