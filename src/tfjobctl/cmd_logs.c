@@ -26,7 +26,7 @@ void usage_logs(FILE *out)
 	             "Print the log (stdout and stderr) of replica POD of the local run in directory RUN\n"
 	             "(tfjobctl run). POD is the pod name (dist-worker-0) or its type-index (worker-0).\n\n"
 	             "  -f, --follow  keep printing what the replica writes until it has ended (its pod is\n"
-	             "                Succeeded, Failed or gone) or Ctrl-C\n\n"
+	             "                Succeeded, Failed or gone, or its process is) or Ctrl-C\n\n"
 	             "Exit status: 0 ok, 2 usage error or no such log.\n");
 }
 
