@@ -416,6 +416,9 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* Output is only a view: a reader that goes away (tfjobctl run ... | head) must not kill the
+	 * run and its replicas unsaved. Writes then fail with EPIPE; replicas get SIGPIPE back. */
+	signal(SIGPIPE, SIG_IGN);
 	printf("Running TFJob %s%s from %s\nRun directory: %s\n", shown ? shown : "", tfjob_job_name(job) ? "" : "*", file,
 	       dir);
 	fflush(stdout);

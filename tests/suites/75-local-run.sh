@@ -323,6 +323,19 @@ nothing_left(d, "killed run")
 rc, out, err, took = run(["logs", "-f", d, "worker-0"], timeout=15)
 check(rc == 0 and "up" in out and took < 5, f"logs -f after the run was killed: exit {rc} in {took:.1f} s")
 
+# 7c. a reader that goes away (tfjobctl run ... | head -1) does not kill the run: it ends and saves;
+# replicas do not inherit the ignored SIGPIPE
+d = os.path.join(tmp, "piped")
+path = job("piped", 1, ["sh", "-c", "sleep 1; grep SigIgn /proc/self/status"])
+proc = subprocess.Popen([ctl, "run", "--run-dir", d, path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+proc.stdout.readline()
+proc.stdout.close()
+rc = proc.wait(timeout=30)
+check(rc == 0 and (condition(d, "Succeeded") or {}).get("status") == "True", f"piped to a reader that left: exit {rc}")
+with open(os.path.join(d, "piped-worker-0.log")) as f:
+    ign = int(f.read().split()[1], 16)
+check(not ign & (1 << (signal.SIGPIPE - 1)), f"replica's SIGPIPE is not ignored: SigIgn {ign:x}")
+
 # 8. a replica that ignores SIGTERM is killed after the (shortened) grace period
 d = os.path.join(tmp, "stubborn")
 path = job("stubborn", 1, ["sh", "-c", "trap '' TERM; echo up; while :; do sleep 0.1; done"])
