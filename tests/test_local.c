@@ -262,6 +262,14 @@ START_TEST(test_missing_executable_is_127)
 	ck_assert_int_eq(exit_code(pod), 127);
 	json_decref(pod);
 	ck_assert_ptr_nonnull(strstr(read_log("nope"), "cannot run '/nonexistent/tfjob-no-such-program'"));
+	ck_assert_int_eq(count_events("Exited", "code 127: cannot run '/nonexistent/tfjob-no-such-program'"), 1);
+	/* A working directory that does not exist: the same, with the reason in the event too. */
+	ck_assert_int_eq(create_pod("nowd", "Never", "[\"true\"]", ",\"workingDir\":\"no/such/dir\"", NULL, NULL), 0);
+	pod = wait_phase("nowd", "Failed", 5000);
+	ck_assert_int_eq(exit_code(pod), 127);
+	json_decref(pod);
+	ck_assert_int_eq(count_events("Exited", "code 127: cannot change to the working directory"), 1);
+	ck_assert_ptr_nonnull(strstr(read_log("nowd"), "no/such/dir': No such file or directory"));
 }
 END_TEST
 
