@@ -14,6 +14,11 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <dirent.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#endif
 
 #include "local_view.h"
 
@@ -220,6 +225,57 @@ static void on_update(tfjob_local_update what, const char *json, void *payload)
 	fflush(stdout);
 }
 
+/* ---- processes that left their process group ---- */
+
+#ifdef __linux__
+/* Processes a replica moved out of its process group (setsid, a daemon's double fork) are not
+ * stopped with the group; as this process is their subreaper (PR_SET_CHILD_SUBREAPER), they
+ * become its children when their parents end. After the run they are stopped, as a container's
+ * processes end with it, and reaped. Returns how many were running. */
+static int stop_strays(void)
+{
+	int stopped = 0;
+	pid_t self = getpid();
+	for (int round = 0; round < 100; round++) {
+		int found = 0;
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		while (d && (e = readdir(d)) != NULL) {
+			char *end;
+			long pid = strtol(e->d_name, &end, 10);
+			if (*end || pid <= 0)
+				continue;
+			char path[64], buf[512];
+			snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+			FILE *f = fopen(path, "r");
+			if (!f)
+				continue;
+			size_t n = fread(buf, 1, sizeof buf - 1, f);
+			fclose(f);
+			buf[n] = '\0';
+			char *rp = strrchr(buf, ')'), state;
+			long ppid;
+			if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2 || ppid != (long)self)
+				continue;
+			found++;
+			if (state != 'Z') {
+				kill(-(pid_t)pid, SIGKILL); /* its own group, when it leads one (setsid) */
+				kill((pid_t)pid, SIGKILL);
+				stopped++;
+			}
+		}
+		if (d)
+			closedir(d);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (!found)
+			break;
+		usleep(10 * 1000);
+	}
+	return stopped;
+}
+#endif
+
 /* ---- run directory ---- */
 
 static int mkdirs(const char *path)
@@ -423,10 +479,19 @@ int cmd_run(int argc, char **argv)
 	       dir);
 	fflush(stdout);
 	tfjob_local_outcome outcome = TFJOB_LOCAL_FAILED;
+#ifdef __linux__
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* see stop_strays() */
+#endif
 	rc = tfjob_local_run(&outcome, g_local, job, &ropts, &err);
 	erase(&view);
 	tfjob_local_free(g_local); /* nothing is left running after this */
 	g_local = NULL;
+#ifdef __linux__
+	int strays = stop_strays();
+	if (strays > 0)
+		printf("Stopped %d process%s the replicas had moved out of their process groups (setsid).\n", strays,
+		       strays == 1 ? "" : "es");
+#endif
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
