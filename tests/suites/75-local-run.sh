@@ -285,27 +285,32 @@ for policy in ("All", "Running", "None"):
     check(events(d, "Deleted"), f"{policy}: TTL deleted the job")
     nothing_left(d, "cleanPodPolicy " + policy)
 
-# 7. Ctrl-C: SIGINT to tfjobctl run stops every replica, saves the state, exits 130
-d = os.path.join(tmp, "ctrl-c")
-path = job("ctrl-c", 2, ["sh", "-c", "echo up; exec sleep 60"])
-proc = subprocess.Popen([ctl, "run", "--run-dir", d, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-end = time.time() + 20
-while time.time() < end and not (len(pods(d)) == 2 and all(p["status"]["phase"] == "Running" for p in pods(d).values())):
-    time.sleep(0.05)
-time.sleep(0.3)
-started = pids(d)
-check(len(started) == 2 and all(alive(p) for p in started), f"ctrl-c: 2 replicas running {started}")
-t0 = time.time()
-proc.send_signal(signal.SIGINT)
-out, err = proc.communicate(timeout=30)
-check(proc.returncode == 130, f"ctrl-c: exit {proc.returncode}: {err}")
-check(time.time() - t0 < 5, "ctrl-c: stops quickly")
-check(events(d, "Interrupted"), "ctrl-c: Interrupted event saved")
-final = pods(d)
-check(len(final) == 2 and all(exit_code(p) == 143 for p in final.values()),
-      f"ctrl-c: replicas terminated with 143: {[(n, exit_code(p)) for n, p in final.items()]}")
-check(load(d, "job.json") is not None, "ctrl-c: state saved")
-nothing_left(d, "ctrl-c")
+# 7. Ctrl-C: SIGINT (and SIGTERM, SIGHUP) to tfjobctl run stops every replica, saves the state, exits 130
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    name = "ctrl-c" if sig == signal.SIGINT else "sig-" + sig.name.lower()
+    d = os.path.join(tmp, name)
+    path = job(name, 2, ["sh", "-c", "echo up; exec sleep 60"])
+    proc = subprocess.Popen([ctl, "run", "--run-dir", d, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    end = time.time() + 20
+    while time.time() < end and not (len(pods(d)) == 2 and all(p["status"]["phase"] == "Running" for p in pods(d).values())):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    started = pids(d)
+    check(len(started) == 2 and all(alive(p) for p in started), f"{name}: 2 replicas running {started}")
+    t0 = time.time()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    check(proc.returncode == 130, f"{name}: exit {proc.returncode}: {err}")
+    check(time.time() - t0 < 5, f"{name}: stops quickly")
+    check(events(d, "Interrupted"), f"{name}: Interrupted event saved")
+    check("Interrupted" in out and "Events:" in out, f"{name}: the summary is printed")
+    final = pods(d)
+    check(len(final) == 2 and all(exit_code(p) == 143 for p in final.values()),
+          f"{name}: replicas terminated with 143: {[(n, exit_code(p)) for n, p in final.items()]}")
+    check(load(d, "job.json") is not None, f"{name}: state saved")
+    rc, out, err, _ = run(["get", "--run-dir", d])
+    check(rc == 0 and "Failed (exit 143)" in out, f"{name}: get --run-dir reads the saved state: {rc} {err}")
+    nothing_left(d, name)
 
 # 7b. tfjobctl run killed outright (SIGKILL): its replicas die with it (PR_SET_PDEATHSIG), and
 # logs -f of a pod that pods.json still shows Running returns
