@@ -55,6 +55,7 @@ static int make_dir(const char *path, tfjob_error **err)
 		struct stat st;
 		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 			return 0;
+		errno = ENOTDIR; /* not "File exists": it does, but is no directory */
 	}
 	return tfjob__fail(err, TFJOB_EIO, "run directory %s: %s", path, strerror(errno ? errno : ENOTDIR));
 }

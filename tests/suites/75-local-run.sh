@@ -428,6 +428,10 @@ check(rc == 0 and load(empty, "job.json"), f"empty existing run dir: exit {rc}: 
 p = subprocess.run([ctl, "run", "--run-dir", "rel/a/b", job("rel-dir", 1, ["true"])], cwd=tmp,
                    capture_output=True, text=True, timeout=60)
 check(p.returncode == 0 and load(os.path.join(tmp, "rel/a/b"), "job.json"), f"relative run dir: {p.returncode} {p.stderr}")
+afile = os.path.join(tmp, "a-file")
+open(afile, "w").close()
+rc, out, err, _ = run(["run", "--run-dir", afile, job("in-a-file", 1, ["true"])])
+check(rc == 2 and "Not a directory" in err, f"run dir that is a file: exit {rc}: {err}")
 # every command accepts --compat (DESIGN.md), logs and get --run-dir included
 for args in (["logs", "--compat", "training-operator-1.9", d, "worker-1"],
              ["get", "--run-dir", d, "--compat", "training-operator-1.9"]):
