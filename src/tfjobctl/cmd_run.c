@@ -484,8 +484,9 @@ int cmd_run(int argc, char **argv)
 #endif
 	rc = tfjob_local_run(&outcome, g_local, job, &ropts, &err);
 	erase(&view);
-	tfjob_local_free(g_local); /* nothing is left running after this */
-	g_local = NULL;
+	tfjob_local *done = g_local;
+	g_local = NULL; /* the signal handler no longer touches it */
+	tfjob_local_free(done); /* nothing is left running after this */
 #ifdef __linux__
 	int strays = stop_strays();
 	if (strays > 0)
