@@ -216,6 +216,17 @@ static bool any_deleting(tfjob_local *l)
 	return d;
 }
 
+/* Some Pod may still change by itself: it is pending, running, restarting or being deleted. */
+static bool any_live(tfjob_local *l)
+{
+	bool live = false;
+	pthread_mutex_lock(&l->lock);
+	for (lpod *p = l->pods; p && !live; p = p->next)
+		live = p->state != LPOD_DONE || p->deleting;
+	pthread_mutex_unlock(&l->lock);
+	return live;
+}
+
 /* One reconcile step. *done when the job is finished and nothing is left to do. */
 static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 {
@@ -267,6 +278,20 @@ static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 		r->not_before_ms = tfjob__local_now_ms() + (delay < RESTART_DELAY_MAX_MS ? delay : RESTART_DELAY_MAX_MS);
 	}
 	*done = r->deleted || (tfjob_job_is_finished(r->job) && quiet && !requeue && !any_deleting(r->local));
+	int64_t deadline;
+	if (!*done && quiet && !requeue && !r->restarted && !any_live(r->local) &&
+	    tfjob_job_active_deadline_seconds(&deadline, r->job) != 0) {
+		/* Nothing can change any more: every Pod has ended for good, the planner has nothing to do
+		 * and no time rule will wake it (on a cluster the job would stay unfinished forever, e.g.
+		 * one with only PS replicas, which never decide success). */
+		tfjob__run_event(r, "TFJob", r->name, "Warning", "LocalRunStuck",
+		                 "every replica has ended and the planner has nothing more to do: the job can never finish",
+		                 true);
+		return tfjob__fail(err, TFJOB_ESTATE,
+		                   "TFJob %s can never finish: every replica has ended, it is neither Succeeded nor Failed, and "
+		                   "the planner has nothing more to do (only Chief/Master or Worker replicas decide success)",
+		                   r->name);
+	}
 	*wait_ms = IDLE_WAIT_MS;
 	if (requeue)
 		*wait_ms = after > 0 ? (after * 1000 < IDLE_WAIT_MS ? after * 1000 : IDLE_WAIT_MS) : (quiet ? QUIET_REQUEUE_MS : 0);

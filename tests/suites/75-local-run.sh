@@ -415,6 +415,21 @@ check(rc == 2 and "restartPolicy" in err, f"invalid spec: exit {rc}: {err}")
 for args in (["run"], ["run", "--bogus", bad], ["run", "--grace-period", "x", bad], ["run", "/nonexistent.yaml"]):
     rc, out, err, _ = run(args)
     check(rc == 2, f"{args}: exit {rc}")
+# a job that can never finish (only PS: they never decide success) ends once every replica has
+# ended, instead of waiting forever; one with activeDeadlineSeconds waits for its deadline instead
+d = os.path.join(tmp, "ps-only")
+path = write_job("ps-only", open(job("ps-only", 1, ["true"])).read().replace("Worker:", "PS:"))
+rc, out, err, took = run(["run", "--run-dir", d, path], timeout=30)
+check(rc == 1 and "can never finish" in err and events(d, "LocalRunStuck") and took < 10,
+      f"PS only: exit {rc} in {took:.1f} s: {err}")
+d = os.path.join(tmp, "ps-only-deadline")
+path = write_job("ps-only-deadline", open(job("ps-only-deadline", 1, ["true"], run_policy="activeDeadlineSeconds: 2"))
+                 .read().replace("Worker:", "PS:"))
+rc, out, err, took = run(["run", "--run-dir", d, path], timeout=30)
+failed = condition(d, "Failed")
+check(rc == 1 and failed and "deadline" in failed["message"].lower() and not events(d, "LocalRunStuck"),
+      f"PS only with a deadline: exit {rc}, {failed}")
+
 # a run directory that already holds a run is refused, and left as it was
 d = os.path.join(tmp, "ps-training")
 before = {f: os.path.getmtime(os.path.join(d, f)) for f in os.listdir(d)}
