@@ -283,7 +283,10 @@ static const char *signame(int sig)
 static void exited(tfjob_local *l, lpod *p, int status)
 {
 	tfjob__local_decode_status(status, &p->code, &p->signal);
-	tfjob__local_signal(p, SIGKILL); /* the rest of the group goes with the container */
+	/* The rest of the group goes with the container. The group only: the pid itself is reaped
+	 * and may already belong to another process. */
+	if (p->pid > 0)
+		kill(-p->pid, SIGKILL);
 	p->pid = 0;
 	p->finished_wall = tfjob__local_wall();
 	if (p->signal)
