@@ -128,7 +128,7 @@ static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **er
 			if (reason && !strcmp(reason, "TFJobRestarting"))
 				r->restarted = true;
 			tfjob__run_event(r, "TFJob", r->name, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
-			                 tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i), true);
+			                 tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i), false);
 			continue;
 		}
 		*acted = true;
@@ -250,6 +250,8 @@ static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 	bool acted = false;
 	if (!rc)
 		rc = execute(r, plan, &acted, err);
+	if (!rc) /* the plan's events at once (one events.json write per step, not one per event) */
+		rc = tfjob__run_flush_events(r, err);
 	if (!rc && acted) {
 		/* What the actions made is shown before the engine starts it: new Pods are Pending. */
 		char *now = NULL;
