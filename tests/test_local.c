@@ -262,6 +262,14 @@ START_TEST(test_missing_executable_is_127)
 	ck_assert_int_eq(exit_code(pod), 127);
 	json_decref(pod);
 	ck_assert_ptr_nonnull(strstr(read_log("nope"), "cannot run '/nonexistent/tfjob-no-such-program'"));
+	ck_assert_int_eq(count_events("Exited", "code 127: cannot run '/nonexistent/tfjob-no-such-program'"), 1);
+	/* A working directory that does not exist: the same, with the reason in the event too. */
+	ck_assert_int_eq(create_pod("nowd", "Never", "[\"true\"]", ",\"workingDir\":\"no/such/dir\"", NULL, NULL), 0);
+	pod = wait_phase("nowd", "Failed", 5000);
+	ck_assert_int_eq(exit_code(pod), 127);
+	json_decref(pod);
+	ck_assert_int_eq(count_events("Exited", "code 127: cannot change to the working directory"), 1);
+	ck_assert_ptr_nonnull(strstr(read_log("nowd"), "no/such/dir': No such file or directory"));
 }
 END_TEST
 
@@ -304,6 +312,32 @@ START_TEST(test_restart_backoff)
 	ck_assert_int_eq(create_pod("once", "OnFailure", "[\"true\"]", NULL, NULL, NULL), 0);
 	pod = wait_phase("once", "Succeeded", 5000);
 	json_decref(pod);
+}
+END_TEST
+
+START_TEST(test_kubelet_backoff_by_default)
+{
+	/* Without the test options: the first restart waits 10 s, as the kubelet's does. */
+	tfjob_local *l = NULL;
+	tfjob_transport *t = NULL;
+	tfjob_local_options opts = TFJOB_LOCAL_OPTIONS_INIT;
+	opts.run_dir = run_dir;
+	opts.on_event = on_event;
+	ck_assert_int_eq(tfjob_local_new(&l, &opts, NULL), 0);
+	ck_assert_int_eq(tfjob_local_transport_new(&t, l, NULL), 0);
+	ck_assert_int_eq(tfjob_transport_create(NULL, t, &PODS, "default",
+	                                        "{\"metadata\":{\"name\":\"crash\"},\"spec\":{\"restartPolicy\":\"OnFailure\","
+	                                        "\"containers\":[{\"name\":\"tensorflow\",\"command\":[\"false\"]}]}}", NULL), 0);
+	int64_t end = now_ms() + 5000;
+	while (count_events("BackOff", NULL) == 0) {
+		ck_assert_msg(now_ms() < end, "no BackOff");
+		ck_assert_int_ge(tfjob_local_poll(l, 50, NULL), 0);
+	}
+	ck_assert_int_eq(count_events("BackOff", "Back-off 10000 ms restarting container tensorflow (restart 1)"), 1);
+	tfjob_local_poll(l, 300, NULL);
+	ck_assert_int_eq(count_events("Started", NULL), 1); /* not restarted yet */
+	tfjob_transport_free(t);
+	tfjob_local_free(l);
 }
 END_TEST
 
@@ -363,9 +397,30 @@ START_TEST(test_delete_terminates_with_143)
 	wait_phase("sleeper", NULL, 5000);
 	ck_assert_int_lt(now_ms() - start, 2000);
 	ck_assert_int_eq(count_events("Exited", "code 143 (SIGTERM)"), 1);
+	ck_assert_int_eq(count_events("Killing", "SIGKILL after 5000 ms"), 1); /* the delete's own grace period */
 	tfjob_error *err = NULL;
 	ck_assert_int_eq(tfjob_transport_delete(NULL, tr, &PODS, "default", "sleeper", NULL, &err), TFJOB_ENOTFOUND);
 	tfjob_error_free(err);
+}
+END_TEST
+
+START_TEST(test_default_grace_period_is_30s)
+{
+	/* No terminationGracePeriodSeconds and no option: 30 s, as Kubernetes defaults it. */
+	ck_assert_int_eq(create_pod("plain", "Never", "[\"sh\",\"-c\",\"echo ready; exec sleep 60\"]", NULL, NULL, NULL), 0);
+	json_decref(wait_phase("plain", "Running", 5000));
+	wait_log("plain", "ready");
+	ck_assert_int_eq(tfjob_transport_delete(NULL, tr, &PODS, "default", "plain", NULL, NULL), 0);
+	wait_phase("plain", NULL, 5000);
+	ck_assert_int_eq(count_events("Killing", "SIGTERM, SIGKILL after 30000 ms"), 1);
+	/* The pod's own terminationGracePeriodSeconds. */
+	ck_assert_int_eq(create_pod("own", "Never", "[\"sh\",\"-c\",\"echo ready; exec sleep 60\"]", NULL,
+	                            "\"terminationGracePeriodSeconds\":7", NULL), 0);
+	json_decref(wait_phase("own", "Running", 5000));
+	wait_log("own", "ready");
+	ck_assert_int_eq(tfjob_transport_delete(NULL, tr, &PODS, "default", "own", NULL, NULL), 0);
+	wait_phase("own", NULL, 5000);
+	ck_assert_int_eq(count_events("Killing", "SIGTERM, SIGKILL after 7000 ms"), 1);
 }
 END_TEST
 
@@ -424,19 +479,23 @@ START_TEST(test_refused_fields)
 {
 	tfjob_error *err = NULL;
 	ck_assert_int_eq(create_pod("nocmd", "Never", NULL, NULL, NULL, &err), TFJOB_EINVAL);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "containers[0].command"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "pod nocmd: spec.containers[0].command: "));
 	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "runs no images"));
+	ck_assert_str_eq(tfjob_error_field(err), "spec.containers[0].command");
 	tfjob_error_free(err);
 	err = NULL;
+	/* Kubernetes' field path of a list entry is its index: env[1], and the message names the variable. */
 	ck_assert_int_eq(create_pod("vf", "Never", "[\"true\"]",
-	                            ",\"env\":[{\"name\":\"PASSWORD\",\"valueFrom\":{\"secretKeyRef\":{\"name\":\"s\",\"key\":\"k\"}}}]",
+	                            ",\"env\":[{\"name\":\"A\",\"value\":\"a\"},"
+	                            "{\"name\":\"PASSWORD\",\"valueFrom\":{\"secretKeyRef\":{\"name\":\"s\",\"key\":\"k\"}}}]",
 	                            NULL, &err), TFJOB_EINVAL);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "env[PASSWORD].valueFrom"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "spec.containers[0].env[1].valueFrom: PASSWORD: "));
+	ck_assert_str_eq(tfjob_error_field(err), "spec.containers[0].env[1].valueFrom");
 	tfjob_error_free(err);
 	err = NULL;
 	ck_assert_int_eq(create_pod("ef", "Never", "[\"true\"]", ",\"envFrom\":[{\"configMapRef\":{\"name\":\"c\"}}]", NULL, &err),
 	                 TFJOB_EINVAL);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "envFrom"));
+	ck_assert_str_eq(tfjob_error_field(err), "spec.containers[0].envFrom");
 	tfjob_error_free(err);
 	ck_assert_ptr_null(get_pod("nocmd"));
 	/* Duplicate names are refused as by an API server. */
@@ -578,13 +637,47 @@ START_TEST(test_run_refuses_job_without_command)
 	free(text);
 	tfjob_error *err = NULL;
 	ck_assert_int_eq(tfjob_local_check(job, &err), TFJOB_EINVAL);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].command"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].command: "));
+	ck_assert_str_eq(tfjob_error_field(err), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].command");
 	tfjob_error_free(err);
 	err = NULL;
 	tfjob_local_outcome outcome;
 	ck_assert_int_eq(tfjob_local_run(&outcome, local, job, NULL, &err), TFJOB_EINVAL);
 	tfjob_error_free(err);
 	ck_assert_int_eq(tfjob_local_running_count(local), 0);
+	tfjob_job_free(job);
+}
+END_TEST
+
+/* A job the planner would leave alone forever is refused: nothing can resume it or take it over. */
+START_TEST(test_run_refuses_job_it_would_never_run)
+{
+	static const char *const cases[][2] = {
+		{ "spec:\n  runPolicy: {suspend: true}\n", "spec.runPolicy.suspend" },
+		{ "spec:\n  runPolicy: {managedBy: kueue.x-k8s.io/multikueue}\n", "spec.runPolicy.managedBy" },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		char text[2048];
+		const char *spec = strstr(JOB, "spec:\n");
+		snprintf(text, sizeof text, "%.*s%s%s", (int)(spec - JOB), JOB, cases[i][0], spec + 6);
+		tfjob_job *job = tu_parse(text);
+		tfjob_error *err = NULL;
+		ck_assert_int_eq(tfjob_local_check(job, &err), TFJOB_EINVAL);
+		ck_assert_str_eq(tfjob_error_field(err), cases[i][1]);
+		tfjob_error_free(err);
+		err = NULL;
+		tfjob_local_outcome outcome;
+		ck_assert_int_eq(tfjob_local_run(&outcome, local, job, NULL, &err), TFJOB_EINVAL);
+		tfjob_error_free(err);
+		tfjob_job_free(job);
+	}
+	/* managedBy training-operator is this controller. */
+	const char *spec = strstr(JOB, "spec:\n");
+	char text[2048];
+	snprintf(text, sizeof text, "%.*sspec:\n  runPolicy: {managedBy: kubeflow.org/training-operator, suspend: false}\n%s",
+	         (int)(spec - JOB), JOB, spec + 6);
+	tfjob_job *job = tu_parse(text);
+	ck_assert_int_eq(tfjob_local_check(job, NULL), 0);
 	tfjob_job_free(job);
 }
 END_TEST
@@ -601,6 +694,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_signal_is_128_plus_n);
 	tcase_add_test(tc, test_missing_executable_is_127);
 	tcase_add_test(tc, test_restart_backoff);
+	tcase_add_test(tc, test_kubelet_backoff_by_default);
+	tcase_add_test(tc, test_default_grace_period_is_30s);
+	tcase_add_test(tc, test_run_refuses_job_it_would_never_run);
 	tcase_add_test(tc, test_always_restarts_after_success);
 	tcase_add_test(tc, test_sigterm_then_sigkill);
 	tcase_add_test(tc, test_delete_terminates_with_143);

@@ -186,9 +186,10 @@ TFJOB_EXTERN int tfjob_local_run_options_init(tfjob_local_run_options *opts, uns
 
 /**
  * Check that every replica of a job can run locally: its `tensorflow` container has a command,
- * and env has no valueFrom and the container no envFrom. 0, or TFJOB_EINVAL with a message
- * naming the field (spec.tfReplicaSpecs[Worker].template.spec.containers[0].command). Pure,
- * re-entrant.
+ * and env has no valueFrom and the container no envFrom; and that the job would run at all
+ * (not `spec.runPolicy.suspend`, `managedBy` unset or training-operator's). 0, or TFJOB_EINVAL
+ * with a message naming the field, also given by tfjob_error_field()
+ * (spec.tfReplicaSpecs[Worker].template.spec.containers[0].command). Pure, re-entrant.
  */
 TFJOB_EXTERN int tfjob_local_check(const tfjob_job *job, tfjob_error **err);
 
@@ -201,8 +202,11 @@ TFJOB_EXTERN int tfjob_local_check(const tfjob_job *job, tfjob_error **err);
  * stopped (tfjob_local_shutdown()) and *out is TFJOB_LOCAL_INTERRUPTED.
  * The run directory holds, kept up to date: job.json (the TFJob with status), pods.json (the
  * Pods), events.json (the events), plus the logs. Time is the wall clock.
- * *out: the outcome. Errors: the above, any of tfjob_plan_new(), TFJOB_EIO; on error too every
- * process is stopped. Use one engine for one run.
+ * *out: the outcome. Errors: the above, any of tfjob_plan_new(), TFJOB_EIO, TFJOB_ESTATE when
+ * the job can never finish (every Pod has ended for good, the job is neither Succeeded nor Failed,
+ * the planner has nothing to do and no activeDeadlineSeconds: e.g. only PS replicas, which never
+ * decide success; a cluster would keep it forever); on error too every process is stopped. Use
+ * one engine for one run.
  */
 TFJOB_EXTERN int tfjob_local_run(tfjob_local_outcome *out, tfjob_local *local, const tfjob_job *job,
                                  const tfjob_local_run_options *opts, tfjob_error **err);

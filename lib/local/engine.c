@@ -55,6 +55,7 @@ static int make_dir(const char *path, tfjob_error **err)
 		struct stat st;
 		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 			return 0;
+		errno = ENOTDIR; /* not "File exists": it does, but is no directory */
 	}
 	return tfjob__fail(err, TFJOB_EIO, "run directory %s: %s", path, strerror(errno ? errno : ENOTDIR));
 }
@@ -282,7 +283,10 @@ static const char *signame(int sig)
 static void exited(tfjob_local *l, lpod *p, int status)
 {
 	tfjob__local_decode_status(status, &p->code, &p->signal);
-	tfjob__local_signal(p, SIGKILL); /* the rest of the group goes with the container */
+	/* The rest of the group goes with the container. The group only: the pid itself is reaped
+	 * and may already belong to another process. */
+	if (p->pid > 0)
+		kill(-p->pid, SIGKILL);
 	p->pid = 0;
 	p->finished_wall = tfjob__local_wall();
 	if (p->signal)
@@ -416,6 +420,11 @@ int tfjob_local_shutdown(tfjob_local *l, tfjob_error **err)
 {
 	if (!l)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_shutdown: local is required");
+	return tfjob__local_shutdown_tick(l, NULL, NULL);
+}
+
+int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void *payload)
+{
 	int stopped = 0;
 	pthread_mutex_lock(&l->lock);
 	l->stopping = true;
@@ -459,6 +468,8 @@ int tfjob_local_shutdown(tfjob_local *l, tfjob_error **err)
 		for (lpod *p = l->pods; p; p = p->next)
 			running += p->state == LPOD_RUNNING;
 		pthread_mutex_unlock(&l->lock);
+		if (tick)
+			tick(payload);
 		if (!running)
 			break;
 		struct pollfd pfd = { l->wake[0], POLLIN, 0 };

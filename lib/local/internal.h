@@ -83,6 +83,9 @@ int tfjob__local_add(tfjob_local *l, const char *ns, json_t *obj, tfjob__launch 
 /* Delete: terminate its process (grace_ms < 0: default) or remove it at once. TFJOB_ENOTFOUND. */
 int tfjob__local_delete(tfjob_local *l, const char *ns, const char *name, int64_t grace_ms);
 void tfjob__local_wake(tfjob_local *l);
+/* tfjob_local_shutdown(), calling tick (when not NULL, without the lock) after each pass while it
+ * waits for the processes: the run shows the engine's events (Killing, Exited) as they happen. */
+int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void *payload);
 
 /* podspec.c: the launch of a Pod; reports ignored fields. */
 int tfjob__launch_from_pod(tfjob__launch *out, tfjob_local *l, json_t *pod, tfjob_error **err);

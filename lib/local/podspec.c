@@ -41,43 +41,62 @@ static bool string_array(json_t *v)
 	return true;
 }
 
+/* A refused field: the error names its Kubernetes field path (tfjob_error_field()) and says why. */
+static int refuse(tfjob_error **err, const char *prefix, int index, const char *field, const char *why)
+{
+	char path[512];
+	if (index >= 0)
+		snprintf(path, sizeof path, "%s.containers[%d]%s%s", prefix, index, field[0] ? "." : "", field);
+	else
+		snprintf(path, sizeof path, "%s.%s", prefix, field);
+	return tfjob__fail_field(err, TFJOB_EINVAL, path, "%s", why);
+}
+
 int tfjob__local_check_pod_spec(json_t *spec, const char *prefix, tfjob_error **err)
 {
 	int i;
 	json_t *c = tf_container(spec, &i);
 	if (!c)
-		return tfjob__fail_field(err, TFJOB_EINVAL, prefix, "%s.containers: the local backend needs a container named "
-		                         "'tensorflow' (it runs that container's command)", prefix);
+		return refuse(err, prefix, -1, "containers",
+		              "the local backend needs a container named 'tensorflow' (it runs that container's command)");
 	json_t *cmd = json_object_get(c, "command");
 	if (!string_array(cmd) || json_array_size(cmd) == 0)
-		return tfjob__fail(err, TFJOB_EINVAL,
-		                   "%s.containers[%d].command: required by the local backend: it runs no images, so the "
-		                   "tensorflow container must say what to run (e.g. command: [python3, train.py])",
-		                   prefix, i);
+		return refuse(err, prefix, i, "command",
+		              "required by the local backend: it runs no images, so the tensorflow container must say "
+		              "what to run (e.g. command: [python3, train.py])");
 	json_t *args = json_object_get(c, "args");
 	if (args && !json_is_null(args) && !string_array(args))
-		return tfjob__fail(err, TFJOB_EINVAL, "%s.containers[%d].args: must be a list of strings", prefix, i);
+		return refuse(err, prefix, i, "args", "must be a list of strings");
 	if (json_object_get(c, "envFrom"))
-		return tfjob__fail(err, TFJOB_EINVAL,
-		                   "%s.containers[%d].envFrom: not supported by the local backend (no ConfigMaps or Secrets "
-		                   "here): give env entries with plain values", prefix, i);
+		return refuse(err, prefix, i, "envFrom",
+		              "not supported by the local backend (no ConfigMaps or Secrets here): give env entries with "
+		              "plain values");
 	size_t k;
 	json_t *e;
 	json_array_foreach(tfjob__arr(c, "env"), k, e) {
+		char field[64];
 		const char *name = tfjob__str(e, "name");
-		if (!name)
-			return tfjob__fail(err, TFJOB_EINVAL, "%s.containers[%d].env[%zu].name: required", prefix, i, k);
-		if (json_object_get(e, "valueFrom"))
-			return tfjob__fail(err, TFJOB_EINVAL,
-			                   "%s.containers[%d].env[%s].valueFrom: not supported by the local backend (no Secrets, "
-			                   "ConfigMaps or downward API here): give a plain value", prefix, i, name);
+		if (!name) {
+			snprintf(field, sizeof field, "env[%zu].name", k);
+			return refuse(err, prefix, i, field, "required");
+		}
+		char why[512];
+		if (json_object_get(e, "valueFrom")) {
+			snprintf(field, sizeof field, "env[%zu].valueFrom", k);
+			snprintf(why, sizeof why, "%.200s: not supported by the local backend (no Secrets, ConfigMaps or downward "
+			         "API here): give a plain value", name);
+			return refuse(err, prefix, i, field, why);
+		}
 		json_t *v = json_object_get(e, "value");
-		if (v && !json_is_null(v) && !json_is_string(v))
-			return tfjob__fail(err, TFJOB_EINVAL, "%s.containers[%d].env[%s].value: must be a string", prefix, i, name);
+		if (v && !json_is_null(v) && !json_is_string(v)) {
+			snprintf(field, sizeof field, "env[%zu].value", k);
+			snprintf(why, sizeof why, "%.200s: must be a string", name);
+			return refuse(err, prefix, i, field, why);
+		}
 	}
 	json_t *wd = json_object_get(c, "workingDir");
 	if (wd && !json_is_null(wd) && !json_is_string(wd))
-		return tfjob__fail(err, TFJOB_EINVAL, "%s.containers[%d].workingDir: must be a string", prefix, i);
+		return refuse(err, prefix, i, "workingDir", "must be a string");
 	return 0;
 }
 
@@ -232,11 +251,16 @@ int tfjob__launch_from_pod(tfjob__launch *out, tfjob_local *l, json_t *pod, tfjo
 	memset(out, 0, sizeof *out);
 	json_t *spec = tfjob__obj(pod, "spec");
 	const char *name = tfjob__str(tfjob__obj(pod, "metadata"), "name");
-	char prefix[300];
-	snprintf(prefix, sizeof prefix, "pod %s: spec", name ? name : "?");
-	int rc = tfjob__local_check_pod_spec(spec, prefix, err);
-	if (rc)
+	int rc = tfjob__local_check_pod_spec(spec, "spec", err);
+	if (rc) {
+		/* "pod NAME: spec.containers[0].command: ..." (the field path stays the Pod's own) */
+		char *msg = err && *err ? tfjob__strdup_printf("pod %s: %s", name ? name : "?", (*err)->message) : NULL;
+		if (msg) {
+			free((*err)->message);
+			(*err)->message = msg;
+		}
 		return rc;
+	}
 	int index;
 	json_t *c = tf_container(spec, &index);
 	rc = fill(out, spec, c);
@@ -252,6 +276,15 @@ int tfjob_local_check(const tfjob_job *job, tfjob_error **err)
 {
 	if (!job)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_check: job is required");
+	/* Jobs the planner would leave alone forever: nothing outside the run can change them here. */
+	if (tfjob_job_suspend(job))
+		return tfjob__fail_field(err, TFJOB_EINVAL, "spec.runPolicy.suspend",
+		                         "a suspended TFJob starts no replica, and nothing can resume it in a local run");
+	const char *manager = tfjob_job_managed_by(job);
+	if (manager && strcmp(manager, "kubeflow.org/training-operator"))
+		return tfjob__fail_field(err, TFJOB_EINVAL, "spec.runPolicy.managedBy",
+		                         "the TFJob is managed by '%.200s', not by training-operator's controller, which the "
+		                         "local run is: it would never act on it", manager);
 	json_t *specs = tfjob__replica_specs(job);
 	const char *type;
 	json_t *rs;

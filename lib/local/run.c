@@ -128,7 +128,7 @@ static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **er
 			if (reason && !strcmp(reason, "TFJobRestarting"))
 				r->restarted = true;
 			tfjob__run_event(r, "TFJob", r->name, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
-			                 tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i), true);
+			                 tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i), false);
 			continue;
 		}
 		*acted = true;
@@ -216,6 +216,17 @@ static bool any_deleting(tfjob_local *l)
 	return d;
 }
 
+/* Some Pod may still change by itself: it is pending, running, restarting or being deleted. */
+static bool any_live(tfjob_local *l)
+{
+	bool live = false;
+	pthread_mutex_lock(&l->lock);
+	for (lpod *p = l->pods; p && !live; p = p->next)
+		live = p->state != LPOD_DONE || p->deleting;
+	pthread_mutex_unlock(&l->lock);
+	return live;
+}
+
 /* One reconcile step. *done when the job is finished and nothing is left to do. */
 static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 {
@@ -239,6 +250,16 @@ static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 	bool acted = false;
 	if (!rc)
 		rc = execute(r, plan, &acted, err);
+	if (!rc) /* the plan's events at once (one events.json write per step, not one per event) */
+		rc = tfjob__run_flush_events(r, err);
+	if (!rc && acted) {
+		/* What the actions made is shown before the engine starts it: new Pods are Pending. */
+		char *now = NULL;
+		rc = list_items(&now, r, "pods", err);
+		if (!rc)
+			rc = tfjob__run_pods_changed(r, now, err);
+		free(now);
+	}
 	if (!rc && tfjob_plan_status_changed(plan))
 		rc = write_status(r, plan, err);
 	if (!rc)
@@ -259,6 +280,20 @@ static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 		r->not_before_ms = tfjob__local_now_ms() + (delay < RESTART_DELAY_MAX_MS ? delay : RESTART_DELAY_MAX_MS);
 	}
 	*done = r->deleted || (tfjob_job_is_finished(r->job) && quiet && !requeue && !any_deleting(r->local));
+	int64_t deadline;
+	if (!*done && quiet && !requeue && !r->restarted && !any_live(r->local) &&
+	    tfjob_job_active_deadline_seconds(&deadline, r->job) != 0) {
+		/* Nothing can change any more: every Pod has ended for good, the planner has nothing to do
+		 * and no time rule will wake it (on a cluster the job would stay unfinished forever, e.g.
+		 * one with only PS replicas, which never decide success). */
+		tfjob__run_event(r, "TFJob", r->name, "Warning", "LocalRunStuck",
+		                 "every replica has ended and the planner has nothing more to do: the job can never finish",
+		                 true);
+		return tfjob__fail(err, TFJOB_ESTATE,
+		                   "TFJob %s can never finish: every replica has ended, it is neither Succeeded nor Failed, and "
+		                   "the planner has nothing more to do (only Chief/Master or Worker replicas decide success)",
+		                   r->name);
+	}
 	*wait_ms = IDLE_WAIT_MS;
 	if (requeue)
 		*wait_ms = after > 0 ? (after * 1000 < IDLE_WAIT_MS ? after * 1000 : IDLE_WAIT_MS) : (quiet ? QUIET_REQUEUE_MS : 0);
@@ -325,13 +360,18 @@ static int loop(run *r, tfjob_error **err)
 	}
 }
 
+static void flush_tick(void *payload)
+{
+	tfjob__run_flush_events(payload, NULL);
+}
+
 /* Stop what is left, record it, save the final state. */
 static void finish(run *r, const char *why)
 {
 	size_t left = tfjob_local_running_count(r->local);
 	if (left && why)
 		tfjob__run_event(r, "TFJob", r->name ? r->name : "", "Normal", "LocalRunEnded", why, true);
-	tfjob_local_shutdown(r->local, NULL);
+	tfjob__local_shutdown_tick(r->local, flush_tick, r);
 	char *pods = NULL;
 	if (r->name && list_items(&pods, r, "pods", NULL) == 0)
 		tfjob__run_pods_changed(r, pods, NULL);
@@ -371,8 +411,10 @@ int tfjob_local_run(tfjob_local_outcome *out, tfjob_local *local, const tfjob_jo
 	if (rc) {
 		finish(&r, "the run stopped on an error: stopping every process");
 	} else if (local->interrupts) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "interrupted: stopping %zu running processes", tfjob_local_running_count(local));
+		char msg[256];
+		snprintf(msg, sizeof msg,
+		         "interrupted: stopping %zu running processes (SIGTERM, SIGKILL after the grace period; interrupt "
+		         "again to kill them at once)", tfjob_local_running_count(local));
 		tfjob__run_event(&r, "TFJob", r.name, "Warning", "Interrupted", msg, true);
 		finish(&r, NULL);
 		*out = TFJOB_LOCAL_INTERRUPTED;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -158,11 +159,23 @@ static int check_executable(const char *argv0, const char *cwd, char **envp)
 	return found;
 }
 
-/* The command cannot run: exit 127 (not found) or 126 (not executable), as a shell reports it. */
-static void cannot_run(tfjob_local *l, lpod *p, int log, int e)
+/* 0 when dir is a directory we can enter, else an errno value. */
+static int check_dir(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		return errno;
+	if (!S_ISDIR(st.st_mode))
+		return ENOTDIR;
+	return access(dir, X_OK) == 0 ? 0 : errno;
+}
+
+/* The command cannot run: exit 127 (not found) or 126 (not executable), as a shell reports it;
+ * what/arg say why ("cannot run", the command). */
+static void cannot_run(tfjob_local *l, lpod *p, int log, int e, const char *what, const char *arg)
 {
 	char msg[600];
-	snprintf(msg, sizeof msg, "tfjob local: cannot run '%s': %s\n", p->launch.argv[0], strerror(e));
+	snprintf(msg, sizeof msg, "tfjob local: %s '%.400s': %s\n", what, arg, strerror(e));
 	ssize_t n = write(log, msg, strlen(msg));
 	(void)n;
 	p->state = LPOD_DONE;
@@ -200,8 +213,11 @@ int tfjob__local_spawn(tfjob_local *l, lpod *p)
 	} else if (devnull < 0 || log < 0) {
 		start_failed(l, p, log < 0 ? p->log_path : "/dev/null");
 		rc = TFJOB_EIO;
+	} else if ((rc = check_dir(cwd)) != 0) {
+		cannot_run(l, p, log, rc, "cannot change to the working directory", cwd);
+		rc = 0;
 	} else if ((rc = check_executable(p->launch.argv[0], cwd, envp)) != 0) {
-		cannot_run(l, p, log, rc);
+		cannot_run(l, p, log, rc, "cannot run", p->launch.argv[0]);
 		rc = 0;
 	} else {
 		pid_t parent = getpid();

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,11 +22,11 @@ static void on_signal(int sig)
 
 void usage_logs(FILE *out)
 {
-	fprintf(out, "usage: tfjobctl logs RUN POD [-f]\n\n"
+	fprintf(out, "usage: tfjobctl logs [--compat C] RUN POD [-f]\n\n"
 	             "Print the log (stdout and stderr) of replica POD of the local run in directory RUN\n"
 	             "(tfjobctl run). POD is the pod name (dist-worker-0) or its type-index (worker-0).\n\n"
 	             "  -f, --follow  keep printing what the replica writes until it has ended (its pod is\n"
-	             "                Succeeded, Failed or gone) or Ctrl-C\n\n"
+	             "                Succeeded, Failed or gone, or its process is) or Ctrl-C\n\n"
 	             "Exit status: 0 ok, 2 usage error or no such log.\n");
 }
 
@@ -39,8 +40,15 @@ static bool pod_alive(const char *run, const char *pod)
 	json_array_foreach(json_object_get(pods, "items"), i, p) {
 		const char *name = json_string_value(json_object_get(json_object_get(p, "metadata"), "name"));
 		const char *phase = json_string_value(json_object_get(json_object_get(p, "status"), "phase"));
-		if (name && !strcmp(name, pod))
+		if (name && !strcmp(name, pod)) {
 			alive = phase && (!strcmp(phase, "Running") || !strcmp(phase, "Pending"));
+			/* Its process is gone although pods.json says Running: the run itself ended without
+			 * saving (killed); the pod will not write any more. */
+			const char *pid = json_string_value(json_object_get(
+				json_object_get(json_object_get(p, "metadata"), "annotations"), "local.kubeflow.org/pid"));
+			if (alive && pid && atoi(pid) > 0 && kill((pid_t)atoi(pid), 0) != 0 && errno == ESRCH)
+				alive = false;
+		}
 	}
 	json_decref(pods);
 	return alive;
@@ -81,13 +89,21 @@ static FILE *open_log(char *name, size_t size, const char *run, const char *pod)
 
 int cmd_logs(int argc, char **argv)
 {
-	static const struct option longopts[] = { { "follow", no_argument, NULL, 'f' }, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = { { "follow", no_argument, NULL, 'f' },
+		                                      { "compat", required_argument, NULL, 'c' },
+		                                      { NULL, 0, NULL, 0 } };
 	bool follow = false;
+	tfjob_compat compat; /* accepted as by every command; a log has no semantics to choose */
 	int ch;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":f", longopts, NULL)) != -1) {
 		if (ch == 'f')
 			follow = true;
+		else if (ch == 'c') {
+			if (!ctl_parse_compat(&compat, optarg))
+				return EXIT_USAGE;
+		} else if (ch == ':')
+			return ctl_fail("logs: option '%s' needs a value", argv[optind - 1]);
 		else
 			return ctl_fail("logs: unknown option '%s' (see tfjobctl logs --help)", argv[optind - 1]);
 	}

@@ -14,6 +14,11 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <dirent.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#endif
 
 #include "local_view.h"
 
@@ -43,7 +48,8 @@ void usage_run(FILE *out)
 	        "activeDeadlineSeconds, cleanPodPolicy, TTL and success rules (docs/local.md).\n"
 	        "Shows live progress, stops cleanly on Ctrl-C, prints what kubectl describe would at the end.\n\n"
 	        "  --run-dir DIR          keep the job, its status, pods, events and logs there (default: a\n"
-	        "                         new directory under ./tfjob-runs/, else under $TMPDIR)\n"
+	        "                         new directory under ./tfjob-runs/, else under $TMPDIR); made if\n"
+	        "                         missing; one that already holds a run (job.json) is refused\n"
 	        "  --compat C             'documented' (default) or 'training-operator-1.9'\n"
 	        "  --grace-period S       seconds between SIGTERM and SIGKILL for every pod (default: the\n"
 	        "                         pod's terminationGracePeriodSeconds, 30)\n"
@@ -113,19 +119,49 @@ static void erase(struct view *v)
 	v->drawn = 0;
 }
 
+/* Lines the redrawn block may take: it must fit the terminal, or moving the cursor up to redraw
+ * it stops at the top of the screen and the old block is left behind. */
+static size_t block_room(void)
+{
+	struct winsize ws;
+	int rows = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 ? ws.ws_row : 24;
+	return rows > 6 ? (size_t)rows - 3 : 3;
+}
+
 static void draw(struct view *v)
 {
 	if (!v->tty)
 		return;
-	size_t i;
+	size_t i, n = json_array_size(v->pods), room = block_room();
+	size_t shown = n + 1 <= room ? n : room - 2; /* room for "... N more" and the conditions */
 	json_t *p;
 	json_array_foreach(v->pods, i, p) {
+		if (i >= shown)
+			break;
 		char sum[160];
 		ctl_pod_summary(sum, sizeof sum, p);
 		const json_t *meta = json_object_get(p, "metadata");
 		char text[512];
 		snprintf(text, sizeof text, "  %-28s %-40s restarts %lld", jstr(json_object_get(meta, "name")), sum,
 		         (long long)json_integer_value(json_object_get(ctl_pod_tf_status(p), "restartCount")));
+		printf("\033[2K");
+		line_out(v, text);
+		v->drawn++;
+	}
+	if (shown < n) {
+		/* The rest, counted by phase. */
+		static const char *const phases[] = { "Pending", "Running", "Succeeded", "Failed" };
+		size_t counts[4] = { 0, 0, 0, 0 };
+		for (i = shown; i < n; i++) {
+			const char *phase = jstr(json_object_get(json_object_get(json_array_get(v->pods, i), "status"), "phase"));
+			for (size_t k = 0; k < 4; k++)
+				counts[k] += !strcmp(phase, phases[k]);
+		}
+		char text[256];
+		int len = snprintf(text, sizeof text, "  ... and %zu more pods:", n - shown);
+		for (size_t k = 0; k < 4 && len > 0 && (size_t)len < sizeof text; k++)
+			if (counts[k])
+				len += snprintf(text + len, sizeof text - (size_t)len, " %zu %s", counts[k], phases[k]);
 		printf("\033[2K");
 		line_out(v, text);
 		v->drawn++;
@@ -189,6 +225,57 @@ static void on_update(tfjob_local_update what, const char *json, void *payload)
 	fflush(stdout);
 }
 
+/* ---- processes that left their process group ---- */
+
+#ifdef __linux__
+/* Processes a replica moved out of its process group (setsid, a daemon's double fork) are not
+ * stopped with the group; as this process is their subreaper (PR_SET_CHILD_SUBREAPER), they
+ * become its children when their parents end. After the run they are stopped, as a container's
+ * processes end with it, and reaped. Returns how many were running. */
+static int stop_strays(void)
+{
+	int stopped = 0;
+	pid_t self = getpid();
+	for (int round = 0; round < 100; round++) {
+		int found = 0;
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		while (d && (e = readdir(d)) != NULL) {
+			char *end;
+			long pid = strtol(e->d_name, &end, 10);
+			if (*end || pid <= 0)
+				continue;
+			char path[64], buf[512];
+			snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+			FILE *f = fopen(path, "r");
+			if (!f)
+				continue;
+			size_t n = fread(buf, 1, sizeof buf - 1, f);
+			fclose(f);
+			buf[n] = '\0';
+			char *rp = strrchr(buf, ')'), state;
+			long ppid;
+			if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2 || ppid != (long)self)
+				continue;
+			found++;
+			if (state != 'Z') {
+				kill(-(pid_t)pid, SIGKILL); /* its own group, when it leads one (setsid) */
+				kill((pid_t)pid, SIGKILL);
+				stopped++;
+			}
+		}
+		if (d)
+			closedir(d);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (!found)
+			break;
+		usleep(10 * 1000);
+	}
+	return stopped;
+}
+#endif
+
 /* ---- run directory ---- */
 
 static int mkdirs(const char *path)
@@ -234,6 +321,13 @@ static char *default_run_dir(const char *name)
 		}
 	}
 	return NULL;
+}
+
+static bool holds_run(const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/job.json", dir);
+	return access(path, F_OK) == 0;
 }
 
 static char *manifest_dir(const char *file)
@@ -339,6 +433,13 @@ int cmd_run(int argc, char **argv)
 	size_t ll = strlen(label);
 	while (ll > 1 && label[ll - 1] == '-')
 		label[--ll] = '\0';
+	/* A run directory holds one run: a second one would mix its logs (appended), events and the
+	 * files its replicas left (markers, checkpoints) with the first one's. */
+	if (run_dir && holds_run(run_dir)) {
+		tfjob_job_free(job);
+		return ctl_fail("run: %s already holds a run (%s/job.json): give a new --run-dir, or remove that one first",
+		                run_dir, run_dir);
+	}
 	char *dir = run_dir ? strdup(run_dir) : default_run_dir(label);
 	if (!dir || (run_dir && mkdirs(run_dir) != 0)) {
 		tfjob_job_free(job);
@@ -371,14 +472,27 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* Output is only a view: a reader that goes away (tfjobctl run ... | head) must not kill the
+	 * run and its replicas unsaved. Writes then fail with EPIPE; replicas get SIGPIPE back. */
+	signal(SIGPIPE, SIG_IGN);
 	printf("Running TFJob %s%s from %s\nRun directory: %s\n", shown ? shown : "", tfjob_job_name(job) ? "" : "*", file,
 	       dir);
 	fflush(stdout);
 	tfjob_local_outcome outcome = TFJOB_LOCAL_FAILED;
+#ifdef __linux__
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* see stop_strays() */
+#endif
 	rc = tfjob_local_run(&outcome, g_local, job, &ropts, &err);
 	erase(&view);
-	tfjob_local_free(g_local); /* nothing is left running after this */
-	g_local = NULL;
+	tfjob_local *done = g_local;
+	g_local = NULL; /* the signal handler no longer touches it */
+	tfjob_local_free(done); /* nothing is left running after this */
+#ifdef __linux__
+	int strays = stop_strays();
+	if (strays > 0)
+		printf("Stopped %d process%s the replicas had moved out of their process groups (setsid).\n", strays,
+		       strays == 1 ? "" : "es");
+#endif
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);

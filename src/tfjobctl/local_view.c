@@ -142,7 +142,7 @@ void ctl_run_describe(FILE *out, const char *run_dir)
 
 void usage_get_run_dir(FILE *out)
 {
-	fprintf(out, "usage: tfjobctl get --run-dir DIR [-o json]\n\n"
+	fprintf(out, "usage: tfjobctl get --run-dir DIR [-o json] [--compat C]\n\n"
 	             "Show a local run (tfjobctl run): the TFJob's conditions and replica statuses, its pods\n"
 	             "with their exit codes and restarts, and its events. -o json prints\n"
 	             "{\"job\":...,\"pods\":[...],\"events\":[...]} as kept in DIR.\n\n"
@@ -154,8 +154,10 @@ int cmd_get_run_dir(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "run-dir", required_argument, NULL, 'r' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "compat", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
+	tfjob_compat compat; /* accepted as by every command; the run's state is shown as saved */
 	const char *dir = NULL, *format = NULL;
 	int ch;
 	opterr = 0;
@@ -165,6 +167,10 @@ int cmd_get_run_dir(int argc, char **argv)
 			dir = optarg;
 		else if (ch == 'o')
 			format = optarg;
+		else if (ch == 'c') {
+			if (!ctl_parse_compat(&compat, optarg))
+				return EXIT_USAGE;
+		}
 		else if (ch == ':')
 			return ctl_fail("get: option '%s' needs a value", argv[optind - 1]);
 		else

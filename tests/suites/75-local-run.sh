@@ -130,6 +130,11 @@ rc, out, err, took = run(["run", "--run-dir", d, os.path.join(examples, "ps-trai
 print(f"ps-training: exit {rc} in {took:.1f} s")
 check(rc == 0, f"ps-training: exit {rc}: {err}\n{out[-3000:]}")
 check("Succeeded  True" in out and "Events:" in out and "Replica Statuses:" in out, "ps-training: describe output")
+check("\x1b[" not in out and re.search(r"^\d\d:\d\d:\d\d pod ps-training-worker-0: Running$", out, re.M)
+      and re.search(r"^\d\d:\d\d:\d\d conditions: Created Running$", out, re.M),
+      "ps-training: plain progress lines when piped")
+seen = re.findall(r"^\d\d:\d\d:\d\d pod ps-training-worker-1: (.*)$", out, re.M)
+check(seen == ["Pending", "Running", "Succeeded (exit 0)"], f"ps-training: worker 1's phases Pending, Running, Succeeded: {seen}")
 check(condition(d, "Succeeded") and condition(d, "Succeeded")["status"] == "True", "ps-training: Succeeded condition")
 ps = pods(d)
 check(len(ps) == 5 and all(p["status"]["phase"] == "Succeeded" and exit_code(p) == 0 for p in ps.values()),
@@ -168,6 +173,31 @@ rc, out, err, _ = run(["logs", "-f", d, "ps-training-ps-0"], timeout=10)
 check(rc == 0 and "stopped after" in out, f"logs -f of a finished pod returns: {rc} {err}")
 rc, out, err, _ = run(["logs", d, "nope-0"])
 check(rc == 2, "logs of an unknown pod: exit 2")
+
+# 1b. on a terminal the progress block is redrawn in place, and fits the screen (20 pods, 12 rows)
+import fcntl, pty, struct, termios
+master, slave = pty.openpty()
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 12, 100, 0, 0))
+d = os.path.join(tmp, "tty")
+proc = subprocess.Popen([ctl, "run", "--run-dir", d, job("tty", 20, ["sleep", "0.5"])], stdout=slave,
+                        stderr=subprocess.DEVNULL)
+os.close(slave)
+screen = b""
+while True:
+    try:
+        chunk = os.read(master, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    screen += chunk
+os.close(master)
+rc = proc.wait(timeout=60)
+text = screen.decode(errors="replace")
+ups = [int(n) for n in re.findall(r"\x1b\[(\d+)A", text)]
+check(rc == 0 and ups and max(ups) <= 11, f"tty: redrawn in place within 12 rows: exit {rc}, cursor ups {sorted(set(ups))}")
+check("... and " in text and "more pods:" in text, "tty: the pods that do not fit are counted")
+check("tty-worker-0 " in text and "conditions: Created Running" in text, "tty: status lines")
 
 # 2. a retryable failure (137 once) is restarted and the job succeeds
 d = os.path.join(tmp, "retry")
@@ -255,33 +285,83 @@ for policy in ("All", "Running", "None"):
     check(events(d, "Deleted"), f"{policy}: TTL deleted the job")
     nothing_left(d, "cleanPodPolicy " + policy)
 
-# 7. Ctrl-C: SIGINT to tfjobctl run stops every replica, saves the state, exits 130
-d = os.path.join(tmp, "ctrl-c")
-path = job("ctrl-c", 2, ["sh", "-c", "echo up; exec sleep 60"])
-proc = subprocess.Popen([ctl, "run", "--run-dir", d, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+# 7. Ctrl-C: SIGINT (and SIGTERM, SIGHUP) to tfjobctl run stops every replica, saves the state, exits 130
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    name = "ctrl-c" if sig == signal.SIGINT else "sig-" + sig.name.lower()
+    d = os.path.join(tmp, name)
+    path = job(name, 2, ["sh", "-c", "echo up; exec sleep 60"])
+    proc = subprocess.Popen([ctl, "run", "--run-dir", d, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    end = time.time() + 20
+    while time.time() < end and not (len(pods(d)) == 2 and all(p["status"]["phase"] == "Running" for p in pods(d).values())):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    started = pids(d)
+    check(len(started) == 2 and all(alive(p) for p in started), f"{name}: 2 replicas running {started}")
+    t0 = time.time()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    check(proc.returncode == 130, f"{name}: exit {proc.returncode}: {err}")
+    check(time.time() - t0 < 5, f"{name}: stops quickly")
+    check(events(d, "Interrupted"), f"{name}: Interrupted event saved")
+    check("Interrupted" in out and "Events:" in out, f"{name}: the summary is printed")
+    final = pods(d)
+    check(len(final) == 2 and all(exit_code(p) == 143 for p in final.values()),
+          f"{name}: replicas terminated with 143: {[(n, exit_code(p)) for n, p in final.items()]}")
+    check(load(d, "job.json") is not None, f"{name}: state saved")
+    rc, out, err, _ = run(["get", "--run-dir", d])
+    check(rc == 0 and "Failed (exit 143)" in out, f"{name}: get --run-dir reads the saved state: {rc} {err}")
+    nothing_left(d, name)
+
+# 7b. tfjobctl run killed outright (SIGKILL): its replicas die with it (PR_SET_PDEATHSIG), and
+# logs -f of a pod that pods.json still shows Running returns
+d = os.path.join(tmp, "killed")
+path = job("killed", 1, ["sh", "-c", "echo up; exec sleep 60"])
+proc = subprocess.Popen([ctl, "run", "--run-dir", d, path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 end = time.time() + 20
-while time.time() < end and not (len(pods(d)) == 2 and all(p["status"]["phase"] == "Running" for p in pods(d).values())):
+while time.time() < end and not (pods(d).get("killed-worker-0", {}).get("status", {}).get("phase") == "Running"):
     time.sleep(0.05)
 time.sleep(0.3)
-started = pids(d)
-check(len(started) == 2 and all(alive(p) for p in started), f"ctrl-c: 2 replicas running {started}")
-t0 = time.time()
-proc.send_signal(signal.SIGINT)
-out, err = proc.communicate(timeout=30)
-check(proc.returncode == 130, f"ctrl-c: exit {proc.returncode}: {err}")
-check(time.time() - t0 < 5, "ctrl-c: stops quickly")
-check(events(d, "Interrupted"), "ctrl-c: Interrupted event saved")
-final = pods(d)
-check(len(final) == 2 and all(exit_code(p) == 143 for p in final.values()),
-      f"ctrl-c: replicas terminated with 143: {[(n, exit_code(p)) for n, p in final.items()]}")
-check(load(d, "job.json") is not None, "ctrl-c: state saved")
-nothing_left(d, "ctrl-c")
+proc.kill()
+proc.wait(timeout=10)
+time.sleep(0.5)
+nothing_left(d, "killed run")
+rc, out, err, took = run(["logs", "-f", d, "worker-0"], timeout=15)
+check(rc == 0 and "up" in out and took < 5, f"logs -f after the run was killed: exit {rc} in {took:.1f} s")
+
+# 7b'. processes a replica leaves behind: in its process group they end with it; moved out of it
+# (setsid) they are stopped when the run ends
+d = os.path.join(tmp, "strays")
+path = job("strays", 1, ["sh", "-c", "sleep 300 & echo grouped $!; setsid sleep 300 & echo escaped $!; sleep 0.3"])
+rc, out, err, _ = run(["run", "--run-dir", d, path])
+with open(os.path.join(d, "strays-worker-0.log")) as f:
+    left = {k: int(v) for k, v in re.findall(r"(grouped|escaped) (\d+)", f.read())}
+check(rc == 0 and len(left) == 2, f"strays: exit {rc}, {left}")
+time.sleep(0.2)
+check(not any(alive(p) for p in left.values()), f"strays: nothing left running: {[(k, p, alive(p)) for k, p in left.items()]}")
+check("Stopped 1 process the replicas had moved out" in out, "strays: the escaped one is reported")
+for p in left.values():  # never leave them behind, even when the checks above failed
+    if alive(p):
+        os.kill(p, signal.SIGKILL)
+
+# 7c. a reader that goes away (tfjobctl run ... | head -1) does not kill the run: it ends and saves;
+# replicas do not inherit the ignored SIGPIPE
+d = os.path.join(tmp, "piped")
+path = job("piped", 1, ["sh", "-c", "sleep 1; grep SigIgn /proc/self/status"])
+proc = subprocess.Popen([ctl, "run", "--run-dir", d, path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+proc.stdout.readline()
+proc.stdout.close()
+rc = proc.wait(timeout=30)
+check(rc == 0 and (condition(d, "Succeeded") or {}).get("status") == "True", f"piped to a reader that left: exit {rc}")
+with open(os.path.join(d, "piped-worker-0.log")) as f:
+    ign = int(f.read().split()[1], 16)
+check(not ign & (1 << (signal.SIGPIPE - 1)), f"replica's SIGPIPE is not ignored: SigIgn {ign:x}")
 
 # 8. a replica that ignores SIGTERM is killed after the (shortened) grace period
 d = os.path.join(tmp, "stubborn")
 path = job("stubborn", 1, ["sh", "-c", "trap '' TERM; echo up; while :; do sleep 0.1; done"])
+live = open(os.path.join(tmp, "stubborn.out"), "w+")
 proc = subprocess.Popen([ctl, "run", "--run-dir", d, "--grace-period", "2", path],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        stdout=live, stderr=subprocess.DEVNULL)
 end = time.time() + 20
 while time.time() < end:
     try:
@@ -292,6 +372,11 @@ while time.time() < end:
     time.sleep(0.05)
 t0 = time.time()
 proc.send_signal(signal.SIGINT)
+time.sleep(1)
+live.seek(0)
+shown = live.read()
+check(proc.poll() is None and "Interrupted" in shown and "SIGTERM, SIGKILL after 2000 ms" in shown,
+      f"stubborn: the stop is shown while it happens: {shown[-800:]}")
 rc = proc.wait(timeout=30)
 took = time.time() - t0
 check(rc == 130, f"stubborn: exit {rc}")
@@ -317,13 +402,59 @@ check(rc == 2 and "command" in err and "runs no images" in err, f"no command: ex
 vf = write_job("vf", open(job("vf", 1, ["true"])).read() +
                "            env:\n            - name: TOKEN\n              valueFrom: {secretKeyRef: {name: s, key: k}}\n")
 rc, out, err, _ = run(["run", "--run-dir", os.path.join(tmp, "vf"), vf])
-check(rc == 2 and "valueFrom" in err, f"valueFrom: exit {rc}: {err}")
+check(rc == 2 and "spec.tfReplicaSpecs[Worker].template.spec.containers[0].env[0].valueFrom: TOKEN:" in err,
+      f"valueFrom: exit {rc}, the field named: {err}")
+for extra, field in (("suspend: true", "spec.runPolicy.suspend"),
+                     ("managedBy: kueue.x-k8s.io/multikueue", "spec.runPolicy.managedBy")):
+    path = job("never", 1, ["true"], run_policy=extra)
+    rc, out, err, took = run(["run", "--run-dir", os.path.join(tmp, "never-" + field), path], timeout=20)
+    check(rc == 2 and field in err, f"{field}: refused, exit {rc}: {err}")
 bad = write_job("bad", open(job("bad", 1, ["true"])).read().replace("restartPolicy: Never", "restartPolicy: Sometimes"))
 rc, out, err, _ = run(["run", "--run-dir", os.path.join(tmp, "bad"), bad])
 check(rc == 2 and "restartPolicy" in err, f"invalid spec: exit {rc}: {err}")
 for args in (["run"], ["run", "--bogus", bad], ["run", "--grace-period", "x", bad], ["run", "/nonexistent.yaml"]):
     rc, out, err, _ = run(args)
     check(rc == 2, f"{args}: exit {rc}")
+# a job that can never finish (only PS: they never decide success) ends once every replica has
+# ended, instead of waiting forever; one with activeDeadlineSeconds waits for its deadline instead
+d = os.path.join(tmp, "ps-only")
+path = write_job("ps-only", open(job("ps-only", 1, ["true"])).read().replace("Worker:", "PS:"))
+rc, out, err, took = run(["run", "--run-dir", d, path], timeout=30)
+check(rc == 1 and "can never finish" in err and events(d, "LocalRunStuck") and took < 10,
+      f"PS only: exit {rc} in {took:.1f} s: {err}")
+d = os.path.join(tmp, "ps-only-deadline")
+path = write_job("ps-only-deadline", open(job("ps-only-deadline", 1, ["true"], run_policy="activeDeadlineSeconds: 2"))
+                 .read().replace("Worker:", "PS:"))
+rc, out, err, took = run(["run", "--run-dir", d, path], timeout=30)
+failed = condition(d, "Failed")
+check(rc == 1 and failed and "deadline" in failed["message"].lower() and not events(d, "LocalRunStuck"),
+      f"PS only with a deadline: exit {rc}, {failed}")
+
+# a run directory that already holds a run is refused, and left as it was
+d = os.path.join(tmp, "ps-training")
+before = {f: os.path.getmtime(os.path.join(d, f)) for f in os.listdir(d)}
+rc, out, err, _ = run(["run", "--run-dir", d, os.path.join(examples, "failures", "retry-once.yaml")])
+check(rc == 2 and "already holds a run" in err, f"existing run dir: exit {rc}: {err}")
+check(before == {f: os.path.getmtime(os.path.join(d, f)) for f in os.listdir(d)}, "existing run dir: untouched")
+# an empty existing directory is fine (mkdtemp), and so is a relative one, made with its parents
+empty = tempfile.mkdtemp(dir=tmp)
+rc, out, err, _ = run(["run", "--run-dir", empty, job("empty-dir", 1, ["true"])])
+check(rc == 0 and load(empty, "job.json"), f"empty existing run dir: exit {rc}: {err}")
+p = subprocess.run([ctl, "run", "--run-dir", "rel/a/b", job("rel-dir", 1, ["true"])], cwd=tmp,
+                   capture_output=True, text=True, timeout=60)
+check(p.returncode == 0 and load(os.path.join(tmp, "rel/a/b"), "job.json"), f"relative run dir: {p.returncode} {p.stderr}")
+afile = os.path.join(tmp, "a-file")
+open(afile, "w").close()
+rc, out, err, _ = run(["run", "--run-dir", afile, job("in-a-file", 1, ["true"])])
+check(rc == 2 and "Not a directory" in err, f"run dir that is a file: exit {rc}: {err}")
+# every command accepts --compat (DESIGN.md), logs and get --run-dir included
+for args in (["logs", "--compat", "training-operator-1.9", d, "worker-1"],
+             ["get", "--run-dir", d, "--compat", "training-operator-1.9"]):
+    rc, out, err, _ = run(args)
+    check(rc == 0 and out, f"{args}: exit {rc}: {err}")
+rc, out, err, _ = run(["logs", "--compat", "nope", d, "worker-1"])
+check(rc == 2, f"logs --compat nope: exit {rc}")
+
 rc, out, _, _ = run(["run", "--help"])
 check(rc == 0 and "usage: tfjobctl run" in out, "run --help")
 
