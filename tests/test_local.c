@@ -374,10 +374,10 @@ START_TEST(test_sigterm_then_sigkill)
 	json_decref(pod);
 	tfjob_local_poll(local, 300, NULL);
 	ck_assert_int_eq(kill(pid, 0), 0); /* still alive: it ignores SIGTERM */
-	wait_phase("stubborn", NULL, 5000);
+	wait_phase("stubborn", NULL, 10000);
 	int64_t took = now_ms() - start;
 	ck_assert_int_ge(took, 950);
-	ck_assert_int_le(took, 3000);
+	ck_assert_int_le(took, 10000); /* loose: a loaded machine or valgrind; 30 s would be the default grace */
 	ck_assert_int_eq(live_in_group(pid), 0); /* the whole process group is gone (zombies aside) */
 	ck_assert_int_eq(count_events("Killing", "Grace period over"), 1);
 	ck_assert_int_eq(count_events("Exited", "code 137 (SIGKILL)"), 1);
@@ -395,7 +395,7 @@ START_TEST(test_delete_terminates_with_143)
 	int64_t start = now_ms();
 	ck_assert_int_eq(tfjob_transport_delete(NULL, tr, &PODS, "default", "sleeper", &dopts, NULL), 0);
 	wait_phase("sleeper", NULL, 5000);
-	ck_assert_int_lt(now_ms() - start, 2000);
+	ck_assert_int_lt(now_ms() - start, 4900); /* before the SIGKILL at 5 s (loose for loaded machines) */
 	ck_assert_int_eq(count_events("Exited", "code 143 (SIGTERM)"), 1);
 	ck_assert_int_eq(count_events("Killing", "SIGKILL after 5000 ms"), 1); /* the delete's own grace period */
 	tfjob_error *err = NULL;
@@ -572,7 +572,7 @@ START_TEST(test_interrupt_wakes_poll)
 	int64_t start = now_ms();
 	tfjob_local_interrupt(local);
 	ck_assert_int_eq(tfjob_local_poll(local, 5000, NULL), 0);
-	ck_assert_int_lt(now_ms() - start, 1000);
+	ck_assert_int_lt(now_ms() - start, 4000); /* well before the 5 s timeout, loose for loaded machines */
 	ck_assert_int_eq(tfjob_local_interrupted(local), 1);
 }
 END_TEST
