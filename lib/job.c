@@ -9,6 +9,7 @@
 
 #include "internal/doc.h"
 #include "internal/job.h"
+#include "internal/sbuf.h"
 
 static const char *const canonical_types[] = { TFJOB__TYPE_PS, TFJOB__TYPE_WORKER, TFJOB__TYPE_CHIEF,
 	                                           TFJOB__TYPE_MASTER, TFJOB__TYPE_EVALUATOR };
@@ -79,55 +80,20 @@ int tfjob__tensorflow_container_index(json_t *containers)
 	return -1;
 }
 
-/* Fewest significant digits (1 to 17) that read back as exactly d. */
-static int shortest_digits(double d)
-{
-	char buf[40];
-	for (int p = 1; p < 17; p++) {
-		snprintf(buf, sizeof(buf), "%.*g", p, d);
-		if (strtod(buf, NULL) == d)
-			return p;
-	}
-	return 17;
-}
-
-/* The precision every real of the tree needs to round-trip (0 when it holds no real). */
-static int real_precision(const json_t *v, int best)
-{
-	if (best >= 17)
-		return best;
-	if (json_is_real(v)) {
-		int p = shortest_digits(json_real_value(v));
-		return p > best ? p : best;
-	}
-	if (json_is_object(v)) {
-		const char *k;
-		json_t *child;
-		json_object_foreach((json_t *)v, k, child) best = real_precision(child, best);
-	} else if (json_is_array(v)) {
-		size_t i;
-		json_t *child;
-		json_array_foreach(v, i, child) best = real_precision(child, best);
-	}
-	return best;
-}
-
 /*
  * Reals are written with the fewest digits that read back exactly (0.1, not
- * 0.10000000000000001), as Go's encoder writes them. jansson takes one precision per dump, so
- * a tree that mixes short and long reals writes all of them with the longest one's digits.
+ * 0.10000000000000001), each on its own, as Go's encoder writes them; otherwise as jansson's
+ * json_dumps() writes (JSON_COMPACT, or JSON_INDENT(2) for TFJOB_JSON_PRETTY).
  */
 char *tfjob__dump(const json_t *value, unsigned int flags)
 {
-	int precision = real_precision(value, 0);
-	size_t jflags = JSON_ENCODE_ANY | JSON_REAL_PRECISION(precision ? precision : 17);
-	if (flags & TFJOB_JSON_PRETTY)
-		jflags |= JSON_INDENT(2);
-	else
-		jflags |= JSON_COMPACT;
-	if (flags & TFJOB_JSON_SORT_KEYS)
-		jflags |= JSON_SORT_KEYS;
-	return json_dumps(value, jflags);
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	tfjob__sbuf_add_json_ex(&b, value, (flags & TFJOB_JSON_PRETTY) ? 2 : 0, (flags & TFJOB_JSON_SORT_KEYS) != 0);
+	if (b.oom) {
+		tfjob__sbuf_free(&b);
+		return NULL;
+	}
+	return tfjob__sbuf_take(&b);
 }
 
 /* ---- construction ---- */
