@@ -469,6 +469,64 @@ START_TEST(round_trip_keeps_uninterpreted_fields)
 }
 END_TEST
 
+/*
+ * Numbers, escapes and key order in a pod template: canonical JSON comes out byte for byte
+ * (reals each in their shortest form, whatever else the document holds); other spellings
+ * come out as the same values (\u00e9 as UTF-8, 2.50 as 2.5, an integer beyond int64 as the
+ * float64 Kubernetes reads it as).
+ */
+#define NUMBERS_TEMPLATE_IN                                                                                         \
+	"{\"spec\":{\"zeta\":{\"reals\":[1.0,1e3,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,123456.789,5e-324],"    \
+	"\"ints\":[0,-1,9223372036854775807,-9223372036854775808],\"big\":[18446744073709551616,-18446744073709551617]," \
+	"\"spelled\":[2.50,1E3,1000.0,0.10],\"text\":\"\\u00e9\\ud83d\\ude00\\u0001\\/\\t\\\"\"},"                       \
+	"\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\",\"ports\":[{\"name\":\"tfjob-port\",\"containerPort\":2222}]}]," \
+	"\"alpha\":{},\"b\":[],\"a\":null},\"metadata\":{\"z\":1,\"a\":2}}"
+#define NUMBERS_TEMPLATE_OUT                                                                                        \
+	"{\"spec\":{\"zeta\":{\"reals\":[1.0,1e3,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,123456.789,5e-324],"    \
+	"\"ints\":[0,-1,9223372036854775807,-9223372036854775808],\"big\":[1.8446744073709552e19,-1.8446744073709552e19]," \
+	"\"spelled\":[2.5,1e3,1e3,0.1],\"text\":\"\xc3\xa9\xf0\x9f\x98\x80\\u0001/\\t\\\"\"},"                          \
+	"\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\",\"ports\":[{\"name\":\"tfjob-port\",\"containerPort\":2222}]}]," \
+	"\"alpha\":{},\"b\":[],\"a\":null},\"metadata\":{\"z\":1,\"a\":2}}"
+
+START_TEST(round_trip_numbers_and_escapes)
+{
+	static const char *const head = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"n\"},"
+	                                "\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":2,\"restartPolicy\":\"Never\","
+	                                "\"template\":";
+	char text[4096];
+	snprintf(text, sizeof(text), "%s%s}}}}", head, NUMBERS_TEMPLATE_IN);
+	for (int compat = 0; compat <= 1; compat++) {
+		tfjob_job *job = tu_parse(text);
+		tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;
+		dopts.compat = (tfjob_compat)compat;
+		ck_assert_int_eq(tfjob_job_apply_defaults(job, &dopts, NULL), 0);
+		for (unsigned int flags = 0; flags <= TFJOB_JSON_PRETTY; flags++) {
+			char *out = NULL;
+			ck_assert_int_eq(tfjob_job_to_json(&out, job, flags, NULL), 0);
+			/* Compact: the template byte for byte. Pretty: the same text once re-read compactly. */
+			tfjob_job *again = tu_parse(out);
+			char *compact = NULL;
+			ck_assert_int_eq(tfjob_job_to_json(&compact, again, TFJOB_JSON_COMPACT, NULL), 0);
+			ck_assert_msg(strstr(compact, "\"template\":" NUMBERS_TEMPLATE_OUT) != NULL, "template changed:\n%s",
+			              compact);
+			tfjob_free(compact);
+			tfjob_job_free(again);
+			tfjob_free(out);
+		}
+		/* The rendered pod carries the template's fields the same way. */
+		tfjob_render_options ropts = TFJOB_RENDER_OPTIONS_INIT;
+		ropts.compat = (tfjob_compat)compat;
+		char *pod = NULL;
+		ck_assert_int_eq(tfjob_render_pod(&pod, job, "Worker", 1, &ropts, TFJOB_JSON_COMPACT, NULL), 0);
+		ck_assert_msg(strstr(pod, "\"zeta\":{\"reals\":[1.0,1e3,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,"
+		                          "123456.789,5e-324]") != NULL, "pod:\n%s", pod);
+		ck_assert_ptr_nonnull(strstr(pod, "\"big\":[1.8446744073709552e19,-1.8446744073709552e19]"));
+		tfjob_free(pod);
+		tfjob_job_free(job);
+	}
+}
+END_TEST
+
 /* ---- typed accessors ---- */
 
 START_TEST(typed_accessors)
@@ -923,6 +981,7 @@ int main(void)
 	tcase_add_test(tc, duplicate_keys_rejected);
 	tcase_add_test(tc, null_keys_and_binary_values);
 	tcase_add_test(tc, round_trip_keeps_uninterpreted_fields);
+	tcase_add_test(tc, round_trip_numbers_and_escapes);
 	tcase_add_test(tc, typed_accessors);
 	tcase_add_test(tc, options_versions);
 	tcase_add_loop_test(tc, bad_corpus, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
