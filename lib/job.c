@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "internal/doc.h"
+#include "internal/fielderr.h"
 #include "internal/job.h"
 #include "internal/sbuf.h"
 
@@ -118,7 +119,8 @@ int tfjob__job_wrap(tfjob_job **out, json_t *root, const char *filename, tfjob_e
 		return TFJOB_ESCHEMA;
 	}
 	tfjob_job *job = calloc(1, sizeof(*job));
-	if (!job) {
+	if (!job || tfjob__schema_normalize_numbers(root)) {
+		free(job);
 		json_decref(root);
 		return tfjob__oom(err);
 	}

@@ -969,6 +969,68 @@ START_TEST(wrong_types_reach_validation)
 }
 END_TEST
 
+/*
+ * JSON reals with an integral value at the schema's integer positions are integers, as the API
+ * server takes them (kube-openapi accepts an integral float64 within +-(2^53 - 1) for an integer
+ * and stores it as one): `"replicas": 2.0` is 2. Reals elsewhere keep their form; a fraction or
+ * a value beyond 2^53 stays a wrong type.
+ */
+START_TEST(integral_reals_at_integer_fields)
+{
+	static const char *const text =
+		"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"r\",\"x\":1.0},"
+		"\"spec\":{\"runPolicy\":{\"backoffLimit\":3.0,\"activeDeadlineSeconds\":1e3,\"ttlSecondsAfterFinished\":-0.0,"
+		"\"schedulingPolicy\":{\"minAvailable\":9007199254740991.0,\"minResources\":{\"cpu\":2.0}}},"
+		"\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":2.0,\"y\":2.0,\"template\":{\"spec\":{\"containers\":[{"
+		"\"name\":\"tensorflow\",\"image\":\"i\",\"ports\":[{\"name\":\"tfjob-port\",\"containerPort\":2.5e3}],"
+		"\"resources\":{\"limits\":{\"cpu\":4.0}},\"z\":[1.0]}]}}}}}}";
+	tfjob_job *job = tu_parse(text);
+	int64_t v = 0;
+	ck_assert_int_eq(tfjob_job_replicas(&v, job, "Worker"), 0);
+	ck_assert_int_eq(v, 2);
+	ck_assert_int_eq(tfjob_job_backoff_limit(&v, job), 0);
+	ck_assert_int_eq(v, 3);
+	ck_assert_int_eq(tfjob_job_active_deadline_seconds(&v, job), 0);
+	ck_assert_int_eq(v, 1000);
+	ck_assert_int_eq(tfjob_job_ttl_seconds_after_finished(&v, job), 0);
+	ck_assert_int_eq(v, 0);
+	ck_assert_int_eq(tfjob_job_min_available(&v, job), 0);
+	ck_assert_int_eq(v, 9007199254740991);
+	tfjob_field_errors *errs = tu_validate(job, TFJOB_COMPAT_DOCUMENTED, NULL);
+	ck_assert_uint_eq(tfjob_field_errors_count(errs), 1); /* minAvailable is past int32, nothing else */
+	ck_assert_str_eq(tfjob_field_errors_field(errs, 0), "spec.runPolicy.schedulingPolicy.minAvailable");
+	tfjob_field_errors_free(errs);
+	char *out = NULL;
+	ck_assert_int_eq(tfjob_job_to_json(&out, job, TFJOB_JSON_COMPACT, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"x\":1.0}")); /* not in the schema: as written */
+	ck_assert_ptr_nonnull(strstr(out, "\"y\":2.0,"));
+	ck_assert_ptr_nonnull(strstr(out, "\"z\":[1.0]"));
+	ck_assert_ptr_nonnull(strstr(out, "\"containerPort\":2500}"));
+	ck_assert_ptr_nonnull(strstr(out, "\"minResources\":{\"cpu\":2}"));
+	ck_assert_ptr_nonnull(strstr(out, "\"limits\":{\"cpu\":4}"));
+	tfjob_free(out);
+	tfjob_job_free(job);
+
+	/* A fraction, or an integral value beyond 2^53 - 1, is a number where an integer belongs. */
+	static const char *const bad[] = { "2.5", "9007199254740992.0", "1e300", "-9007199254740992.0" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char t[512];
+		snprintf(t, sizeof(t),
+		         "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"r\"},\"spec\":{"
+		         "\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":%s,\"template\":{\"spec\":{\"containers\":[{"
+		         "\"name\":\"tensorflow\",\"image\":\"i\"}]}}}}}}",
+		         bad[i]);
+		job = tu_parse(t);
+		errs = tu_validate(job, TFJOB_COMPAT_DOCUMENTED, NULL);
+		ck_assert_msg(tfjob_field_errors_count(errs) == 1, "%s", bad[i]);
+		ck_assert_int_eq(tfjob_field_errors_type(errs, 0), TFJOB_FIELD_VALUE_TYPE_INVALID);
+		ck_assert_str_eq(tfjob_field_errors_field(errs, 0), "spec.tfReplicaSpecs[Worker].replicas");
+		tfjob_field_errors_free(errs);
+		tfjob_job_free(job);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("parse");
@@ -990,6 +1052,7 @@ int main(void)
 	tcase_add_test(tc, input_size_limit);
 	tcase_add_test(tc, nul_and_scalars_and_empty);
 	tcase_add_test(tc, wrong_types_reach_validation);
+	tcase_add_test(tc, integral_reals_at_integer_fields);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
