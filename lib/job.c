@@ -99,7 +99,8 @@ char *tfjob__dump(const json_t *value, unsigned int flags)
 
 /* ---- construction ---- */
 
-int tfjob__job_wrap(tfjob_job **out, json_t *root, const char *filename, tfjob_error **err)
+/* normalize: make integral reals at integer fields integers (not needed for what the YAML reader made). */
+static int wrap(tfjob_job **out, json_t *root, const char *filename, bool normalize, tfjob_error **err)
 {
 	const char *where = filename ? filename : "<input>";
 	if (!json_is_object(root)) {
@@ -119,7 +120,7 @@ int tfjob__job_wrap(tfjob_job **out, json_t *root, const char *filename, tfjob_e
 		return TFJOB_ESCHEMA;
 	}
 	tfjob_job *job = calloc(1, sizeof(*job));
-	if (!job || tfjob__schema_normalize_numbers(root)) {
+	if (!job || (normalize && tfjob__schema_normalize_numbers(root))) {
 		free(job);
 		json_decref(root);
 		return tfjob__oom(err);
@@ -127,6 +128,11 @@ int tfjob__job_wrap(tfjob_job **out, json_t *root, const char *filename, tfjob_e
 	job->root = root;
 	*out = job;
 	return 0;
+}
+
+int tfjob__job_wrap(tfjob_job **out, json_t *root, const char *filename, tfjob_error **err)
+{
+	return wrap(out, root, filename, true, err);
 }
 
 static int load_docs(tfjob__docs *docs, const char **filename, const char *data, size_t len,
@@ -160,7 +166,7 @@ int tfjob_job_parse(tfjob_job **out, const char *data, size_t len, const tfjob_p
 	}
 	json_t *root = docs.items[0];
 	free(docs.items);
-	return tfjob__job_wrap(out, root, filename, err);
+	return wrap(out, root, filename, !docs.yaml, err);
 }
 
 void tfjob_job_array_free(tfjob_job **jobs, size_t count)
@@ -185,6 +191,7 @@ int tfjob_job_parse_all(tfjob_job ***out, size_t *out_count, const char *data, s
 	if (rc)
 		return rc;
 	json_t *items = NULL;
+	bool normalize = !docs.yaml;
 	rc = tfjob__docs_flatten_items(&items, &docs, err);
 	tfjob__docs_free(&docs);
 	if (rc)
@@ -196,7 +203,7 @@ int tfjob_job_parse_all(tfjob_job ***out, size_t *out_count, const char *data, s
 		return tfjob__oom(err);
 	}
 	for (size_t i = 0; i < n; i++) {
-		rc = tfjob__job_wrap(&jobs[i], json_incref(json_array_get(items, i)), filename, err);
+		rc = wrap(&jobs[i], json_incref(json_array_get(items, i)), filename, normalize, err);
 		if (rc) {
 			tfjob_job_array_free(jobs, i);
 			json_decref(items);

@@ -1011,6 +1011,19 @@ START_TEST(integral_reals_at_integer_fields)
 	tfjob_free(out);
 	tfjob_job_free(job);
 
+	/* The same through tfjob_job_parse_all(), for a stream and for a List. */
+	char stream[2048];
+	snprintf(stream, sizeof(stream), "%s\n{\"kind\":\"List\",\"items\":[%s]}", text, text);
+	tfjob_job **jobs = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(tfjob_job_parse_all(&jobs, &n, stream, strlen(stream), NULL, NULL), 0);
+	ck_assert_uint_eq(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(tfjob_job_replicas(&v, jobs[i], "Worker"), 0);
+		ck_assert_int_eq(v, 2);
+	}
+	tfjob_job_array_free(jobs, n);
+
 	/* A fraction, or an integral value beyond 2^53 - 1, is a number where an integer belongs. */
 	static const char *const bad[] = { "2.5", "9007199254740992.0", "1e300", "-9007199254740992.0" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
