@@ -8,7 +8,9 @@
 #include <strings.h>
 
 #include "internal/doc.h"
+#include "internal/fielderr.h"
 #include "internal/job.h"
+#include "internal/sbuf.h"
 
 static const char *const canonical_types[] = { TFJOB__TYPE_PS, TFJOB__TYPE_WORKER, TFJOB__TYPE_CHIEF,
 	                                           TFJOB__TYPE_MASTER, TFJOB__TYPE_EVALUATOR };
@@ -79,60 +81,26 @@ int tfjob__tensorflow_container_index(json_t *containers)
 	return -1;
 }
 
-/* Fewest significant digits (1 to 17) that read back as exactly d. */
-static int shortest_digits(double d)
-{
-	char buf[40];
-	for (int p = 1; p < 17; p++) {
-		snprintf(buf, sizeof(buf), "%.*g", p, d);
-		if (strtod(buf, NULL) == d)
-			return p;
-	}
-	return 17;
-}
-
-/* The precision every real of the tree needs to round-trip (0 when it holds no real). */
-static int real_precision(const json_t *v, int best)
-{
-	if (best >= 17)
-		return best;
-	if (json_is_real(v)) {
-		int p = shortest_digits(json_real_value(v));
-		return p > best ? p : best;
-	}
-	if (json_is_object(v)) {
-		const char *k;
-		json_t *child;
-		json_object_foreach((json_t *)v, k, child) best = real_precision(child, best);
-	} else if (json_is_array(v)) {
-		size_t i;
-		json_t *child;
-		json_array_foreach(v, i, child) best = real_precision(child, best);
-	}
-	return best;
-}
-
 /*
  * Reals are written with the fewest digits that read back exactly (0.1, not
- * 0.10000000000000001), as Go's encoder writes them. jansson takes one precision per dump, so
- * a tree that mixes short and long reals writes all of them with the longest one's digits.
+ * 0.10000000000000001), each on its own, as Go's encoder writes them; otherwise as jansson's
+ * json_dumps() writes (JSON_COMPACT, or JSON_INDENT(2) for TFJOB_JSON_PRETTY).
  */
 char *tfjob__dump(const json_t *value, unsigned int flags)
 {
-	int precision = real_precision(value, 0);
-	size_t jflags = JSON_ENCODE_ANY | JSON_REAL_PRECISION(precision ? precision : 17);
-	if (flags & TFJOB_JSON_PRETTY)
-		jflags |= JSON_INDENT(2);
-	else
-		jflags |= JSON_COMPACT;
-	if (flags & TFJOB_JSON_SORT_KEYS)
-		jflags |= JSON_SORT_KEYS;
-	return json_dumps(value, jflags);
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	tfjob__sbuf_add_json_ex(&b, value, (flags & TFJOB_JSON_PRETTY) ? 2 : 0, (flags & TFJOB_JSON_SORT_KEYS) != 0);
+	if (b.oom) {
+		tfjob__sbuf_free(&b);
+		return NULL;
+	}
+	return tfjob__sbuf_take(&b);
 }
 
 /* ---- construction ---- */
 
-int tfjob__job_wrap(tfjob_job **out, json_t *root, const char *filename, tfjob_error **err)
+/* normalize: make integral reals at integer fields integers (not needed for what the YAML reader made). */
+static int wrap(tfjob_job **out, json_t *root, const char *filename, bool normalize, tfjob_error **err)
 {
 	const char *where = filename ? filename : "<input>";
 	if (!json_is_object(root)) {
@@ -152,13 +120,19 @@ int tfjob__job_wrap(tfjob_job **out, json_t *root, const char *filename, tfjob_e
 		return TFJOB_ESCHEMA;
 	}
 	tfjob_job *job = calloc(1, sizeof(*job));
-	if (!job) {
+	if (!job || (normalize && tfjob__schema_normalize_numbers(root))) {
+		free(job);
 		json_decref(root);
 		return tfjob__oom(err);
 	}
 	job->root = root;
 	*out = job;
 	return 0;
+}
+
+int tfjob__job_wrap(tfjob_job **out, json_t *root, const char *filename, tfjob_error **err)
+{
+	return wrap(out, root, filename, true, err);
 }
 
 static int load_docs(tfjob__docs *docs, const char **filename, const char *data, size_t len,
@@ -192,7 +166,7 @@ int tfjob_job_parse(tfjob_job **out, const char *data, size_t len, const tfjob_p
 	}
 	json_t *root = docs.items[0];
 	free(docs.items);
-	return tfjob__job_wrap(out, root, filename, err);
+	return wrap(out, root, filename, !docs.yaml, err);
 }
 
 void tfjob_job_array_free(tfjob_job **jobs, size_t count)
@@ -217,6 +191,7 @@ int tfjob_job_parse_all(tfjob_job ***out, size_t *out_count, const char *data, s
 	if (rc)
 		return rc;
 	json_t *items = NULL;
+	bool normalize = !docs.yaml;
 	rc = tfjob__docs_flatten_items(&items, &docs, err);
 	tfjob__docs_free(&docs);
 	if (rc)
@@ -228,7 +203,7 @@ int tfjob_job_parse_all(tfjob_job ***out, size_t *out_count, const char *data, s
 		return tfjob__oom(err);
 	}
 	for (size_t i = 0; i < n; i++) {
-		rc = tfjob__job_wrap(&jobs[i], json_incref(json_array_get(items, i)), filename, err);
+		rc = wrap(&jobs[i], json_incref(json_array_get(items, i)), filename, normalize, err);
 		if (rc) {
 			tfjob_job_array_free(jobs, i);
 			json_decref(items);

@@ -153,34 +153,123 @@ static void add_json_string(tfjob__sbuf *b, const char *s, size_t n)
 	b->len = (size_t)(d - b->p);
 }
 
-void tfjob__sbuf_add_json(tfjob__sbuf *b, const json_t *v)
+/*
+ * A real with the fewest significant digits (1 to 17) that read back as exactly the same
+ * double, as Go's encoder picks them, in jansson's notation: "%g", then ".0" when it would read
+ * as an integer, and no '+' or leading zeros in the exponent (1e-7, 1.5e300, 2.0, 0.1).
+ */
+void tfjob__sbuf_add_real(tfjob__sbuf *b, double d)
+{
+	char buf[48];
+	int n = 0;
+	for (int p = 1; p <= 17; p++) {
+		n = snprintf(buf, sizeof(buf), "%.*g", p, d);
+		if (p == 17 || strtod(buf, NULL) == d)
+			break;
+	}
+	if (n < 0 || (size_t)n >= sizeof(buf) - 2) {
+		b->oom = true; /* cannot happen for a finite double */
+		return;
+	}
+	char *e = strchr(buf, 'e');
+	if (!e && !strchr(buf, '.')) {
+		memcpy(buf + n, ".0", 3);
+		n += 2;
+	} else if (e) {
+		char *from = e + 1, *to = e + 1;
+		if (*from == '+')
+			from++;
+		else if (*from == '-')
+			from++, to++;
+		while (*from == '0' && from[1])
+			from++;
+		memmove(to, from, strlen(from) + 1);
+		n = (int)strlen(buf);
+	}
+	tfjob__sbuf_add(b, buf, (size_t)n);
+}
+
+static int compare_keys(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static void add_newline(tfjob__sbuf *b, unsigned int indent)
+{
+	if (!tfjob__sbuf_reserve(b, indent + 1))
+		return;
+	b->p[b->len++] = '\n';
+	memset(b->p + b->len, ' ', indent);
+	b->len += indent;
+	b->p[b->len] = '\0';
+}
+
+/* indent: spaces per level, 0 = compact; depth: the current level. */
+static void add_value(tfjob__sbuf *b, const json_t *v, unsigned int indent, bool sort, unsigned int depth)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: {
+		size_t n = json_object_size(v);
+		if (n == 0) {
+			tfjob__sbuf_add(b, "{}", 2);
+			break;
+		}
 		tfjob__sbuf_addc(b, '{');
+		const char **keys = NULL;
+		if (sort) {
+			keys = malloc(n * sizeof(*keys));
+			if (!keys) {
+				b->oom = true;
+				return;
+			}
+			size_t i = 0;
+			const char *key;
+			json_t *val;
+			json_object_foreach((json_t *)v, key, val) keys[i++] = key;
+			qsort(keys, n, sizeof(*keys), compare_keys);
+		}
+		size_t i = 0;
 		const char *key;
 		json_t *val;
-		bool first = true;
-		json_object_foreach((json_t *)v, key, val) {
-			if (!first)
+		for (void *it = json_object_iter((json_t *)v); i < n; i++) {
+			if (sort) {
+				key = keys[i];
+				val = json_object_get(v, key);
+			} else {
+				key = json_object_iter_key(it);
+				val = json_object_iter_value(it);
+				it = json_object_iter_next((json_t *)v, it);
+			}
+			if (i)
 				tfjob__sbuf_addc(b, ',');
-			first = false;
+			if (indent)
+				add_newline(b, indent * (depth + 1));
 			add_json_string(b, key, strlen(key));
-			tfjob__sbuf_addc(b, ':');
-			tfjob__sbuf_add_json(b, val);
+			if (indent)
+				tfjob__sbuf_add(b, ": ", 2);
+			else
+				tfjob__sbuf_addc(b, ':');
+			add_value(b, val, indent, sort, depth + 1);
 		}
+		free(keys);
+		if (indent)
+			add_newline(b, indent * depth);
 		tfjob__sbuf_addc(b, '}');
 		break;
 	}
 	case JSON_ARRAY: {
+		size_t n = json_array_size(v);
+		if (n == 0) {
+			tfjob__sbuf_add(b, "[]", 2);
+			break;
+		}
 		tfjob__sbuf_addc(b, '[');
-		size_t i;
-		json_t *val;
-		json_array_foreach(v, i, val) {
+		for (size_t i = 0; i < n; i++) {
 			if (i)
 				tfjob__sbuf_addc(b, ',');
-			tfjob__sbuf_add_json(b, val);
+			if (indent)
+				add_newline(b, indent * (depth + 1));
+			add_value(b, json_array_get(v, i), indent, sort, depth + 1);
 		}
+		if (indent)
+			add_newline(b, indent * depth);
 		tfjob__sbuf_addc(b, ']');
 		break;
 	}
@@ -190,23 +279,24 @@ void tfjob__sbuf_add_json(tfjob__sbuf *b, const json_t *v)
 	case JSON_INTEGER:
 		tfjob__sbuf_add_i64(b, (int64_t)json_integer_value(v));
 		break;
+	case JSON_REAL:
+		tfjob__sbuf_add_real(b, json_real_value(v));
+		break;
 	case JSON_TRUE:
 		tfjob__sbuf_add(b, "true", 4);
 		break;
 	case JSON_FALSE:
 		tfjob__sbuf_add(b, "false", 5);
 		break;
-	case JSON_NULL:
+	default:
 		tfjob__sbuf_add(b, "null", 4);
 		break;
-	default: { /* reals: jansson's own formatting */
-		char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
-		if (!text) {
-			b->oom = true;
-			return;
-		}
-		tfjob__sbuf_adds(b, text);
-		free(text);
 	}
-	}
+}
+
+void tfjob__sbuf_add_json(tfjob__sbuf *b, const json_t *v) { add_value(b, v, 0, false, 0); }
+
+void tfjob__sbuf_add_json_ex(tfjob__sbuf *b, const json_t *v, unsigned int indent, bool sort_keys)
+{
+	add_value(b, v, indent, sort_keys, 0);
 }

@@ -4,6 +4,7 @@
  * FieldValueRequired). Null counts as absent, as the API server prunes nulls of non-nullable fields.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,3 +348,60 @@ void tfjob__schema_check(tfjob_field_errors *errs, json_t *root)
 			check_node(errs, child, p->schema, &top);
 	}
 }
+
+/* ---- numbers as the API server reads them ---- */
+
+/*
+ * The API server reads JSON numbers into float64 unless they are integer literals, and its
+ * schema check takes an integral float64 within +-(2^53 - 1) for an integer (kube-openapi's
+ * isFloatInt), which it then stores as an integer: `"replicas": 2.0` is stored as 2. The same
+ * here, at the schema's integer positions only: reals elsewhere (unknown fields) stay as written.
+ */
+/* v is a real the API server takes for an integer at a position of this schema: *out is its value. */
+static bool integral_real(json_int_t *out, const json_t *v, const struct node_schema *schema)
+{
+	if (!json_is_real(v) || !(schema->type == T_INT32 || schema->type == T_INT64 || schema->type == T_INT_OR_STRING))
+		return false;
+	double d = json_real_value(v);
+	if (!(d >= -9007199254740991.0 && d <= 9007199254740991.0) || d != trunc(d))
+		return false;
+	*out = (json_int_t)d;
+	return true;
+}
+
+static int normalize_node(json_t *v, const struct node_schema *schema)
+{
+	json_int_t n;
+	if (schema->type == T_OBJECT && json_is_object(v)) {
+		for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
+			const char *key = json_object_iter_key(it);
+			json_t *child = json_object_iter_value(it);
+			int i = schema->props ? prop_index(schema->props, key) : -1;
+			const struct node_schema *cs = i >= 0 ? schema->props[i].schema : schema->values;
+			if (!cs)
+				continue;
+			if (integral_real(&n, child, cs)) {
+				json_t *value = json_integer(n);
+				if (!value || json_object_iter_set_new(v, it, value))
+					return TFJOB_ENOMEM;
+			} else if (normalize_node(child, cs)) {
+				return TFJOB_ENOMEM;
+			}
+		}
+	} else if (schema->type == T_ARRAY && schema->values && json_is_array(v)) {
+		size_t i;
+		json_t *child;
+		json_array_foreach(v, i, child) {
+			if (integral_real(&n, child, schema->values)) {
+				json_t *value = json_integer(n);
+				if (!value || json_array_set_new(v, i, value))
+					return TFJOB_ENOMEM;
+			} else if (normalize_node(child, schema->values)) {
+				return TFJOB_ENOMEM;
+			}
+		}
+	}
+	return 0;
+}
+
+int tfjob__schema_normalize_numbers(json_t *root) { return normalize_node(root, &s_tfjob); }

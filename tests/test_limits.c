@@ -443,10 +443,64 @@ END_TEST
 
 START_TEST(json_integer_beyond_int64)
 {
-	const char *ok = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"t\"},\"x\":9223372036854775807}";
-	parse_ok(ok, strlen(ok), NULL);
-	const char *bad = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"t\"},\"x\":9223372036854775808}";
-	expect_message(parse_fails(bad, strlen(bad), NULL, TFJOB_EPARSE), "too big integer");
+	/*
+	 * As Kubernetes' JSON reader (sigs.k8s.io/json) and go-yaml do, integers beyond int64 are
+	 * read as float64, not refused: the int64 ends stay integers, one step past them is a real.
+	 */
+	const char *text = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"t\"},"
+	                   "\"x\":[9223372036854775807,-9223372036854775808,9223372036854775808,-9223372036854775809,"
+	                   "123456789012345678901234567890,\"9223372036854775808\",0]}";
+	tfjob_job *job = tu_parse(text);
+	char *out = NULL;
+	ck_assert_int_eq(tfjob_job_to_json(&out, job, TFJOB_JSON_COMPACT, NULL), 0);
+	json_t *doc = json_loads(out, 0, NULL);
+	json_t *root = json_object_get(doc, "x");
+	ck_assert_ptr_nonnull(root);
+	ck_assert(json_is_integer(json_array_get(root, 0)));
+	ck_assert_int_eq(json_integer_value(json_array_get(root, 0)), INT64_MAX);
+	ck_assert(json_is_integer(json_array_get(root, 1)));
+	ck_assert_int_eq(json_integer_value(json_array_get(root, 1)), INT64_MIN);
+	ck_assert(json_is_real(json_array_get(root, 2)));
+	ck_assert(json_real_value(json_array_get(root, 2)) == 9223372036854775808.0);
+	ck_assert(json_is_real(json_array_get(root, 3)));
+	ck_assert(json_real_value(json_array_get(root, 3)) == -9223372036854775808.0);
+	ck_assert(json_is_real(json_array_get(root, 4)));
+	ck_assert(json_real_value(json_array_get(root, 4)) == 123456789012345678901234567890.0);
+	ck_assert_str_eq(json_string_value(json_array_get(root, 5)), "9223372036854775808"); /* strings untouched */
+	ck_assert(json_is_integer(json_array_get(root, 6)));
+	ck_assert_ptr_nonnull(strstr(out, "\"x\":[9223372036854775807,-9223372036854775808,9.223372036854776e18,"
+	                                  "-9.223372036854776e18,1.2345678901234568e29,\"9223372036854775808\",0]"));
+	json_decref(doc);
+	tfjob_free(out);
+	tfjob_job_free(job);
+
+	/* In an integer field it is a number, not an integer, as the API server reports it. */
+	const char *replicas = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"t\"},"
+	                       "\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":99999999999999999999,"
+	                       "\"template\":{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\"}]}}}}}}";
+	tfjob_field_errors *errs = validate_text(replicas);
+	ck_assert_int_ge(tu_find_error(errs, "spec.tfReplicaSpecs[Worker].replicas", TFJOB_FIELD_VALUE_TYPE_INVALID), 0);
+	ck_assert(has_detail(errs, "spec.tfReplicaSpecs[Worker].replicas", "must be of type integer: \"number\""));
+	tfjob_field_errors_free(errs);
+
+	/* Positions of later syntax errors are those of the text as given. */
+	const char *bad = "{\"a\":[18446744073709551616, -18446744073709551616, 1],\n \"b\": tru}";
+	tfjob_error *err = parse_fails(bad, strlen(bad), NULL, TFJOB_EPARSE);
+	ck_assert_int_eq(tfjob_error_line(err), 2);
+	ck_assert_int_eq(tfjob_error_column(err), 7);
+	expect_message(err, "invalid token near 'tru'");
+	const char *same_line = "{\"a\":18446744073709551616,\"b\":-18446744073709551616,\"c\":1e999}";
+	err = parse_fails(same_line, strlen(same_line), NULL, TFJOB_EPARSE);
+	ck_assert_int_eq(tfjob_error_line(err), 1);
+	ck_assert_int_eq(tfjob_error_column(err), 57);
+	expect_message(err, "real number overflow");
+	/* A literal too large even for a double is an error, as in Go. */
+	char huge[400] = "{\"x\":";
+	memset(huge + 5, '9', 320);
+	strcpy(huge + 325, "}");
+	err = parse_fails(huge, strlen(huge), NULL, TFJOB_EPARSE);
+	ck_assert_int_eq(tfjob_error_column(err), 6);
+	expect_message(err, "real number overflow");
 }
 END_TEST
 

@@ -469,6 +469,64 @@ START_TEST(round_trip_keeps_uninterpreted_fields)
 }
 END_TEST
 
+/*
+ * Numbers, escapes and key order in a pod template: canonical JSON comes out byte for byte
+ * (reals each in their shortest form, whatever else the document holds); other spellings
+ * come out as the same values (\u00e9 as UTF-8, 2.50 as 2.5, an integer beyond int64 as the
+ * float64 Kubernetes reads it as).
+ */
+#define NUMBERS_TEMPLATE_IN                                                                                         \
+	"{\"spec\":{\"zeta\":{\"reals\":[1.0,1e3,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,123456.789,5e-324],"    \
+	"\"ints\":[0,-1,9223372036854775807,-9223372036854775808],\"big\":[18446744073709551616,-18446744073709551617]," \
+	"\"spelled\":[2.50,1E3,1000.0,0.10],\"text\":\"\\u00e9\\ud83d\\ude00\\u0001\\/\\t\\\"\"},"                       \
+	"\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\",\"ports\":[{\"name\":\"tfjob-port\",\"containerPort\":2222}]}]," \
+	"\"alpha\":{},\"b\":[],\"a\":null},\"metadata\":{\"z\":1,\"a\":2}}"
+#define NUMBERS_TEMPLATE_OUT                                                                                        \
+	"{\"spec\":{\"zeta\":{\"reals\":[1.0,1e3,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,123456.789,5e-324],"    \
+	"\"ints\":[0,-1,9223372036854775807,-9223372036854775808],\"big\":[1.8446744073709552e19,-1.8446744073709552e19]," \
+	"\"spelled\":[2.5,1e3,1e3,0.1],\"text\":\"\xc3\xa9\xf0\x9f\x98\x80\\u0001/\\t\\\"\"},"                          \
+	"\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\",\"ports\":[{\"name\":\"tfjob-port\",\"containerPort\":2222}]}]," \
+	"\"alpha\":{},\"b\":[],\"a\":null},\"metadata\":{\"z\":1,\"a\":2}}"
+
+START_TEST(round_trip_numbers_and_escapes)
+{
+	static const char *const head = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"n\"},"
+	                                "\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":2,\"restartPolicy\":\"Never\","
+	                                "\"template\":";
+	char text[4096];
+	snprintf(text, sizeof(text), "%s%s}}}}", head, NUMBERS_TEMPLATE_IN);
+	for (int compat = 0; compat <= 1; compat++) {
+		tfjob_job *job = tu_parse(text);
+		tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;
+		dopts.compat = (tfjob_compat)compat;
+		ck_assert_int_eq(tfjob_job_apply_defaults(job, &dopts, NULL), 0);
+		for (unsigned int flags = 0; flags <= TFJOB_JSON_PRETTY; flags++) {
+			char *out = NULL;
+			ck_assert_int_eq(tfjob_job_to_json(&out, job, flags, NULL), 0);
+			/* Compact: the template byte for byte. Pretty: the same text once re-read compactly. */
+			tfjob_job *again = tu_parse(out);
+			char *compact = NULL;
+			ck_assert_int_eq(tfjob_job_to_json(&compact, again, TFJOB_JSON_COMPACT, NULL), 0);
+			ck_assert_msg(strstr(compact, "\"template\":" NUMBERS_TEMPLATE_OUT) != NULL, "template changed:\n%s",
+			              compact);
+			tfjob_free(compact);
+			tfjob_job_free(again);
+			tfjob_free(out);
+		}
+		/* The rendered pod carries the template's fields the same way. */
+		tfjob_render_options ropts = TFJOB_RENDER_OPTIONS_INIT;
+		ropts.compat = (tfjob_compat)compat;
+		char *pod = NULL;
+		ck_assert_int_eq(tfjob_render_pod(&pod, job, "Worker", 1, &ropts, TFJOB_JSON_COMPACT, NULL), 0);
+		ck_assert_msg(strstr(pod, "\"zeta\":{\"reals\":[1.0,1e3,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,"
+		                          "123456.789,5e-324]") != NULL, "pod:\n%s", pod);
+		ck_assert_ptr_nonnull(strstr(pod, "\"big\":[1.8446744073709552e19,-1.8446744073709552e19]"));
+		tfjob_free(pod);
+		tfjob_job_free(job);
+	}
+}
+END_TEST
+
 /* ---- typed accessors ---- */
 
 START_TEST(typed_accessors)
@@ -911,6 +969,81 @@ START_TEST(wrong_types_reach_validation)
 }
 END_TEST
 
+/*
+ * JSON reals with an integral value at the schema's integer positions are integers, as the API
+ * server takes them (kube-openapi accepts an integral float64 within +-(2^53 - 1) for an integer
+ * and stores it as one): `"replicas": 2.0` is 2. Reals elsewhere keep their form; a fraction or
+ * a value beyond 2^53 stays a wrong type.
+ */
+START_TEST(integral_reals_at_integer_fields)
+{
+	static const char *const text =
+		"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"r\",\"x\":1.0},"
+		"\"spec\":{\"runPolicy\":{\"backoffLimit\":3.0,\"activeDeadlineSeconds\":1e3,\"ttlSecondsAfterFinished\":-0.0,"
+		"\"schedulingPolicy\":{\"minAvailable\":9007199254740991.0,\"minResources\":{\"cpu\":2.0}}},"
+		"\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":2.0,\"y\":2.0,\"template\":{\"spec\":{\"containers\":[{"
+		"\"name\":\"tensorflow\",\"image\":\"i\",\"ports\":[{\"name\":\"tfjob-port\",\"containerPort\":2.5e3}],"
+		"\"resources\":{\"limits\":{\"cpu\":4.0}},\"z\":[1.0]}]}}}}}}";
+	tfjob_job *job = tu_parse(text);
+	int64_t v = 0;
+	ck_assert_int_eq(tfjob_job_replicas(&v, job, "Worker"), 0);
+	ck_assert_int_eq(v, 2);
+	ck_assert_int_eq(tfjob_job_backoff_limit(&v, job), 0);
+	ck_assert_int_eq(v, 3);
+	ck_assert_int_eq(tfjob_job_active_deadline_seconds(&v, job), 0);
+	ck_assert_int_eq(v, 1000);
+	ck_assert_int_eq(tfjob_job_ttl_seconds_after_finished(&v, job), 0);
+	ck_assert_int_eq(v, 0);
+	ck_assert_int_eq(tfjob_job_min_available(&v, job), 0);
+	ck_assert_int_eq(v, 9007199254740991);
+	tfjob_field_errors *errs = tu_validate(job, TFJOB_COMPAT_DOCUMENTED, NULL);
+	ck_assert_uint_eq(tfjob_field_errors_count(errs), 1); /* minAvailable is past int32, nothing else */
+	ck_assert_str_eq(tfjob_field_errors_field(errs, 0), "spec.runPolicy.schedulingPolicy.minAvailable");
+	tfjob_field_errors_free(errs);
+	char *out = NULL;
+	ck_assert_int_eq(tfjob_job_to_json(&out, job, TFJOB_JSON_COMPACT, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"x\":1.0}")); /* not in the schema: as written */
+	ck_assert_ptr_nonnull(strstr(out, "\"y\":2.0,"));
+	ck_assert_ptr_nonnull(strstr(out, "\"z\":[1.0]"));
+	ck_assert_ptr_nonnull(strstr(out, "\"containerPort\":2500}"));
+	ck_assert_ptr_nonnull(strstr(out, "\"minResources\":{\"cpu\":2}"));
+	ck_assert_ptr_nonnull(strstr(out, "\"limits\":{\"cpu\":4}"));
+	tfjob_free(out);
+	tfjob_job_free(job);
+
+	/* The same through tfjob_job_parse_all(), for a stream and for a List. */
+	char stream[2048];
+	snprintf(stream, sizeof(stream), "%s\n{\"kind\":\"List\",\"items\":[%s]}", text, text);
+	tfjob_job **jobs = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(tfjob_job_parse_all(&jobs, &n, stream, strlen(stream), NULL, NULL), 0);
+	ck_assert_uint_eq(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(tfjob_job_replicas(&v, jobs[i], "Worker"), 0);
+		ck_assert_int_eq(v, 2);
+	}
+	tfjob_job_array_free(jobs, n);
+
+	/* A fraction, or an integral value beyond 2^53 - 1, is a number where an integer belongs. */
+	static const char *const bad[] = { "2.5", "9007199254740992.0", "1e300", "-9007199254740992.0" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char t[512];
+		snprintf(t, sizeof(t),
+		         "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"r\"},\"spec\":{"
+		         "\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":%s,\"template\":{\"spec\":{\"containers\":[{"
+		         "\"name\":\"tensorflow\",\"image\":\"i\"}]}}}}}}",
+		         bad[i]);
+		job = tu_parse(t);
+		errs = tu_validate(job, TFJOB_COMPAT_DOCUMENTED, NULL);
+		ck_assert_msg(tfjob_field_errors_count(errs) == 1, "%s", bad[i]);
+		ck_assert_int_eq(tfjob_field_errors_type(errs, 0), TFJOB_FIELD_VALUE_TYPE_INVALID);
+		ck_assert_str_eq(tfjob_field_errors_field(errs, 0), "spec.tfReplicaSpecs[Worker].replicas");
+		tfjob_field_errors_free(errs);
+		tfjob_job_free(job);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("parse");
@@ -923,6 +1056,7 @@ int main(void)
 	tcase_add_test(tc, duplicate_keys_rejected);
 	tcase_add_test(tc, null_keys_and_binary_values);
 	tcase_add_test(tc, round_trip_keeps_uninterpreted_fields);
+	tcase_add_test(tc, round_trip_numbers_and_escapes);
 	tcase_add_test(tc, typed_accessors);
 	tcase_add_test(tc, options_versions);
 	tcase_add_loop_test(tc, bad_corpus, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
@@ -931,6 +1065,7 @@ int main(void)
 	tcase_add_test(tc, input_size_limit);
 	tcase_add_test(tc, nul_and_scalars_and_empty);
 	tcase_add_test(tc, wrong_types_reach_validation);
+	tcase_add_test(tc, integral_reals_at_integer_fields);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -11,24 +11,96 @@
 #include "internal/sbuf.h"
 #include "testutil.h"
 
+/* Documents and the precision jansson needs for their reals (each holds reals of one precision). */
+static const struct {
+	const char *doc;
+	int precision;
+} jansson_docs[] = {
+	{ "{}", 17 }, { "[]", 17 }, { "null", 17 }, { "true", 17 }, { "false", 17 }, { "0", 17 }, { "-12", 17 },
+	{ "9223372036854775807", 17 }, { "-9223372036854775808", 17 }, { "1.5", 17 }, { "1e300", 1 }, { "-0.0", 17 },
+	{ "3.0", 17 }, { "0.1", 1 }, { "[0.30000000000000004,1.7976931348623157e308]", 17 }, { "1e-7", 1 },
+	{ "\"\"", 17 },
+	{ "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u0001\\u001f\\u007f é \\u2028 😀\"", 17 },
+	{ "{\"k\\n\":[1,{\"x\":null,\"y\":[true,false,\"<>&\"]},2.25],\"z\":{},\"a\":[[],{}],\"b\":[{\"c\":[1,[2]]}]}", 17 },
+};
+
 START_TEST(compact_writer_matches_jansson)
 {
-	static const char *const docs[] = {
-		"{}", "[]", "null", "true", "false", "0", "-12", "9223372036854775807", "1.5", "1e300", "-0.0", "3.0",
-		"\"\"", "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u0001\\u001f\\u007f é \\u2028 😀\"",
-		"{\"k\\n\":[1,{\"x\":null,\"y\":[true,false,\"<>&\"]},2.25],\"z\":{}}",
-	};
-	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+	for (size_t i = 0; i < sizeof(jansson_docs) / sizeof(jansson_docs[0]); i++) {
 		json_error_t jerr;
-		json_t *v = json_loads(docs[i], JSON_DECODE_ANY, &jerr);
-		ck_assert_msg(v != NULL, "%s: %s", docs[i], jerr.text);
-		char *want = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
+		json_t *v = json_loads(jansson_docs[i].doc, JSON_DECODE_ANY, &jerr);
+		ck_assert_msg(v != NULL, "%s: %s", jansson_docs[i].doc, jerr.text);
+		char *want = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(jansson_docs[i].precision));
 		tfjob__sbuf b = TFJOB__SBUF_INIT;
 		tfjob__sbuf_add_json(&b, v);
 		char *got = tfjob__sbuf_take(&b);
 		ck_assert_str_eq(got, want);
 		free(got);
 		free(want);
+		json_decref(v);
+	}
+}
+END_TEST
+
+/* Indented and key-sorted output is jansson's JSON_INDENT(n) / JSON_SORT_KEYS, byte for byte. */
+START_TEST(pretty_and_sorted_match_jansson)
+{
+	for (size_t i = 0; i < sizeof(jansson_docs) / sizeof(jansson_docs[0]); i++) {
+		json_t *v = json_loads(jansson_docs[i].doc, JSON_DECODE_ANY, NULL);
+		ck_assert_ptr_nonnull(v);
+		for (unsigned int indent = 0; indent <= 4; indent += 2) {
+			for (int sort = 0; sort <= 1; sort++) {
+				size_t flags = JSON_ENCODE_ANY | JSON_REAL_PRECISION(jansson_docs[i].precision) |
+				               (indent ? JSON_INDENT(indent) : JSON_COMPACT) | (sort ? JSON_SORT_KEYS : 0);
+				char *want = json_dumps(v, flags);
+				tfjob__sbuf b = TFJOB__SBUF_INIT;
+				tfjob__sbuf_add_json_ex(&b, v, indent, sort);
+				char *got = tfjob__sbuf_take(&b);
+				ck_assert_msg(!strcmp(got, want), "indent %u sort %d:\n%s\nwanted:\n%s", indent, sort, got, want);
+				free(got);
+				free(want);
+			}
+		}
+		json_decref(v);
+	}
+}
+END_TEST
+
+/*
+ * Each real is written on its own with the fewest digits that read back exactly, so a document
+ * that mixes short and long reals keeps both as they were written (jansson's one precision per
+ * dump would write 0.1 as 0.10000000000000001 next to 0.30000000000000004).
+ */
+START_TEST(reals_shortest_each)
+{
+	static const char *const cases[][2] = {
+		{ "0.1", "0.1" },
+		{ "1e-7", "1e-7" },
+		{ "1E-07", "1e-7" },
+		{ "1.5e300", "1.5e300" },
+		{ "1e3", "1e3" },
+		{ "1000.0", "1e3" },
+		{ "1.0", "1.0" },
+		{ "-0.0", "-0.0" },
+		{ "2.50", "2.5" },
+		{ "123456.789", "123456.789" },
+		{ "0.30000000000000004", "0.30000000000000004" },
+		{ "5e-324", "5e-324" },
+		{ "1.7976931348623157e308", "1.7976931348623157e308" },
+		{ "[0.1,0.30000000000000004,1e-7,1.5e300,2.0]", "[0.1,0.30000000000000004,1e-7,1.5e300,2.0]" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *v = json_loads(cases[i][0], JSON_DECODE_ANY, NULL);
+		ck_assert_ptr_nonnull(v);
+		tfjob__sbuf b = TFJOB__SBUF_INIT;
+		tfjob__sbuf_add_json(&b, v);
+		char *got = tfjob__sbuf_take(&b);
+		ck_assert_msg(!strcmp(got, cases[i][1]), "%s: got %s, wanted %s", cases[i][0], got, cases[i][1]);
+		/* And it reads back as the same value. */
+		json_t *back = json_loads(got, JSON_DECODE_ANY, NULL);
+		ck_assert(json_equal(back, v));
+		json_decref(back);
+		free(got);
 		json_decref(v);
 	}
 }
@@ -57,6 +129,8 @@ int main(void)
 	Suite *s = suite_create("sbuf");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, compact_writer_matches_jansson);
+	tcase_add_test(tc, pretty_and_sorted_match_jansson);
+	tcase_add_test(tc, reals_shortest_each);
 	tcase_add_test(tc, go_quoting);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

@@ -3,6 +3,7 @@
  * checked before jansson sees the text.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal/doc.h"
@@ -90,41 +91,157 @@ static int check_depth(const char *data, size_t len, const tfjob__limits *limits
 	}
 }
 
-int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
+/*
+ * Integer literals beyond int64. Kubernetes' JSON reader (sigs.k8s.io/json) falls back to a
+ * float64 for them, and go-yaml (so this library's YAML reader) does the same; jansson refuses
+ * them. When jansson does, the text is copied once with ".0" after every such literal, which
+ * makes each a real, and parsed again; `inserted` keeps where, to report positions in the
+ * original text.
+ */
+struct widened {
+	char *text;
+	size_t len;
+	size_t *inserted; /* original offsets (token ends) after which ".0" was added, ascending */
+	size_t count;
+};
+
+static void widened_free(struct widened *w)
 {
-	int rc = check_depth(data, len, limits, err);
-	if (!rc)
-		rc = check_values(data, len, limits, err);
-	if (rc)
-		return rc;
+	free(w->text);
+	free(w->inserted);
+}
+
+/* digits (n bytes, no sign) as an integer beyond int64 (a '-' before them allows one more)? */
+static bool beyond_int64(const char *digits, size_t n, bool negative)
+{
+	static const char max[] = "9223372036854775807", min[] = "9223372036854775808";
+	const char *limit = negative ? min : max;
+	if (n != sizeof(max) - 1)
+		return n > sizeof(max) - 1;
+	return memcmp(digits, limit, n) > 0;
+}
+
+/* Offset in the widened text -> offset in the original text. */
+static size_t original_offset(const struct widened *w, size_t at)
+{
+	for (size_t i = 0; i < w->count; i++) {
+		size_t start = w->inserted[i] + 2 * i; /* where the i-th ".0" begins in the widened text */
+		if (at < start)
+			return at - 2 * i;
+		if (at < start + 2)
+			return w->inserted[i];
+	}
+	return at - 2 * w->count;
+}
+
+/* Copy data with ".0" after every integer literal beyond int64 (outside strings). */
+static int widen_big_integers(struct widened *w, const char *data, size_t len, tfjob_error **err)
+{
+	memset(w, 0, sizeof(*w));
+	size_t cap = 0;
+	for (size_t i = 0; i < len;) {
+		char c = data[i];
+		if (c == '"') {
+			/* Skip the string: its end is the first '"' after an even run of backslashes. */
+			size_t start = ++i;
+			for (;;) {
+				const char *q = memchr(data + i, '"', len - i);
+				if (!q) {
+					i = len;
+					break;
+				}
+				size_t at = (size_t)(q - data), k = at;
+				while (k > start && data[k - 1] == '\\')
+					k--;
+				i = at + 1;
+				if ((at - k) % 2 == 0)
+					break;
+			}
+			continue;
+		}
+		if (!is_word(c)) {
+			i++;
+			continue;
+		}
+		/* A token: a number when it is -?[0-9]+ exactly. */
+		size_t start = i;
+		while (i < len && is_word(data[i]))
+			i++;
+		bool negative = data[start] == '-';
+		size_t d = start + (negative ? 1 : 0), n = i - d;
+		bool integer = n > 0;
+		for (size_t k = d; k < i && integer; k++)
+			integer = data[k] >= '0' && data[k] <= '9';
+		if (!integer || !beyond_int64(data + d, n, negative))
+			continue;
+		if (w->count == cap) {
+			cap = cap ? cap * 2 : 8;
+			size_t *grown = realloc(w->inserted, cap * sizeof(*grown));
+			if (!grown) {
+				widened_free(w);
+				return tfjob__oom(err);
+			}
+			w->inserted = grown;
+		}
+		w->inserted[w->count++] = i;
+	}
+	w->len = len + 2 * w->count;
+	w->text = malloc(w->len + 1);
+	if (!w->text) {
+		widened_free(w);
+		return tfjob__oom(err);
+	}
+	size_t from = 0, to = 0;
+	for (size_t k = 0; k < w->count; k++) {
+		memcpy(w->text + to, data + from, w->inserted[k] - from);
+		to += w->inserted[k] - from;
+		from = w->inserted[k];
+		memcpy(w->text + to, ".0", 2);
+		to += 2;
+	}
+	memcpy(w->text + to, data + from, len - from);
+	w->text[w->len] = '\0';
+	return 0;
+}
+
+/* Parse text (data itself, or its widened copy w) value by value; positions refer to data. */
+static int load_values(tfjob__docs *out, const char *data, size_t len, const struct widened *w,
+                       const tfjob__limits *limits, bool *too_big, tfjob_error **err)
+{
+	const char *text = w ? w->text : data;
+	size_t tlen = w ? w->len : len;
 	size_t pos = 0;
-	if (len >= 3 && (unsigned char)data[0] == 0xEF && (unsigned char)data[1] == 0xBB && (unsigned char)data[2] == 0xBF)
+	if (tlen >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF)
 		pos = 3; /* skip a UTF-8 byte order mark, as Kubernetes' decoders do */
 	for (;;) {
-		while (pos < len && is_blank(data[pos]))
+		while (pos < tlen && is_blank(text[pos]))
 			pos++;
-		if (pos >= len)
+		if (pos >= tlen)
 			return 0;
 		json_error_t jerr;
-		json_t *value = json_loadb(data + pos, len - pos, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
+		json_t *value = json_loadb(text + pos, tlen - pos, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
 		if (!value) {
+			if (!w && !strncmp(jerr.text, "too big ", 8)) {
+				*too_big = true; /* "too big integer" or "too big negative integer": widen and retry */
+				return TFJOB_EPARSE;
+			}
 			int line, col;
 			size_t at = pos + (size_t)(jerr.position > 0 ? jerr.position : 0);
-			if (at > len)
-				at = len;
+			if (at > tlen)
+				at = tlen;
 			/* jansson's position is just past the offending token; report where that token starts. */
 			if (at > pos && jerr.position > 0)
 				at--;
 			/* jansson names the token ("... near '\"kind\"'"): point at its first character. */
 			const char *near = strstr(jerr.text, "near '");
-			size_t tlen = near ? strlen(near + 6) : 0;
-			if (tlen >= 2 && near[6 + tlen - 1] == '\'' && at + 1 >= tlen - 1 && at + 1 - (tlen - 1) >= pos &&
-			    !memcmp(data + at + 1 - (tlen - 1), near + 6, tlen - 1))
-				at = at + 1 - (tlen - 1);
+			size_t nlen = near ? strlen(near + 6) : 0;
+			if (nlen >= 2 && near[6 + nlen - 1] == '\'' && at + 1 >= nlen - 1 && at + 1 - (nlen - 1) >= pos &&
+			    !memcmp(text + at + 1 - (nlen - 1), near + 6, nlen - 1))
+				at = at + 1 - (nlen - 1);
 			else
-				while (at > pos && at < len && is_word(data[at]) && is_word(data[at - 1]))
+				while (at > pos && at < tlen && is_word(text[at]) && is_word(text[at - 1]))
 					at--;
-			position_of(data, at, &line, &col);
+			position_of(data, w ? original_offset(w, at) : at, &line, &col);
 			return tfjob__fail_at(err, TFJOB_EPARSE, limits->filename, line, col, "JSON syntax error: %s", jerr.text);
 		}
 		if (out->count >= limits->max_documents) {
@@ -132,11 +249,33 @@ int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 			return tfjob__fail(err, TFJOB_ELIMIT, "%s: more than %u JSON values in one stream",
 			                   limits->filename ? limits->filename : "<input>", limits->max_documents);
 		}
-		rc = tfjob__docs_push(out, value, err);
+		int rc = tfjob__docs_push(out, value, err);
 		if (rc)
 			return rc;
 		pos += (size_t)jerr.position;
 	}
+}
+
+int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
+{
+	int rc = check_depth(data, len, limits, err);
+	if (!rc)
+		rc = check_values(data, len, limits, err);
+	if (rc)
+		return rc;
+	bool too_big = false;
+	rc = load_values(out, data, len, NULL, limits, &too_big, err);
+	if (!too_big)
+		return rc;
+	/* Start again on the widened text (rare: only inputs with such integers pay for it). */
+	tfjob__docs_free(out);
+	struct widened w;
+	rc = widen_big_integers(&w, data, len, err);
+	if (rc)
+		return rc;
+	rc = load_values(out, data, len, &w, limits, &too_big, err);
+	widened_free(&w);
+	return rc;
 }
 
 /*

@@ -13,6 +13,7 @@
 typedef struct tfjob__docs {
 	json_t **items; /* owned references */
 	size_t count;   /* empty YAML documents are not counted */
+	bool yaml;      /* read as YAML: no integral reals within +-2^53 (the reader made them integers) */
 } tfjob__docs;
 
 /* Effective limits of a parse (zero fields of the options replaced by defaults). */

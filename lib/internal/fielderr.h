@@ -40,4 +40,11 @@ char *tfjob__path_index(const char *parent, size_t index);
 /* CRD structural schema check of a TFJob (JSON types, required fields of the schema). */
 void tfjob__schema_check(tfjob_field_errors *errs, json_t *root);
 
+/*
+ * Integral reals (within +-(2^53 - 1)) at the schema's integer positions become integers, in
+ * place, as the API server stores them (`"replicas": 2.0` -> 2); other reals are left alone.
+ * 0, or TFJOB_ENOMEM (the tree is then partly converted).
+ */
+int tfjob__schema_normalize_numbers(json_t *root);
+
 #endif

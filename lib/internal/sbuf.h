@@ -51,9 +51,17 @@ void tfjob__sbuf_add_quoted(tfjob__sbuf *b, const char *s);
 char *tfjob__sbuf_take(tfjob__sbuf *b);
 void tfjob__sbuf_free(tfjob__sbuf *b);
 
-/* Append v as compact JSON, byte for byte as jansson's json_dumps(JSON_COMPACT | JSON_ENCODE_ANY |
- * JSON_REAL_PRECISION(17)) writes it (document key order), but without its per-character cost. */
+/* Append a finite real with the fewest digits that read back exactly, in jansson's notation
+ * (0.1, 1e-7, 1.5e300, 2.0). */
+void tfjob__sbuf_add_real(tfjob__sbuf *b, double d);
+
+/* Append v as compact JSON, byte for byte as jansson's json_dumps(JSON_COMPACT | JSON_ENCODE_ANY)
+ * writes it (document key order), but without its per-character cost, and with each real in its
+ * own shortest form (jansson takes one precision for the whole dump). */
 struct json_t;
 void tfjob__sbuf_add_json(tfjob__sbuf *b, const struct json_t *v);
+/* The same with indent spaces per level (0: compact; else as JSON_INDENT(indent)) and keys
+ * sorted (as JSON_SORT_KEYS) or in document order. */
+void tfjob__sbuf_add_json_ex(tfjob__sbuf *b, const struct json_t *v, unsigned int indent, bool sort_keys);
 
 #endif

@@ -26,7 +26,9 @@ void usage_logs(FILE *out)
 	             "Print the log (stdout and stderr) of replica POD of the local run in directory RUN\n"
 	             "(tfjobctl run). POD is the pod name (dist-worker-0) or its type-index (worker-0).\n\n"
 	             "  -f, --follow  keep printing what the replica writes until it has ended (its pod is\n"
-	             "                Succeeded, Failed or gone, or its process is) or Ctrl-C\n\n"
+	             "                Succeeded, Failed or gone, or its process is) or Ctrl-C\n"
+	             "  --compat C    'documented' or 'training-operator-1.9': accepted as by every command;\n"
+	             "                a log does not depend on it\n\n"
 	             "Exit status: 0 ok, 2 usage error or no such log.\n");
 }
 
@@ -89,11 +91,13 @@ static FILE *open_log(char *name, size_t size, const char *run, const char *pod)
 
 int cmd_logs(int argc, char **argv)
 {
-	static const struct option longopts[] = { { "follow", no_argument, NULL, 'f' },
-		                                      { "compat", required_argument, NULL, 'c' },
-		                                      { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = {
+		{ "follow", no_argument, NULL, 'f' },
+		{ "compat", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
 	bool follow = false;
-	tfjob_compat compat; /* accepted as by every command; a log has no semantics to choose */
+	tfjob_compat compat;
 	int ch;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":f", longopts, NULL)) != -1) {

@@ -142,10 +142,12 @@ void ctl_run_describe(FILE *out, const char *run_dir)
 
 void usage_get_run_dir(FILE *out)
 {
-	fprintf(out, "usage: tfjobctl get --run-dir DIR [-o json] [--compat C]\n\n"
+	fprintf(out, "usage: tfjobctl get --run-dir DIR [--compat C] [-o json]\n\n"
 	             "Show a local run (tfjobctl run): the TFJob's conditions and replica statuses, its pods\n"
 	             "with their exit codes and restarts, and its events. -o json prints\n"
-	             "{\"job\":...,\"pods\":[...],\"events\":[...]} as kept in DIR.\n\n"
+	             "{\"job\":...,\"pods\":[...],\"events\":[...]} as kept in DIR.\n"
+	             "--compat C ('documented' or 'training-operator-1.9') is accepted as by every command;\n"
+	             "the run keeps the mode it was started with.\n\n"
 	             "Exit status: 0 ok, 2 usage error or no run in DIR.\n");
 }
 
@@ -157,8 +159,8 @@ int cmd_get_run_dir(int argc, char **argv)
 		{ "compat", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
-	tfjob_compat compat; /* accepted as by every command; the run's state is shown as saved */
 	const char *dir = NULL, *format = NULL;
+	tfjob_compat compat; /* accepted as by every command; the run's state is shown as saved */
 	int ch;
 	opterr = 0;
 	optind = 1;
@@ -170,8 +172,7 @@ int cmd_get_run_dir(int argc, char **argv)
 		else if (ch == 'c') {
 			if (!ctl_parse_compat(&compat, optarg))
 				return EXIT_USAGE;
-		}
-		else if (ch == ':')
+		} else if (ch == ':')
 			return ctl_fail("get: option '%s' needs a value", argv[optind - 1]);
 		else
 			return ctl_fail("get: unknown option '%s' with --run-dir (see tfjobctl get --help)", argv[optind - 1]);

@@ -271,6 +271,32 @@ for cmd in validate default exit-code; do
 done
 run 0 "--help" -- --help
 contains "--help lists commands" "$TMP/out" "exit-code"
+# Every command listed by --help has its own --help, which documents --compat, and accepts
+# --compat (DESIGN.md: "every command accepts it"): a wrong value is a usage error naming it, a
+# right one is never an unknown option. Inputs that do not exist end each run early.
+commands=$(sed -n '/^Commands:/,/^$/p' "$TMP/out" | awk 'NF > 1 {print $1}')
+[ "$(echo "$commands" | wc -w)" -ge 14 ] && ok || bad "--help lists only: $commands"
+for cmd in $commands; do
+  run 0 "$cmd --help" -- "$cmd" --help
+  contains "$cmd --help usage" "$TMP/out" "usage: tfjobctl $cmd"
+  contains "$cmd --help documents --compat" "$TMP/out" "--compat"
+  case $cmd in
+    exit-code) args=(1) ;;
+    tf-config) args=("$TMP/nope.yaml" Worker 0) ;;
+    plan) args=(--job "$TMP/nope.yaml") ;;
+    apply) args=(-f "$TMP/nope.yaml") ;;
+    get) args=(--run-dir "$TMP/nope") ;;
+    logs) args=("$TMP/nope" worker-0) ;;
+    describe|delete|watch) args=(x --kubeconfig "$TMP/nope.kubeconfig") ;;
+    *) args=("$TMP/nope.yaml") ;;
+  esac
+  KUBECONFIG="$TMP/nope.kubeconfig" "$CTL" "$cmd" --compat training-operator-1.9 "${args[@]}" >"$TMP/out2" 2>"$TMP/err" </dev/null
+  if grep -qiE "unknown option|unrecognized" "$TMP/err"; then bad "$cmd --compat: $(head -c 300 "$TMP/err")"; else ok; fi
+  KUBECONFIG="$TMP/nope.kubeconfig" "$CTL" "$cmd" --compat bogus "${args[@]}" >"$TMP/out2" 2>"$TMP/err" </dev/null
+  rc=$?
+  [ "$rc" -eq 2 ] && grep -qF "unknown --compat value 'bogus'" "$TMP/err" && ok ||
+    bad "$cmd --compat bogus: exit $rc: $(head -c 300 "$TMP/err")"
+done
 run 0 "help" -- help
 run 0 "--version" -- --version
 contains "--version" "$TMP/out" "tfjobctl "
