@@ -167,6 +167,11 @@ void tfjob__sbuf_add_real(tfjob__sbuf *b, double d)
 		if (p == 17 || strtod(buf, NULL) == d)
 			break;
 	}
+	/* Few digits made "%g" pick an exponent for a number jansson writes out in full (1000.0,
+	 * not 1e3): more digits of a correctly rounded value still read back the same. */
+	const char *exp = strchr(buf, 'e');
+	if (exp && atoi(exp + 1) >= 0 && atoi(exp + 1) < 17)
+		n = snprintf(buf, sizeof(buf), "%.*g", atoi(exp + 1) + 1, d);
 	if (n < 0 || (size_t)n >= sizeof(buf) - 2) {
 		b->oom = true; /* cannot happen for a finite double */
 		return;

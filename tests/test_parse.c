@@ -476,15 +476,15 @@ END_TEST
  * float64 Kubernetes reads it as).
  */
 #define NUMBERS_TEMPLATE_IN                                                                                         \
-	"{\"spec\":{\"zeta\":{\"reals\":[1.0,1e3,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,123456.789,5e-324],"    \
+	"{\"spec\":{\"zeta\":{\"reals\":[1.0,1000.0,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,123456.789,5e-324],"    \
 	"\"ints\":[0,-1,9223372036854775807,-9223372036854775808],\"big\":[18446744073709551616,-18446744073709551617]," \
 	"\"spelled\":[2.50,1E3,1000.0,0.10],\"text\":\"\\u00e9\\ud83d\\ude00\\u0001\\/\\t\\\"\"},"                       \
 	"\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\",\"ports\":[{\"name\":\"tfjob-port\",\"containerPort\":2222}]}]," \
 	"\"alpha\":{},\"b\":[],\"a\":null},\"metadata\":{\"z\":1,\"a\":2}}"
 #define NUMBERS_TEMPLATE_OUT                                                                                        \
-	"{\"spec\":{\"zeta\":{\"reals\":[1.0,1e3,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,123456.789,5e-324],"    \
+	"{\"spec\":{\"zeta\":{\"reals\":[1.0,1000.0,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,123456.789,5e-324],"    \
 	"\"ints\":[0,-1,9223372036854775807,-9223372036854775808],\"big\":[1.8446744073709552e19,-1.8446744073709552e19]," \
-	"\"spelled\":[2.5,1e3,1e3,0.1],\"text\":\"\xc3\xa9\xf0\x9f\x98\x80\\u0001/\\t\\\"\"},"                          \
+	"\"spelled\":[2.5,1000.0,1000.0,0.1],\"text\":\"\xc3\xa9\xf0\x9f\x98\x80\\u0001/\\t\\\"\"},"                          \
 	"\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\",\"ports\":[{\"name\":\"tfjob-port\",\"containerPort\":2222}]}]," \
 	"\"alpha\":{},\"b\":[],\"a\":null},\"metadata\":{\"z\":1,\"a\":2}}"
 
@@ -518,7 +518,7 @@ START_TEST(round_trip_numbers_and_escapes)
 		ropts.compat = (tfjob_compat)compat;
 		char *pod = NULL;
 		ck_assert_int_eq(tfjob_render_pod(&pod, job, "Worker", 1, &ropts, TFJOB_JSON_COMPACT, NULL), 0);
-		ck_assert_msg(strstr(pod, "\"zeta\":{\"reals\":[1.0,1e3,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,"
+		ck_assert_msg(strstr(pod, "\"zeta\":{\"reals\":[1.0,1000.0,0.1,0.30000000000000004,1e-7,-0.0,1.5e300,2.5,"
 		                          "123456.789,5e-324]") != NULL, "pod:\n%s", pod);
 		ck_assert_ptr_nonnull(strstr(pod, "\"big\":[1.8446744073709552e19,-1.8446744073709552e19]"));
 		tfjob_free(pod);
