@@ -944,6 +944,38 @@ START_TEST(watch_stream_reconnect_and_gone)
 }
 END_TEST
 
+/* An API server writes a float64 it stores as digits (1e20 as 100000000000000000000): such
+ * integers reach the caller as reals, in answers and in watch events, instead of failing the
+ * whole answer in jansson (strings that look like them stay as they are). */
+START_TEST(integers_beyond_int64_become_reals)
+{
+	tfjob_transport *t = kube_plain(NULL);
+	fault_rules(&plain, "[{\"path\":\"*\",\"content_type\":\"application/json\",\"body\":\"{\\\"kind\\\":\\\"Pod\\\","
+	                    "\\\"metadata\\\":{\\\"name\\\":\\\"big\\\"},\\\"spec\\\":{\\\"x\\\":100000000000000000000,"
+	                    "\\\"n\\\":-9223372036854775808,\\\"s\\\":\\\"123456789012345678901\\\"}}\"},"
+	                    "{\"path\":\"*\",\"chunks\":[\"{\\\"type\\\":\\\"ADDED\\\",\\\"object\\\":{\\\"metadata\\\":"
+	                    "{\\\"name\\\":\\\"w\\\",\\\"resourceVersion\\\":\\\"3\\\"},\\\"x\\\":184467440737\",\"09551616}}\\n\"]}]");
+	char *out = NULL;
+	ck_assert_int_eq(tfjob_transport_get(&out, t, &PODS, NULL, "big", NULL), 0);
+	json_t *pod = json_loads(out, 0, NULL);
+	ck_assert_msg(pod != NULL, "not JSON for jansson: %s", out);
+	json_t *spec = json_object_get(pod, "spec");
+	ck_assert(json_is_real(json_object_get(spec, "x")));
+	ck_assert(json_real_value(json_object_get(spec, "x")) == 1e20);
+	ck_assert(json_is_integer(json_object_get(spec, "n"))); /* int64's own minimum stays an integer */
+	ck_assert_str_eq(json_string_value(json_object_get(spec, "s")), "123456789012345678901");
+	json_decref(pod);
+	tfjob_free(out);
+	struct collector c;
+	tfjob_watch *w = watch(t, &c, "2", 0);
+	ck_assert_int_eq(tfjob_watch_wait(w, 10000), 0);
+	ck_assert_str_eq(c.log, "ADDED w 3;");
+	ck_assert_int_eq(c.closed_code, 0);
+	tfjob_watch_free(w);
+	tfjob_transport_free(t);
+}
+END_TEST
+
 /* What proxies and API servers do to answers: compression, Retry-After dates, HTML error pages. */
 START_TEST(compression_dates_and_foreign_bodies)
 {
@@ -1136,6 +1168,7 @@ int main(void)
 	tcase_add_test(tc, watch_stop_while_idle);
 	tcase_add_test(tc, size_limits);
 	tcase_add_test(tc, compression_dates_and_foreign_bodies);
+	tcase_add_test(tc, integers_beyond_int64_become_reals);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

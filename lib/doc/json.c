@@ -204,6 +204,35 @@ static int widen_big_integers(struct widened *w, const char *data, size_t len, t
 	return 0;
 }
 
+/* A run of at least 19 digits, the least an integer beyond int64 needs (a cheap first look). */
+static bool has_long_digit_run(const char *data, size_t len)
+{
+	size_t run = 0;
+	for (size_t i = 0; i < len; i++) {
+		run = (data[i] >= '0' && data[i] <= '9') ? run + 1 : 0;
+		if (run >= 19)
+			return true;
+	}
+	return false;
+}
+
+int tfjob__json_widen(char **out, const char *data, size_t len)
+{
+	*out = NULL;
+	if (!has_long_digit_run(data, len))
+		return 0;
+	struct widened w;
+	if (widen_big_integers(&w, data, len, NULL))
+		return TFJOB_ENOMEM;
+	free(w.inserted);
+	if (w.count == 0) {
+		free(w.text);
+		return 0;
+	}
+	*out = w.text;
+	return 1;
+}
+
 /* Parse text (data itself, or its widened copy w) value by value; positions refer to data. */
 static int load_values(tfjob__docs *out, const char *data, size_t len, const struct widened *w,
                        const tfjob__limits *limits, bool *too_big, tfjob_error **err)

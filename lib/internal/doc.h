@@ -44,6 +44,14 @@ int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 int tfjob__docs_push(tfjob__docs *docs, json_t *value, tfjob_error **err);
 
 /*
+ * JSON text from elsewhere (an API server) for jansson: integers beyond int64, which jansson
+ * refuses, get ".0" so they read as float64, as Kubernetes' own JSON reader takes them.
+ * 1 with a new NUL-terminated copy in *out (free()), 0 when the text needs no change (*out
+ * NULL), TFJOB_ENOMEM.
+ */
+int tfjob__json_widen(char **out, const char *data, size_t len);
+
+/*
  * Parse a JSON or YAML text that must hold exactly one value (used for objects passed as text
  * through the API: pods, status). Returns a new reference in *out.
  */

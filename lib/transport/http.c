@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "internal/doc.h"
 #include "transport/kube_internal.h"
 
 void tfjob__http_response_clear(struct tfjob__http_response *r)
@@ -208,6 +209,21 @@ bool tfjob__http_ready(struct tfjob__kube *k, CURL *easy, struct curl_slist **he
 	return true;
 }
 
+/*
+ * An API server writes a float64 it stores as digits (1e20 as 100000000000000000000); jansson
+ * refuses such integers, so every caller would fail on the whole response. Make them reals.
+ */
+static void widen_body(struct tfjob__http_response *r)
+{
+	char *wide = NULL;
+	if (!r->body || tfjob__json_widen(&wide, r->body, r->len) != 1)
+		return;
+	free(r->body);
+	r->body = wide;
+	r->len = strlen(wide);
+	r->cap = r->len + 1;
+}
+
 void tfjob__http_perform(struct tfjob__kube *k, const char *method, const char *path, const char *body,
                          const char *content_type, struct tfjob__http_response *resp)
 {
@@ -229,9 +245,10 @@ void tfjob__http_perform(struct tfjob__kube *k, const char *method, const char *
 			snprintf(resp->curl_error, sizeof(resp->curl_error), "the response body is larger than the limit of %zu bytes",
 			         TFJOB__HTTP_MAX_BODY);
 		}
-		if (resp->curl_code == CURLE_OK)
+		if (resp->curl_code == CURLE_OK) {
 			curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &resp->status);
-		else if (!resp->curl_error[0])
+			widen_body(resp);
+		} else if (!resp->curl_error[0])
 			snprintf(resp->curl_error, sizeof(resp->curl_error), "%s", curl_easy_strerror(resp->curl_code));
 	}
 	curl_easy_cleanup(easy);

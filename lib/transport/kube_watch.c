@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal/doc.h"
 #include "transport/kube_internal.h"
 #include "transport/watch_splitter.h"
 
@@ -62,9 +63,12 @@ static int error_event(struct stream *st, const json_t *status)
 /* One complete JSON value of the stream: {"type":...,"object":{...}}. Non-zero stops the transfer. */
 static int on_value(const char *value, size_t len, void *payload)
 {
-	(void)len;
 	struct stream *st = payload;
-	json_t *ev = json_loads(value, 0, NULL);
+	char *wide = NULL; /* integers beyond int64 as reals, as for every other response */
+	if (tfjob__json_widen(&wide, value, len) < 0)
+		return 1;
+	json_t *ev = json_loads(wide ? wide : value, 0, NULL);
+	free(wide);
 	const char *type = json_string_value(json_object_get(ev, "type"));
 	json_t *obj = json_object_get(ev, "object");
 	int rc = 0;
