@@ -35,6 +35,26 @@ static void position_of(const char *data, size_t offset, int *line, int *col)
 	*col = c;
 }
 
+/*
+ * Just past the string whose opening quote is at data[open]: its closing quote is the first '"'
+ * after an even run of backslashes. len when the string is unterminated (jansson reports it).
+ */
+static size_t string_end(const char *data, size_t len, size_t open)
+{
+	size_t start = open + 1, i = start;
+	for (;;) {
+		const char *q = memchr(data + i, '"', len - i);
+		if (!q)
+			return len;
+		size_t at = (size_t)(q - data), k = at;
+		while (k > start && data[k - 1] == '\\')
+			k--;
+		i = at + 1;
+		if ((at - k) % 2 == 0)
+			return i;
+	}
+}
+
 /* Bytes check_depth stops at: outside strings '"' '{' '[' '}' ']', inside them '"' and '\\'. */
 enum { C_PLAIN = 0, C_QUOTE = 1, C_OPEN = 2, C_CLOSE = 3, C_ESCAPE = 4 };
 static const unsigned char byte_class[256] = {
@@ -56,22 +76,9 @@ static int check_depth(const char *data, size_t len, const tfjob__limits *limits
 		if (i >= len)
 			return 0;
 		switch (byte_class[u[i]]) {
-		case C_QUOTE: {
-			/* A string: its closing quote is the first '"' after an even run of backslashes. */
-			size_t start = ++i;
-			for (;;) {
-				const unsigned char *q = memchr(u + i, '"', len - i);
-				if (!q)
-					return 0; /* unterminated: jansson reports it */
-				size_t at = (size_t)(q - u), k = at;
-				while (k > start && u[k - 1] == '\\')
-					k--;
-				i = at + 1;
-				if ((at - k) % 2 == 0)
-					break;
-			}
+		case C_QUOTE:
+			i = string_end(data, len, i);
 			continue;
-		}
 		case C_OPEN:
 			if (++depth > limits->max_depth) {
 				int line, col;
@@ -142,21 +149,7 @@ static int widen_big_integers(struct widened *w, const char *data, size_t len, t
 	for (size_t i = 0; i < len;) {
 		char c = data[i];
 		if (c == '"') {
-			/* Skip the string: its end is the first '"' after an even run of backslashes. */
-			size_t start = ++i;
-			for (;;) {
-				const char *q = memchr(data + i, '"', len - i);
-				if (!q) {
-					i = len;
-					break;
-				}
-				size_t at = (size_t)(q - data), k = at;
-				while (k > start && data[k - 1] == '\\')
-					k--;
-				i = at + 1;
-				if ((at - k) % 2 == 0)
-					break;
-			}
+			i = string_end(data, len, i);
 			continue;
 		}
 		if (!is_word(c)) {
@@ -320,19 +313,7 @@ static int check_values(const char *data, size_t len, const tfjob__limits *limit
 	for (size_t i = 0; i < len; i++) {
 		char c = data[i];
 		if (c == '"') {
-			/* The closing quote is the first '"' after an even run of backslashes. */
-			size_t start = i + 1;
-			for (;;) {
-				const char *q = memchr(data + i + 1, '"', len - i - 1);
-				if (!q)
-					return 0; /* unterminated: jansson reports it */
-				size_t at = (size_t)(q - data), k = at;
-				while (k > start && data[k - 1] == '\\')
-					k--;
-				i = at;
-				if ((at - k) % 2 == 0)
-					break;
-			}
+			i = string_end(data, len, i) - 1; /* on the closing quote (the loop steps past it) */
 			continue;
 		}
 		bool counts = false;
