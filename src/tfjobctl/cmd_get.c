@@ -13,8 +13,8 @@
 void usage_get(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl get [NAME...] [-o json|yaml|wide|name] [-l SELECTOR] [-A] [--kubeconfig F]\n"
-	        "                    [--context C] [-n NS]\n\n"
+	        "usage: tfjobctl get [NAME...] [-o json|yaml|wide|name] [-l SELECTOR] [-A] [--chunk-size N]\n"
+	        "                    [--kubeconfig F] [--context C] [-n NS]\n\n"
 	        "Show the TFJobs of a namespace (or those named) from the cluster, as kubectl would: a\n"
 	        "table NAME STATE AGE (wide: also the replicas and the clean pod policy), the objects\n"
 	        "(one object for one NAME, else a List), or their names (tfjob.kubeflow.org/NAME).\n\n"
@@ -23,6 +23,7 @@ void usage_get(FILE *out)
 	        "  -A, --all-namespaces  every namespace\n"
 	        "  --show-managed-fields  keep metadata.managedFields in json and yaml output\n"
 	        "  --no-headers    no header line in the table\n"
+	        "  --chunk-size N  list in pages of N TFJobs, as kubectl (default 500; 0: one request)\n"
 	        CTL_CLUSTER_USAGE "\n"
 	        "Exit status: 0 ok, 1 the server answered with an error (e.g. NotFound), 2 usage,\n"
 	        "configuration or connection error.\n");
@@ -147,7 +148,53 @@ struct get_args {
 	int show_managed_fields;
 	int no_headers;
 	const char *selector;
+	int64_t chunk_size; /* items per list request, as kubectl's --chunk-size (0: all at once) */
 };
+
+/*
+ * Every TFJob of the namespace (or all, ns ""), page by page as kubectl lists them, so that a
+ * large collection never comes back as one huge answer. The items in *out (a new array).
+ */
+static int list_all(json_t **out, tfjob_transport *t, const char *ns, const struct get_args *a)
+{
+	json_t *items = json_array();
+	char *token = NULL;
+	int status = EXIT_OK;
+	do {
+		char *text = NULL;
+		tfjob_error *err = NULL;
+		tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
+		lo.label_selector = a->selector;
+		lo.limit = a->chunk_size;
+		lo.continue_token = token;
+		int rc = tfjob_transport_list(&text, t, &ctl_tfjobs, ns, &lo, &err);
+		free(token);
+		token = NULL;
+		if (rc) {
+			status = ctl_api_fail(err);
+			break;
+		}
+		json_t *list = ctl_parse_json(text);
+		tfjob_free(text);
+		if (!list) {
+			status = EXIT_USAGE;
+			break;
+		}
+		json_t *page = json_object_get(list, "items");
+		if (json_is_array(page))
+			json_array_extend(items, page);
+		const char *next = json_string_value(json_object_get(json_object_get(list, "metadata"), "continue"));
+		if (next && next[0])
+			token = strdup(next);
+		json_decref(list);
+	} while (token);
+	if (status) {
+		json_decref(items);
+		items = NULL;
+	}
+	*out = items;
+	return status;
+}
 
 /*
  * Print the objects. single: one NAME was asked for (the object itself, not a List); listed: the
@@ -202,10 +249,11 @@ int cmd_get(int argc, char **argv)
 		{ "all-namespaces", no_argument, NULL, 'A' },
 		{ "show-managed-fields", no_argument, NULL, 'M' },
 		{ "no-headers", no_argument, NULL, 'H' },
+		{ "chunk-size", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl_cluster cl = { 0 };
-	struct get_args a = { 0 };
+	struct get_args a = { .chunk_size = 500 };
 	int ch;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":o:n:l:A", longopts, NULL)) != -1) {
@@ -224,6 +272,13 @@ int cmd_get(int argc, char **argv)
 			a.show_managed_fields = 1;
 		} else if (ch == 'H') {
 			a.no_headers = 1;
+		} else if (ch == 'K') {
+			char *end;
+			optarg = (char *)ctl_flag_value(optarg);
+			long long n = strtoll(optarg, &end, 10);
+			if (!optarg[0] || *end || n < 0)
+				return ctl_fail("get: --chunk-size must be a number of items, 0 or more (got '%s')", optarg);
+			a.chunk_size = n;
 		} else if (ch == ':') {
 			return ctl_fail("get: option '%s' needs a value", argv[optind - 1]);
 		} else {
@@ -246,26 +301,7 @@ int cmd_get(int argc, char **argv)
 	json_t *items = NULL;
 	int status = EXIT_OK;
 	if (names == 0) {
-		char *text = NULL;
-		tfjob_error *err = NULL;
-		tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
-		lo.label_selector = a.selector;
-		if (tfjob_transport_list(&text, t, &ctl_tfjobs, a.all_ns ? "" : NULL, &lo, &err)) {
-			status = ctl_api_fail(err);
-		} else {
-			json_t *list = ctl_parse_json(text);
-			if (!list)
-				status = EXIT_USAGE;
-			else {
-				items = json_incref(json_object_get(list, "items"));
-				if (!json_is_array(items)) {
-					json_decref(items);
-					items = json_array();
-				}
-			}
-			json_decref(list);
-		}
-		tfjob_free(text);
+		status = list_all(&items, t, a.all_ns ? "" : NULL, &a);
 		if (items)
 			show(items, &a, 0, 1, ns);
 	} else {

@@ -112,6 +112,32 @@ class TfjobctlTest(unittest.TestCase):
         self.assertIn("status: \"True\"", out)
         self.assertEqual(self.log()[0]["auth"], "Bearer secret-token")
 
+    def test_get_lists_in_pages(self):
+        # As kubectl: limit=500 by default, then the continue token until the server gives none.
+        page1 = {"kind": "TFJobList", "apiVersion": "kubeflow.org/v1",
+                 "metadata": {"resourceVersion": "9", "continue": "tok-1"}, "items": [job("a"), job("b")]}
+        page2 = {"kind": "TFJobList", "apiVersion": "kubeflow.org/v1", "metadata": {"resourceVersion": "9"},
+                 "items": [job("c")]}
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs", "query": "continue=tok-1", "body": page2},
+                   {"method": "GET", "path": BASE + "/default/tfjobs", "body": page1})
+        rc, out, err = self.run_ctl("get", "-o", "name")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.split(), ["tfjob.kubeflow.org/a", "tfjob.kubeflow.org/b", "tfjob.kubeflow.org/c"])
+        queries = [e["query"] for e in self.log()]
+        self.assertEqual(len(queries), 2, queries)
+        self.assertIn("limit=500", queries[0])
+        self.assertNotIn("continue=", queries[0])
+        self.assertIn("continue=tok-1", queries[1])
+        # --chunk-size 0: one request without a limit; a bad size is a usage error.
+        self.control("/_control/reset", {})
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs", "body": page2})
+        rc, out, err = self.run_ctl("get", "--chunk-size", "0", "-o", "name")
+        self.assertEqual((rc, out), (0, "tfjob.kubeflow.org/c\n"), err)
+        self.assertNotIn("limit=", self.log()[0]["query"])
+        rc, out, err = self.run_ctl("get", "--chunk-size", "-3")
+        self.assertEqual(rc, 2)
+        self.assertIn("--chunk-size", err)
+
     def test_get_as_kubectl(self):
         a = job("a", state="Running")
         a["metadata"]["managedFields"] = [{"manager": "m", "operation": "Update"}]
