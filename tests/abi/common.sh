@@ -10,7 +10,7 @@ abi_build() {
 }
 
 # Exported (defined, dynamic) symbols, one per line, sorted, version suffix removed.
-# The version node itself (an absolute symbol such as TFJOB_0) is not a symbol of the API.
+# The version node itself (an absolute symbol such as tfjob_0) is not a symbol of the API.
 abi_symbols() {
   nm -D --defined-only "$ABI_BUILD_DIR/lib/libtfjob.so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | LC_ALL=C sort
 }

@@ -24,6 +24,11 @@ abi_symbols >"$TMP/symbols"
 if grep -v '^tfjob_' "$TMP/symbols" >"$TMP/foreign"; then
   bad "symbols without the tfjob_ prefix are exported:"; cat "$TMP/foreign" >&2
 fi
+# As the issue's literal check sees it: every name `nm -D --defined-only` lists, the version
+# node's absolute symbol included, starts with tfjob_.
+if nm -D --defined-only "$LIB" | awk '{ sub(/@.*/, "", $3); print $3 }' | grep -v '^tfjob_' >"$TMP/raw"; then
+  bad "nm -D --defined-only lists names without the tfjob_ prefix:"; cat "$TMP/raw" >&2
+fi
 if ! diff -u abi/libtfjob.symbols "$TMP/symbols" >"$TMP/symdiff"; then
   bad "exported symbols differ from abi/libtfjob.symbols ('+' exported but not listed, '-' listed but gone):"
   grep '^[+-]tfjob_' "$TMP/symdiff" >&2
