@@ -229,6 +229,40 @@ START_TEST(clean_pod_policy_by_phase)
 }
 END_TEST
 
+/*
+ * Cleanup of children already being deleted (semantics-diff found it): such a pod is not deleted
+ * again, but its service still is (v1.9 deletes the service by the pod's name); a service
+ * already being deleted is not deleted again. Both modes; the suspension path uses the same rule.
+ */
+START_TEST(cleanup_of_children_being_deleted)
+{
+#define SVC(i, extra)                                                                                   \
+	"{\"metadata\":{\"name\":\"job-worker-" #i "\"," extra "\"labels\":{\"training.kubeflow.org/job-name\":\"job\","   \
+	"\"training.kubeflow.org/replica-type\":\"worker\",\"training.kubeflow.org/replica-index\":\"" #i "\"}}}"
+	const char *services = "[" SVC(0, "") "," SVC(1, "\"deletionTimestamp\":\"2024-01-01T00:00:00Z\",") "]";
+#undef SVC
+	pu_replica reps[] = { { "Worker", 2, NULL }, { NULL, 0, NULL } };
+	for (size_t m = 0; m < 2; m++) {
+		for (int suspend = 0; suspend < 2; suspend++) {
+			tfjob_job *job = suspend ? pu_job(reps, "\"cleanPodPolicy\":\"All\",\"suspend\":true", NULL, NULL)
+			                         : pu_job(reps, "\"cleanPodPolicy\":\"All\"", NULL,
+			                                  "{\"conditions\":[{\"type\":\"Succeeded\",\"status\":\"True\","
+			                                  "\"reason\":\"TFJobSucceeded\"}],\"completionTime\":\"2024-01-01T00:00:00Z\"}");
+			pu_pod pods[] = { { "Worker", 0, "Running", -1, 0, true }, { "Worker", 1, "Running", -1, 0, false } };
+			char *pj = pu_pods(pods, 2);
+			tfjob_plan *plan = pu_plan(job, pj, services, both[m], T0 + 10, 0);
+			ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, "job-worker-0"), 0);
+			ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, "job-worker-1"), 1);
+			ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_SERVICE, "job-worker-0"), 1);
+			ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_SERVICE, "job-worker-1"), 0);
+			tfjob_plan_free(plan);
+			free(pj);
+			tfjob_job_free(job);
+		}
+	}
+}
+END_TEST
+
 START_TEST(clean_pod_policy_default_by_mode)
 {
 	/* documented default Running deletes the running pod of a finished job; v1.9's None keeps it */
@@ -1346,6 +1380,7 @@ int main(void)
 	tcase_add_loop_test(tc, restart_policy_by_exit_code, 0, (int)(2 * TFJOB_ARRAY_LEN_T(restart_table)));
 	tcase_add_test(tc, exit_code_messages);
 	tcase_add_loop_test(tc, clean_pod_policy_by_phase, 0, (int)(2 * TFJOB_ARRAY_LEN_T(clean_table)));
+	tcase_add_test(tc, cleanup_of_children_being_deleted);
 	tcase_add_test(tc, clean_pod_policy_default_by_mode);
 	tcase_add_test(tc, finished_job_moves_active_to_succeeded_and_never_recreates);
 	tcase_add_loop_test(tc, backoff_limit, 0, (int)(2 * TFJOB_ARRAY_LEN_T(backoff_table)));

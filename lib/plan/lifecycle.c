@@ -10,24 +10,49 @@
 
 /* ---- cleanup ---- */
 
-/* DeletePodsAndServices: each selected pod and the service of the same name. */
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * DeletePodsAndServices: each selected pod and the service of the same name. An object already
+ * being deleted is not deleted again, but the service of a pod being deleted still is (v1.9
+ * deletes it by the pod's name; it would otherwise stay until the TFJob goes).
+ */
 static int delete_pods_and_services(ctx *c, bool is_finished)
 {
 	const char *policy = tfjob_job_clean_pod_policy(c->job);
-	for (size_t i = 0; i < c->pods.n; i++) {
+	const char **going = NULL; /* names of the services being deleted, sorted */
+	size_t ngoing = 0;
+	for (size_t i = 0; i < c->services.n; i++)
+		if (c->services.items[i]->deleting && c->services.items[i]->name)
+			ngoing++;
+	if (ngoing) {
+		going = malloc(ngoing * sizeof *going);
+		if (!going)
+			return tfjob__oom(c->err);
+		ngoing = 0;
+		for (size_t i = 0; i < c->services.n; i++)
+			if (c->services.items[i]->deleting && c->services.items[i]->name)
+				going[ngoing++] = c->services.items[i]->name;
+		qsort(going, ngoing, sizeof *going, cmp_name);
+	}
+	int rc = 0;
+	for (size_t i = 0; i < c->pods.n && !rc; i++) {
 		const tfjob__summary *pod = c->pods.items[i];
 		if (!tfjob__cleanup_deletes(policy, pod->phase, is_finished))
 			continue;
 		const char *n = pod->name;
-		if (!n || pod->deleting)
-			continue; /* already going away */
-		int rc = tfjob__plan_object_action(c, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, n, NULL);
-		if (!rc)
+		if (!n)
+			continue;
+		if (!pod->deleting)
+			rc = tfjob__plan_object_action(c, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, n, NULL);
+		if (!rc && !(ngoing && bsearch(&n, going, ngoing, sizeof *going, cmp_name)))
 			rc = tfjob__plan_object_action(c, TFJOB_ACTION_DELETE, TFJOB_OBJECT_SERVICE, n, NULL);
-		if (rc)
-			return rc;
 	}
-	return 0;
+	free(going);
+	return rc;
 }
 
 static int delete_job(ctx *c)
