@@ -692,6 +692,54 @@ START_TEST(template_restart_policy_warning)
 }
 END_TEST
 
+/* With gang scheduling, a template naming another scheduler gives v1.9's Warning on every pod created
+   (semantics-diff, gang comparison); the template's scheduler is kept. */
+static int scheduler_warnings(const char *sched_in_template, tfjob_gang_scheduler gang, const char *gang_name,
+                              tfjob_compat compat)
+{
+	char text[1024];
+	snprintf(text, sizeof text,
+	         "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"job\"},"
+	         "\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":2,\"template\":{\"spec\":{"
+	         "\"containers\":[{\"name\":\"tensorflow\",\"image\":\"x\"}]}}},"
+	         "\"PS\":{\"replicas\":1,\"template\":{\"spec\":{\"schedulerName\":\"%s\","
+	         "\"containers\":[{\"name\":\"tensorflow\",\"image\":\"x\"}]}}}}}}",
+	         sched_in_template);
+	tfjob_job *job = tu_parse(text);
+	tfjob_render_options ro = TFJOB_RENDER_OPTIONS_INIT;
+	ro.gang_scheduler = gang;
+	ro.scheduler_name = gang_name;
+	tfjob_plan_options po = TFJOB_PLAN_OPTIONS_INIT;
+	po.compat = compat;
+	po.now = T0;
+	po.render = &ro;
+	tfjob_plan *plan = NULL;
+	ck_assert_int_eq(tfjob_plan_new(&plan, job, NULL, NULL, &po, NULL), 0);
+	ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, NULL), 3);
+	int n = pu_actions(plan, TFJOB_ACTION_EVENT, TFJOB_OBJECT_NONE, "SetPodTemplateSchedulerName");
+	int e = pu_event(plan, "SetPodTemplateSchedulerName");
+	if (e >= 0)
+		ck_assert_int_eq(tfjob_plan_action_event_type(plan, (size_t)e), TFJOB_EVENT_WARNING);
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+	return n;
+}
+
+START_TEST(gang_template_scheduler_warning)
+{
+	for (size_t m = 0; m < 2; m++) {
+		ck_assert_int_eq(scheduler_warnings("other", TFJOB_GANG_VOLCANO, NULL, both[m]), 3);
+		ck_assert_int_eq(scheduler_warnings("other", TFJOB_GANG_SCHEDULER_PLUGINS, NULL, both[m]), 3);
+		ck_assert_int_eq(scheduler_warnings("other", TFJOB_GANG_NONE, NULL, both[m]), 0);
+		ck_assert_int_eq(scheduler_warnings("volcano", TFJOB_GANG_VOLCANO, NULL, both[m]), 0);
+		ck_assert_int_eq(scheduler_warnings("scheduler-plugins-scheduler", TFJOB_GANG_SCHEDULER_PLUGINS, NULL, both[m]), 0);
+		ck_assert_int_eq(scheduler_warnings("my-gang", TFJOB_GANG_SCHEDULER_PLUGINS, "my-gang", both[m]), 0);
+		ck_assert_int_eq(scheduler_warnings("scheduler-plugins-scheduler", TFJOB_GANG_SCHEDULER_PLUGINS, "my-gang", both[m]), 3);
+		ck_assert_int_eq(scheduler_warnings("", TFJOB_GANG_VOLCANO, NULL, both[m]), 0);
+	}
+}
+END_TEST
+
 START_TEST(steady_state_is_quiet)
 {
 	pu_replica reps[] = { { "Worker", 2, NULL }, { NULL, 0, NULL } };
@@ -1381,6 +1429,7 @@ int main(void)
 	tcase_add_test(tc, exit_code_messages);
 	tcase_add_loop_test(tc, clean_pod_policy_by_phase, 0, (int)(2 * TFJOB_ARRAY_LEN_T(clean_table)));
 	tcase_add_test(tc, cleanup_of_children_being_deleted);
+	tcase_add_test(tc, gang_template_scheduler_warning);
 	tcase_add_test(tc, clean_pod_policy_default_by_mode);
 	tcase_add_test(tc, finished_job_moves_active_to_succeeded_and_never_recreates);
 	tcase_add_loop_test(tc, backoff_limit, 0, (int)(2 * TFJOB_ARRAY_LEN_T(backoff_table)));

@@ -139,6 +139,23 @@ static int set_beyond_tf_config(ctx *c, rtype_state *rt, int64_t index, json_t *
 	return rc;
 }
 
+/* With gang scheduling: some replica's template names a scheduler other than the gang scheduler. */
+static bool custom_scheduler_set(ctx *c)
+{
+	if (c->render->gang_scheduler == TFJOB_GANG_NONE)
+		return false;
+	const char *gang = c->render->scheduler_name && *c->render->scheduler_name ? c->render->scheduler_name
+	                   : c->render->gang_scheduler == TFJOB_GANG_VOLCANO ? "volcano" : "scheduler-plugins-scheduler";
+	const char *key;
+	json_t *spec;
+	json_object_foreach(tfjob__replica_specs(c->job), key, spec) {
+		const char *sn = tfjob__str(tfjob__pod_spec(spec), "schedulerName");
+		if (sn && *sn && strcmp(sn, gang))
+			return true;
+	}
+	return false;
+}
+
 static int create_child(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kind kind)
 {
 	json_t *obj = NULL;
@@ -148,6 +165,14 @@ static int create_child(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kin
 		if (pol && *pol) {
 			rc = tfjob__plan_event(c, TFJOB_EVENT_WARNING, "SetPodTemplateRestartPolicy",
 			               "Restart policy in pod template will be overwritten by restart policy in replica spec");
+			if (rc)
+				return rc;
+		}
+		/* v1.9 warns on every pod it creates; the template's scheduler is kept */
+		if (custom_scheduler_set(c)) {
+			rc = tfjob__plan_event(c, TFJOB_EVENT_WARNING, "SetPodTemplateSchedulerName",
+			                       "Another scheduler is specified when gang-scheduling is enabled and it will not be "
+			                       "overwritten");
 			if (rc)
 				return rc;
 		}
