@@ -81,6 +81,7 @@ type fullCase struct {
 	services []*corev1.Service
 	now      time.Time
 	ntypes   int
+	kinds    messKinds // what messUp did
 }
 
 // completionAge is how long ago a generated job finished: recently (well inside a 3600 s TTL) or
@@ -189,7 +190,7 @@ func genFullCase(r *rand.Rand, i int) fullCase {
 	}
 	kubeflowv1.SetDefaults_TFJob(job)
 
-	c := fullCase{job: job, jobJSON: data, now: now, ntypes: len(specs)}
+	c := fullCase{job: job, jobJSON: data, now: now, ntypes: len(specs), kinds: messKinds{}}
 	truth := true
 	owner := []metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "TFJob", Name: name, UID: job.UID,
 		Controller: &truth, BlockOwnerDeletion: &truth}}
@@ -229,6 +230,16 @@ func genFullCase(r *rand.Rand, i int) fullCase {
 			}
 		}
 	}
+	replicas := map[string]int{}
+	for _, ty := range sortedKeys(specs) {
+		replicas[strings.ToLower(ty)] = int(*job.Spec.TFReplicaSpecs[kubeflowv1.ReplicaType(ty)].Replicas)
+	}
+	c.pods = messUp(r, c.pods, replicas, now, c.kinds, "pod")
+	c.services = messUp(r, c.services, replicas, now, c.kinds, "service")
+	// libtfjob gets the children in the order v1.9's client lists them (the fake client: by name;
+	// an API server lists by name too) so that RecordAbnormalPods' events come in the same order
+	sort.Slice(c.pods, func(i, j int) bool { return c.pods[i].Name < c.pods[j].Name })
+	sort.Slice(c.services, func(i, j int) bool { return c.services[i].Name < c.services[j].Name })
 	return c
 }
 
@@ -290,12 +301,13 @@ func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
 		o.Created = append(o.Created, podSummaryOf(tpl.Name, tpl.Labels, tpl.Spec.RestartPolicy, tpl.Spec.Containers))
 		o.Objects = append(o.Objects, objectText("Pod", tpl.Name, tpl.Labels, tpl.Annotations, pc.ControllerRefs[i], tpl.Spec))
 	}
-	o.Deleted = append(o.Deleted, pc.DeletePodName...)
+	// v1.9 deletes children already being deleted again, libtfjob does not (E2)
+	o.Deleted = withoutNames(pc.DeletePodName, beingDeleted(c.pods))
 	for i, s := range sc.Templates {
 		o.SvcCreated = append(o.SvcCreated, s.Name)
 		o.Objects = append(o.Objects, objectText("Service", s.Name, s.Labels, s.Annotations, sc.ControllerRefs[i], s.Spec))
 	}
-	o.SvcDeleted = append(o.SvcDeleted, sc.DeleteServiceName...)
+	o.SvcDeleted = withoutNames(sc.DeleteServiceName, beingDeleted(c.services))
 	after := &kubeflowv1.TFJob{}
 	if err := cl.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: c.job.Name}, after); apierrors.IsNotFound(err) {
 		o.JobDeleted = true
@@ -314,6 +326,24 @@ func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
 		sort.Strings(l)
 	}
 	return o
+}
+
+// serviceList describes the observed services: name, and the labels when they do not match it.
+func serviceList(svcs []*corev1.Service) string {
+	var b strings.Builder
+	for _, s := range svcs {
+		extra := ""
+		if s.DeletionTimestamp != nil {
+			extra += "(being deleted)"
+		}
+		it, okt := s.Labels[labelType]
+		ii, oki := s.Labels[labelIndex]
+		if s.Name != fmt.Sprintf("%s-%s-%s", s.Labels["training.kubeflow.org/job-name"], it, ii) {
+			extra += fmt.Sprintf("[type %q %v, index %q %v]", it, okt, ii, oki)
+		}
+		fmt.Fprintf(&b, "%s%s ", strings.TrimPrefix(s.Name, s.Labels["training.kubeflow.org/job-name"]+"-"), extra)
+	}
+	return b.String()
 }
 
 // ownerOf is the single owner reference of a created object (the zero value when there is not exactly one).
@@ -370,15 +400,6 @@ func oursReconcile(t *testing.T, c fullCase) fullOutcome {
 		sort.Strings(l)
 	}
 	return o
-}
-
-func hasZeroReplicas(c fullCase) bool {
-	for _, spec := range c.job.Spec.TFReplicaSpecs {
-		if *spec.Replicas == 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // zeroReplicaCreate: the created pods differ only in TF_CONFIG, for pods of types with replicas 0.
@@ -447,6 +468,9 @@ func TestReconcileStep(t *testing.T) {
 		}
 		ours := oursReconcile(t, c)
 		checked["steps"]++
+		for k := range c.kinds {
+			checked["steps-with-"+k]++
+		}
 		for _, e := range ours.Events {
 			reason := strings.Fields(e + " _ _")[1]
 			if reason == "SetPodTemplateRestartPolicy" || reason == "Error" || reason == "ImagePullBackOff" || reason == "Unschedulable" {
@@ -478,18 +502,21 @@ func TestReconcileStep(t *testing.T) {
 		}
 		sort.Strings(v19s)
 		class, known := classifyReconcile(c, ours, outcomes)
-		tl.add(class, known, finding{"reconcile", fmt.Sprintf("v1.9 %s\n      ours %s\n      pods %s", strings.Join(v19s, "\n       or "), ours.key(), podPhases(c.pods)), c.jobJSON})
+		tl.add(class, known, finding{"reconcile", fmt.Sprintf("v1.9 %s\n      ours %s\n      pods %s", strings.Join(v19s, "\n       or "), ours.key(), podPhases(c.pods)+"\n      services "+serviceList(c.services)), c.jobJSON})
 	}
 	tl.report(t, fmt.Sprintf("whole reconcile step (TFJobReconciler.Reconcile): seed %d, %d steps", seed, count), checked)
 }
 
 func classifyReconcile(c fullCase, ours fullOutcome, v19 map[string]fullOutcome) (string, string) {
 	for _, o := range v19 {
+		if strings.Contains(o.Requeue, "index out of range [-1]") && (negativeIndex(c.pods) || negativeIndex(c.services)) {
+			return "reconcile: v1.9 panics on a negative replica-index label", "R5"
+		}
 		// R2: v1.9's Reconcile fails after writing a terminal status without completionTime
 		// (defect 3) when the job has a TTL; controller-runtime then retries with backoff.
 		// libtfjob's plan has no error outcome: the same actions and status, requeue at 0 s.
-		if strings.Contains(o.Requeue, "runtime error: index out of range") && c.job.Spec.EnableDynamicWorker && hasZeroReplicas(c) {
-			return "reconcile: v1.9 panics (sparse TF_CONFIG of a pod for a type with replicas: 0, enableDynamicWorker)", "R3"
+		if strings.Contains(o.Requeue, "runtime error: index out of range") && createsBeyondReplicas(c.job, ours.Created) {
+			return "reconcile: v1.9 panics (sparse TF_CONFIG of a pod beyond replicas: a type with replicas: 0 or a gap, enableDynamicWorker)", "R3"
 		}
 		// R4: the TTL deleted the job in this step (ttlSecondsAfterFinished 0 on a limit
 		// failure); v1.9 then writes the status of the deleted object and fails with NotFound.

@@ -74,7 +74,7 @@ func recorderEvents(rec *record.FakeRecorder) []string {
 func planEvents(p *tfjob.Plan) []string {
 	var out []string
 	for _, a := range p.Actions {
-		if a.Action == "event" {
+		if a.Action == "event" && !libtfjobOnlyEvent(a.Type+" "+a.Reason+" "+a.Message) {
 			out = append(out, a.Type+" "+a.Reason+" "+a.Message)
 		}
 	}
@@ -162,7 +162,11 @@ func v19Step(t *testing.T, job *kubeflowv1.TFJob, pods []*corev1.Pod, order []ku
 	status := job.Status.DeepCopy()
 	replicas := job.Spec.TFReplicaSpecs
 	for _, rt := range order {
-		if err := r.JobController.ReconcilePods(job, status, podCopies, rt, replicas[rt], replicas); err != nil {
+		var err error
+		if perr := catch(func() { err = r.JobController.ReconcilePods(job, status, podCopies, rt, replicas[rt], replicas) }); perr != nil {
+			return stepOutcome{Conditions: []string{firstLine(perr.Error())}}
+		}
+		if err != nil {
 			t.Fatalf("v1.9 ReconcilePods: %v", err)
 		}
 	}
@@ -173,7 +177,8 @@ func v19Step(t *testing.T, job *kubeflowv1.TFJob, pods []*corev1.Pod, order []ku
 	for rt, s := range status.ReplicaStatuses {
 		counts[string(rt)] = [3]int64{int64(s.Active), int64(s.Succeeded), int64(s.Failed)}
 	}
-	del := append([]string(nil), pc.DeletePodName...)
+	// v1.9 deletes pods already being deleted again, libtfjob does not (E2)
+	del := withoutNames(pc.DeletePodName, beingDeleted(pods))
 	sort.Strings(del)
 	var created []string
 	for _, tpl := range pc.Templates {
@@ -209,7 +214,7 @@ func oursStatusStep(t *testing.T, jobJSON []byte, pods []*corev1.Pod, now time.T
 	return stepOutcome{condStrings(st.Conditions), countsOf(counts), st.CompletionTime != nil, del, created, planEvents(p)}
 }
 
-func genStatusCase(r *rand.Rand, i int, now time.Time) (*kubeflowv1.TFJob, []byte, []*corev1.Pod) {
+func genStatusCase(r *rand.Rand, i int, now time.Time, kinds messKinds) (*kubeflowv1.TFJob, []byte, []*corev1.Pod) {
 	name := fmt.Sprintf("st-%d", i)
 	specs := map[string]any{}
 	types := []string{"Chief", "Master", "PS", "Worker", "Evaluator"}
@@ -262,6 +267,10 @@ func genStatusCase(r *rand.Rand, i int, now time.Time) (*kubeflowv1.TFJob, []byt
 
 	truth := true
 	var pods []*corev1.Pod
+	replicas := map[string]int{}
+	for _, ty := range sortedKeys(specs) {
+		replicas[strings.ToLower(ty)] = int(*job.Spec.TFReplicaSpecs[kubeflowv1.ReplicaType(ty)].Replicas)
+	}
 	for _, ty := range sortedKeys(specs) {
 		n := int(*job.Spec.TFReplicaSpecs[kubeflowv1.ReplicaType(ty)].Replicas)
 		for idx := 0; idx < n; idx++ {
@@ -307,6 +316,7 @@ func genStatusCase(r *rand.Rand, i int, now time.Time) (*kubeflowv1.TFJob, []byt
 			}
 		}
 	}
+	pods = messUp(r, pods, replicas, now, kinds, "pod")
 	return job, data, pods
 }
 
@@ -318,7 +328,11 @@ func TestStatusStep(t *testing.T) {
 	checked := map[string]int{}
 	for i := 0; i < count; i++ {
 		now := time.Now().Truncate(time.Second)
-		job, data, pods := genStatusCase(r, i, now)
+		kinds := messKinds{}
+		job, data, pods := genStatusCase(r, i, now, kinds)
+		for k := range kinds {
+			checked["steps-with-"+k]++
+		}
 		var types []kubeflowv1.ReplicaType
 		for rt := range job.Spec.TFReplicaSpecs {
 			types = append(types, rt)
@@ -358,6 +372,18 @@ func TestStatusStep(t *testing.T) {
 		}
 		sort.Strings(v19s)
 		class, known := classifyStatus(ours, outcomes)
+		for _, o := range outcomes {
+			if len(o.Conditions) == 1 && strings.Contains(o.Conditions[0], "runtime error: index out of range") && createsBeyondReplicas(job, ours.Created) {
+				class, known = "status step: v1.9 panics (sparse TF_CONFIG of a pod beyond replicas: a type with replicas: 0 or a gap, enableDynamicWorker)", "R3"
+			}
+		}
+		if negativeIndex(pods) {
+			for _, o := range outcomes {
+				if len(o.Conditions) == 1 && strings.Contains(o.Conditions[0], "index out of range [-1]") {
+					class, known = "status step: v1.9 panics on a negative replica-index label", "R5"
+				}
+			}
+		}
 		tl.add(class, known, finding{"status", fmt.Sprintf("v1.9 %s\n      ours %s\n      pods %s", strings.Join(v19s, "\n       or "), ours, podPhases(pods)), data})
 	}
 	tl.report(t, fmt.Sprintf("one reconcile step (pods, conditions, counts): seed %d, %d steps", seed, count), checked)
@@ -388,7 +414,16 @@ func podPhases(pods []*corev1.Pod) string {
 		if s := p.Status.ContainerStatuses; len(s) > 0 && s[0].State.Terminated != nil {
 			code = fmt.Sprintf("(%d)", s[0].State.Terminated.ExitCode)
 		}
-		fmt.Fprintf(&b, "%s:%s%s ", strings.TrimPrefix(p.Name, p.Labels["training.kubeflow.org/job-name"]+"-"), p.Status.Phase, code)
+		extra := ""
+		if p.DeletionTimestamp != nil {
+			extra += "(being deleted)"
+		}
+		it, okt := p.Labels[labelType]
+		ii, oki := p.Labels[labelIndex]
+		if p.Name != fmt.Sprintf("%s-%s-%s", p.Labels["training.kubeflow.org/job-name"], it, ii) {
+			extra += fmt.Sprintf("[type %q %v, index %q %v]", it, okt, ii, oki)
+		}
+		fmt.Fprintf(&b, "%s:%s%s%s ", strings.TrimPrefix(p.Name, p.Labels["training.kubeflow.org/job-name"]+"-"), p.Status.Phase, code, extra)
 	}
 	return b.String()
 }
