@@ -582,6 +582,29 @@ START_TEST(gang_volcano_pod_group_running_before_pods)
 }
 END_TEST
 
+START_TEST(gang_volcano_existing_queue_kept)
+{
+	/* An existing volcano PodGroup's queue is kept when its spec is brought to the job's, as v1.9
+	   keeps it (semantics-diff: the gang comparison's open point); the rest of the spec is ours. */
+	static const tfjob_resource pg = TFJOB_RESOURCE_PODGROUPS_INIT;
+	ck_assert_int_eq(tfjob_transport_create(NULL, T, &pg, NS,
+	        "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"job31\"},"
+	        "\"spec\":{\"minMember\":7,\"queue\":\"research\"}}", NULL), 0);
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, "job31", "status", "{\"status\":{\"phase\":\"Running\"}}", NULL), 0);
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.gang_scheduler = TFJOB_GANG_VOLCANO;
+	C = start_on(T, &o);
+	create("job31", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job31") == 1, W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	char *text = NULL;
+	ck_assert_int_eq(tfjob_transport_get(&text, T, &pg, NS, "job31", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"queue\":\"research\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"minMember\":1"));
+	tfjob_free(text);
+}
+END_TEST
+
 static int count_before, count_after;
 static int before_cb(const char *ns, const char *name, void *p) { (void)ns; (void)name; (void)p; __atomic_add_fetch(&count_before, 1, __ATOMIC_SEQ_CST); return 0; }
 static void after_cb(const char *ns, const char *name, int rc, void *p) { (void)ns; (void)name; (void)rc; (void)p; __atomic_add_fetch(&count_after, 1, __ATOMIC_SEQ_CST); }
@@ -1184,6 +1207,7 @@ static Suite *suite(void)
 	ADD(adopts_orphans);
 	ADD(gang_volcano_waits_for_pod_group);
 	ADD(gang_volcano_pod_group_running_before_pods);
+	ADD(gang_volcano_existing_queue_kept);
 	ADD(hooks_logging_metrics_text);
 	ADD(leader_election_failover);
 	ADD(relist_after_compaction_and_restart);

@@ -206,7 +206,12 @@ static int sync_pod_group(rctx *r, const tfjob_job *job, int *delay)
 	} else {
 		want = json_loads(want_text, 0, NULL);
 		json_t *ws = json_object_get(want, "spec");
-		if (ws && !json_equal(ws, json_object_get(pg, "spec"))) {
+		/* volcano: a queue the PodGroup already has is kept (v1.9 does; an admission webhook or an
+		   administrator may have set it) */
+		const char *q = json_string_value(json_object_get(json_object_get(pg, "spec"), "queue"));
+		if (ws && c->o.gang_scheduler == TFJOB_GANG_VOLCANO && q && *q && json_object_set_new(ws, "queue", json_string(q)))
+			rc = TFJOB_ENOMEM;
+		if (!rc && ws && !json_equal(ws, json_object_get(pg, "spec"))) {
 			json_t *patch = json_pack("{s:O}", "spec", ws);
 			char *pt = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
 			char *np = NULL;
