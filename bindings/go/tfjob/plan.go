@@ -7,7 +7,9 @@ package tfjob
 import "C"
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"time"
 	"unsafe"
@@ -32,12 +34,14 @@ type Plan struct {
 	RequeueAfter *float64       `json:"requeueAfterSeconds"` // nil: no requeue needed
 }
 
-// PlanOptions are the inputs of a step besides the job and its children.
+// PlanOptions are the inputs of a step besides the job and its children (tfjob_plan_options).
 type PlanOptions struct {
 	Compat   Compat
 	Now      time.Time // required
 	Requeues int64     // times the work queue requeued the job
-	Render   RenderOptions
+	// Render tunes the children the plan creates: ClusterDomain, Namespace, Address,
+	// GangScheduler, SchedulerName, Priority ... Its Compat is overridden by Compat above.
+	Render RenderOptions
 }
 
 // PlanStep plans one reconcile step of job given its observed pods and services (each a JSON
@@ -46,20 +50,25 @@ func PlanStep(job *Job, pods, services []byte, o PlanOptions) (*Plan, error) {
 	if job == nil || job.h == nil {
 		return nil, ErrClosed
 	}
+	if bytes.IndexByte(pods, 0) >= 0 || bytes.IndexByte(services, 0) >= 0 {
+		return nil, &Error{Code: CodeInvalidArgument, Message: "pods/services text contains a NUL byte"}
+	}
+	if y := o.Now.Year(); y < 0 || y > 9999 {
+		return nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("now %v is outside the years 0000-9999", o.Now)}
+	}
 	render := o.Render
 	render.Compat = o.Compat
-	ropts := newCRenderOptions(render)
+	ropts, err := newCRenderOptions(render)
+	if err != nil {
+		return nil, err
+	}
 	defer ropts.free()
 	var opts C.tfjob_plan_options
 	C.tfjob_plan_options_init(&opts, C.TFJOB_PLAN_OPTIONS_VERSION)
 	opts.compat = C.tfjob_compat(o.Compat)
 	opts.now = C.int64_t(o.Now.Unix())
 	opts.requeues = C.int64_t(o.Requeues)
-	// opts (Go memory) points at ropts.c (Go memory): pin it for the duration of the call.
-	var pinner runtime.Pinner
-	pinner.Pin(&ropts.c)
-	defer pinner.Unpin()
-	opts.render = &ropts.c
+	opts.render = ropts.c // C memory
 	cstr := func(b []byte) *C.char {
 		if len(b) == 0 {
 			return nil
@@ -73,6 +82,14 @@ func PlanStep(job *Job, pods, services []byte, o PlanOptions) (*Plan, error) {
 	var cerr *C.tfjob_error
 	rc := C.tfjob_plan_new(&plan, job.h, cpods, csvcs, &opts, &cerr)
 	runtime.KeepAlive(job)
+	if cbErr := ropts.callbackError(); cbErr != nil {
+		if rc == 0 {
+			C.tfjob_plan_free(plan)
+		} else {
+			C.tfjob_error_free(cerr)
+		}
+		return nil, cbErr
+	}
 	if rc != 0 {
 		return nil, takeError(rc, cerr)
 	}

@@ -220,7 +220,7 @@ func Load(path string) (*Job, error) {
 
 // Close releases the job; it is safe to call more than once.
 func (j *Job) Close() {
-	if j.h != nil {
+	if j != nil && j.h != nil {
 		C.tfjob_job_free(j.h)
 		j.h = nil
 		runtime.SetFinalizer(j, nil)
@@ -229,7 +229,7 @@ func (j *Job) Close() {
 
 // Clone returns an independent copy.
 func (j *Job) Clone() (*Job, error) {
-	if j.h == nil {
+	if j == nil || j.h == nil {
 		return nil, ErrClosed
 	}
 	var out *C.tfjob_job
@@ -261,7 +261,7 @@ func (j *Job) WithDefaults(compat Compat) (*Job, error) {
 
 // JSON serialises the whole job (compact).
 func (j *Job) JSON() (string, error) {
-	if j.h == nil {
+	if j == nil || j.h == nil {
 		return "", ErrClosed
 	}
 	var out *C.char
@@ -274,14 +274,20 @@ func (j *Job) JSON() (string, error) {
 	return takeString(out), nil
 }
 
-// Name is metadata.name ("" when absent).
+// Name is metadata.name ("" when absent or the job is closed).
 func (j *Job) Name() string {
+	if j == nil || j.h == nil {
+		return ""
+	}
 	defer runtime.KeepAlive(j)
 	return goString(C.tfjob_job_name(j.h))
 }
 
-// Namespace is metadata.namespace ("" when absent).
+// Namespace is metadata.namespace ("" when absent or the job is closed).
 func (j *Job) Namespace() string {
+	if j == nil || j.h == nil {
+		return ""
+	}
 	defer runtime.KeepAlive(j)
 	return goString(C.tfjob_job_namespace(j.h))
 }
@@ -302,8 +308,8 @@ type ValidateOptions struct {
 	Old    *Job // the stored object, for an update
 }
 
-// Validate returns every field error (nil when the job is valid). It panics only on
-// out-of-memory; use ValidateWith for options.
+// Validate returns every field error (nil when the job is valid). It panics on a closed job
+// and on out-of-memory; ValidateWith returns those as errors and takes options.
 func (j *Job) Validate() []FieldError {
 	errs, err := j.ValidateWith(ValidateOptions{})
 	if err != nil {
@@ -314,7 +320,7 @@ func (j *Job) Validate() []FieldError {
 
 // ValidateWith validates with options (compat mode, old object for updates).
 func (j *Job) ValidateWith(o ValidateOptions) ([]FieldError, error) {
-	if j.h == nil || (o.Old != nil && o.Old.h == nil) {
+	if j == nil || j.h == nil || (o.Old != nil && o.Old.h == nil) {
 		return nil, ErrClosed
 	}
 	var opts C.tfjob_validate_options
