@@ -12,8 +12,8 @@ from .errors import (AlreadyExistsError, BadRequestError, ConflictError, Error, 
                      InvalidError, NetworkError, NotFoundError, ParseError, SchemaError, ServerError,
                      ServerTimeoutError, TooManyRequestsError, TransportError, UnauthorizedError, ValidationError)
 from .job import (COMPAT_DOCUMENTED, COMPAT_TRAINING_OPERATOR_1_9, FieldError, Job, exit_code_retryable)
-from .cluster import pod_group, render, tf_config, tf_config_text
-from .plan import Action, Plan, plan
+from .cluster import pod_group, render, render_pod, render_service, tf_config, tf_config_text
+from .plan import Action, Plan, plan, simulate
 from .transport import (EVENTS, NAMESPACES, PODGROUPS, PODS, SERVICES, TFJOBS, Backend, KubeBackend, MemoryBackend,
                         Resource, Watch, WatchEvent, condition, has_condition)
 from .controller import Controller, Metrics
@@ -39,7 +39,8 @@ _check_library()
 __all__ = [
     "COMPAT_DOCUMENTED", "COMPAT_TRAINING_OPERATOR_1_9", "ConflictError", "Error", "FieldError", "Job",
     "NotFoundError", "ParseError", "SchemaError", "TransportError", "ValidationError", "exit_code_retryable",
-    "library_version", "__version__", "Action", "Plan", "plan", "pod_group", "render", "tf_config",
+    "library_version", "__version__", "Action", "Plan", "plan", "simulate", "pod_group", "render", "render_pod",
+    "render_service", "tf_config",
     "tf_config_text", "AlreadyExistsError", "BadRequestError", "ForbiddenError", "GoneError", "InvalidError",
     "NetworkError", "ServerError", "ServerTimeoutError", "TooManyRequestsError", "UnauthorizedError",
     "Backend", "MemoryBackend", "KubeBackend", "Resource", "Watch", "WatchEvent", "TFJOBS", "PODS", "SERVICES",

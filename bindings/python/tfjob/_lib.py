@@ -132,18 +132,23 @@ def decode(value: Optional[bytes]) -> Optional[str]:
 
 # ---- cluster.h ----
 ADDRESS_CB = ctypes.CFUNCTYPE(c_int, ctypes.c_void_p, c_size_t, c_char_p, c_int64, ctypes.c_int32, c_void_p)
+PRIORITY_CB = ctypes.CFUNCTYPE(c_int, ctypes.POINTER(ctypes.c_int32), c_char_p, c_void_p)
 
 
 class RenderOptions(ctypes.Structure):
     _fields_ = [("version", c_uint), ("compat", c_int), ("cluster_domain", c_char_p),
                 ("default_namespace", c_char_p), ("exclude_evaluator", c_int), ("address_cb", ADDRESS_CB),
                 ("address_payload", c_void_p), ("gang_scheduler", c_int), ("scheduler_name", c_char_p),
-                ("priority_cb", c_void_p), ("priority_payload", c_void_p)]
+                ("priority_cb", PRIORITY_CB), ("priority_payload", c_void_p)]
 
 
 tfjob_render_options_init = _fn("tfjob_render_options_init", c_int, P(RenderOptions), c_uint)
 tfjob_tf_config = _fn("tfjob_tf_config", c_int, P(c_void_p), c_void_p, c_char_p, c_int64, P(RenderOptions), ERR)
 tfjob_render_all = _fn("tfjob_render_all", c_int, P(c_void_p), c_void_p, P(RenderOptions), c_uint, ERR)
+tfjob_render_pod = _fn("tfjob_render_pod", c_int, P(c_void_p), c_void_p, c_char_p, c_int64, P(RenderOptions), c_uint,
+                       ERR)
+tfjob_render_service = _fn("tfjob_render_service", c_int, P(c_void_p), c_void_p, c_char_p, c_int64, P(RenderOptions),
+                           c_uint, ERR)
 tfjob_render_pod_group = _fn("tfjob_render_pod_group", c_int, P(c_void_p), c_void_p, P(RenderOptions), c_uint, ERR)
 
 
@@ -158,6 +163,15 @@ tfjob_plan_new = _fn("tfjob_plan_new", c_int, P(c_void_p), c_void_p, c_char_p, c
 tfjob_plan_free = _fn("tfjob_plan_free", None, c_void_p)
 tfjob_plan_to_json = _fn("tfjob_plan_to_json", c_int, P(c_void_p), c_void_p, c_uint, ERR)
 tfjob_time_parse = _fn("tfjob_time_parse", c_int, P(c_int64), c_char_p)
+
+
+class SimulateOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("override_compat", c_int), ("compat", c_int), ("render", P(RenderOptions)),
+                ("max_steps", c_uint)]
+
+
+tfjob_simulate_options_init = _fn("tfjob_simulate_options_init", c_int, P(SimulateOptions), c_uint)
+tfjob_simulate = _fn("tfjob_simulate", c_int, P(c_void_p), c_char_p, c_size_t, P(SimulateOptions), ERR)
 
 
 # ---- error.h (more) ----

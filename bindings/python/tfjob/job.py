@@ -47,7 +47,14 @@ class Job:
     # ---- construction ----
     @classmethod
     def from_text(cls, text: Union[str, bytes], filename: Optional[str] = None, format: int = 0) -> "Job":
-        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        if isinstance(text, str):
+            data = text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for lone surrogates
+        elif isinstance(text, (bytes, bytearray, memoryview)):
+            data = bytes(text)
+        else:
+            raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
+        if filename is not None and (not isinstance(filename, str) or "\0" in filename):
+            raise TypeError("filename must be a str without NUL characters")
         opts = _lib.ParseOptions()
         _lib.tfjob_parse_options_init(ctypes.byref(opts), 1)
         opts.format = format
@@ -169,6 +176,21 @@ class Job:
         """Every Pod and Service of the job as dicts; see tfjob.render."""
         from .cluster import render
         return render(self, **kw)
+
+    def render_pod(self, replica_type: str, index: int, **kw: Any) -> Dict[str, Any]:
+        """The Pod of replica (type, index); see tfjob.render_pod."""
+        from .cluster import render_pod
+        return render_pod(self, replica_type, index, **kw)
+
+    def render_service(self, replica_type: str, index: int, **kw: Any) -> Dict[str, Any]:
+        """The headless Service of replica (type, index); see tfjob.render_service."""
+        from .cluster import render_service
+        return render_service(self, replica_type, index, **kw)
+
+    def pod_group(self, gang_scheduler: str = "volcano", **kw: Any) -> Dict[str, Any]:
+        """The gang-scheduling PodGroup of the job; see tfjob.pod_group."""
+        from .cluster import pod_group
+        return pod_group(self, gang_scheduler, **kw)
 
     def __repr__(self) -> str:
         return f"<tfjob.Job {self.namespace or 'default'}/{self.name}>" if self._handle else "<tfjob.Job closed>"
