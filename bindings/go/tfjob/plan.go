@@ -104,3 +104,51 @@ func PlanStep(job *Job, pods, services []byte, o PlanOptions) (*Plan, error) {
 	}
 	return &p, nil
 }
+
+// SimulateOptions tune Simulate (tfjob_simulate_options); the zero value runs the scenario
+// with its own compat mode, default rendering and at most 1000 steps.
+type SimulateOptions struct {
+	OverrideCompat bool   // use Compat instead of the scenario's `compat:`
+	Compat         Compat // only with OverrideCompat
+	MaxSteps       uint32 // reconcile steps before the run stops; 0 = 1000
+	Render         RenderOptions
+}
+
+// Simulate runs a scenario (YAML or JSON, docs/simulate.md: a job and a timeline of pod phase
+// and exit-code changes) through the planner on an in-memory cluster and returns the report
+// (condition timeline, final status and events) as `tfjobctl simulate` prints it.
+func Simulate(scenario []byte, o SimulateOptions) (string, error) {
+	ropts, err := newCRenderOptions(o.Render)
+	if err != nil {
+		return "", err
+	}
+	defer ropts.free()
+	var opts C.tfjob_simulate_options
+	C.tfjob_simulate_options_init(&opts, C.TFJOB_SIMULATE_OPTIONS_VERSION)
+	if o.OverrideCompat {
+		opts.override_compat = 1
+		opts.compat = C.tfjob_compat(o.Compat)
+	}
+	opts.max_steps = C.uint(o.MaxSteps)
+	opts.render = ropts.c // C memory
+	var buf *C.char
+	if len(scenario) > 0 {
+		buf = (*C.char)(C.CBytes(scenario))
+		defer C.free(unsafe.Pointer(buf))
+	}
+	var out *C.char
+	var cerr *C.tfjob_error
+	rc := C.tfjob_simulate(&out, buf, C.size_t(len(scenario)), &opts, &cerr)
+	if cbErr := ropts.callbackError(); cbErr != nil {
+		if rc == 0 {
+			C.tfjob_free(unsafe.Pointer(out))
+		} else {
+			C.tfjob_error_free(cerr)
+		}
+		return "", cbErr
+	}
+	if rc != 0 {
+		return "", takeError(rc, cerr)
+	}
+	return takeString(out), nil
+}

@@ -215,6 +215,8 @@ BAD_ARGUMENTS = [
     lambda j: tfjob.render_pod(j, "worker", "0"),
     lambda j: tfjob.render_pod(j, "worker", 2**70),
     lambda j: tfjob.tf_config(j, "wor\0ker", 0),
+    lambda j: tfjob.tf_config(j, "worker", 0, address=lambda t, i, p: "h" * 5000 + ":1"),
+    lambda j: tfjob.tf_config(j, "worker", 0, address=lambda t, i, p: None),
     lambda j: tfjob.plan(j, 42, now=NOW),
     lambda j: tfjob.plan(j, "[]\0", now=NOW),
     lambda j: tfjob.plan(j, now=object()),
