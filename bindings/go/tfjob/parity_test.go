@@ -218,3 +218,51 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("non-object pods: %v, want ErrSchema", err)
 	}
 }
+
+func TestParseOptionsAndParseAll(t *testing.T) {
+	two := simple + "\n---\n" + strings.Replace(simple, "name: mnist", "name: second", 1) + "\n---\n"
+	jobs, err := ParseAll([]byte(two), ParseOptions{})
+	if err != nil || len(jobs) != 2 || jobs[0].Name() != "mnist" || jobs[1].Name() != "second" {
+		t.Fatalf("ParseAll: %d jobs, %v", len(jobs), err)
+	}
+	for _, j := range jobs {
+		j.Close()
+	}
+	// Parse takes one document only (job.h: "more than one document" is a parse error).
+	if _, err := Parse([]byte(two), ""); !errors.Is(err, ErrParse) {
+		t.Errorf("Parse of two documents: %v, want ErrParse", err)
+	}
+	if _, err := ParseAll([]byte(two), ParseOptions{MaxDocuments: 1}); !errors.Is(err, ErrLimit) {
+		t.Errorf("MaxDocuments 1: %v, want ErrLimit", err)
+	}
+	if _, err := ParseWith([]byte(simple), ParseOptions{MaxInputBytes: 10}); !errors.Is(err, ErrLimit) {
+		t.Errorf("MaxInputBytes 10: %v, want ErrLimit", err)
+	}
+	if _, err := ParseWith([]byte(simple), ParseOptions{MaxDepth: 2}); !errors.Is(err, ErrLimit) {
+		t.Errorf("MaxDepth 2: %v, want ErrLimit", err)
+	}
+	if _, err := ParseWith([]byte(simple), ParseOptions{MaxNodes: 5}); !errors.Is(err, ErrLimit) {
+		t.Errorf("MaxNodes 5: %v, want ErrLimit", err)
+	}
+	aliases := "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: a, labels: &l {x: y}, annotations: *l}\nspec: {x: *l}\n"
+	if _, err := ParseWith([]byte(aliases), ParseOptions{MaxAliases: 1}); !errors.Is(err, ErrLimit) {
+		t.Errorf("MaxAliases 1: %v, want ErrLimit", err)
+	}
+	if j, err := ParseWith([]byte(aliases), ParseOptions{MaxAliases: 2}); err != nil {
+		t.Errorf("MaxAliases 2: %v", err)
+	} else {
+		j.Close()
+	}
+	// JSON is YAML, but the JSON parser refuses YAML.
+	if _, err := ParseWith([]byte(simple), ParseOptions{Format: FormatJSON, Filename: "x.json"}); !errors.Is(err, ErrParse) {
+		t.Errorf("YAML as JSON: %v, want ErrParse", err)
+	} else if e := new(Error); errors.As(err, &e) && e.File != "x.json" {
+		t.Errorf("error file %q, want x.json", e.File)
+	}
+	if _, err := ParseWith([]byte(simple), ParseOptions{Format: Format(9)}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("unknown format: %v", err)
+	}
+	if jobs, err := ParseAll([]byte("---\n---\n"), ParseOptions{}); err != nil || len(jobs) != 0 {
+		t.Errorf("only empty documents: %d jobs, %v", len(jobs), err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"unsafe"
 )
 
@@ -187,12 +188,49 @@ func newJob(h *C.tfjob_job) *Job {
 	return j
 }
 
-// Parse reads one TFJob from YAML or JSON; filename (may be "") appears in error messages.
-func Parse(data []byte, filename string) (*Job, error) {
+// Format is the syntax of parsed text.
+type Format int
+
+// Formats of ParseOptions.
+const (
+	FormatAuto Format = C.TFJOB_FORMAT_AUTO // JSON when the first non-blank character is '{' or '[', else YAML
+	FormatYAML Format = C.TFJOB_FORMAT_YAML
+	FormatJSON Format = C.TFJOB_FORMAT_JSON
+)
+
+// ParseOptions tune ParseWith and ParseAll (tfjob_parse_options); zero limits are the
+// library's defaults (docs/limits.md).
+type ParseOptions struct {
+	Filename      string // used in error messages only
+	Format        Format
+	MaxInputBytes uint64 // whole input; 0: 16 MiB
+	MaxDepth      uint32 // nesting of mappings/sequences; 0: 128
+	MaxAliases    uint32 // YAML alias references in one document; 0: 1000
+	MaxNodes      uint32 // values in one document after alias expansion; 0: 2000000
+	MaxDocuments  uint32 // documents in one stream; 0: 10000
+}
+
+// parseCall runs a parse function of libtfjob on data with the options in C form.
+func parseCall(data []byte, o ParseOptions, call func(buf *C.char, n C.size_t, opts *C.tfjob_parse_options, cerr **C.tfjob_error) C.int) error {
+	if o.Format < FormatAuto || o.Format > FormatJSON {
+		return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("unknown format %d", int(o.Format))}
+	}
+	if strings.IndexByte(o.Filename, 0) >= 0 {
+		return &Error{Code: CodeInvalidArgument, Message: "filename contains a NUL byte"}
+	}
 	var opts C.tfjob_parse_options
 	C.tfjob_parse_options_init(&opts, C.TFJOB_PARSE_OPTIONS_VERSION)
-	if filename != "" {
-		cname := C.CString(filename)
+	opts.format = C.tfjob_format(o.Format)
+	if o.MaxInputBytes > uint64(^C.size_t(0)) {
+		o.MaxInputBytes = uint64(^C.size_t(0))
+	}
+	opts.max_input_bytes = C.size_t(o.MaxInputBytes)
+	opts.max_depth = C.uint(o.MaxDepth)
+	opts.max_aliases = C.uint(o.MaxAliases)
+	opts.max_nodes = C.uint(o.MaxNodes)
+	opts.max_documents = C.uint(o.MaxDocuments)
+	if o.Filename != "" {
+		cname := C.CString(o.Filename)
 		defer C.free(unsafe.Pointer(cname))
 		opts.filename = cname
 	}
@@ -201,12 +239,48 @@ func Parse(data []byte, filename string) (*Job, error) {
 		buf = (*C.char)(C.CBytes(data))
 		defer C.free(unsafe.Pointer(buf))
 	}
-	var out *C.tfjob_job
 	var cerr *C.tfjob_error
-	if rc := C.tfjob_job_parse(&out, buf, C.size_t(len(data)), &opts, &cerr); rc != 0 {
-		return nil, takeError(rc, cerr)
+	if rc := call(buf, C.size_t(len(data)), &opts, &cerr); rc != 0 {
+		return takeError(rc, cerr)
+	}
+	return nil
+}
+
+// Parse reads one TFJob from YAML or JSON; filename (may be "") appears in error messages.
+func Parse(data []byte, filename string) (*Job, error) {
+	return ParseWith(data, ParseOptions{Filename: filename})
+}
+
+// ParseWith reads one TFJob with options (format, input limits).
+func ParseWith(data []byte, o ParseOptions) (*Job, error) {
+	var out *C.tfjob_job
+	err := parseCall(data, o, func(buf *C.char, n C.size_t, opts *C.tfjob_parse_options, cerr **C.tfjob_error) C.int {
+		return C.tfjob_job_parse(&out, buf, n, opts, cerr)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return newJob(out), nil
+}
+
+// ParseAll reads every TFJob of a YAML stream (documents separated by ---), a JSON array or a
+// Kubernetes List (tfjob_job_parse_all); empty documents are skipped.
+func ParseAll(data []byte, o ParseOptions) ([]*Job, error) {
+	var out **C.tfjob_job
+	var count C.size_t
+	err := parseCall(data, o, func(buf *C.char, n C.size_t, opts *C.tfjob_parse_options, cerr **C.tfjob_error) C.int {
+		return C.tfjob_job_parse_all(&out, &count, buf, n, opts, cerr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	handles := unsafe.Slice(out, int(count))
+	jobs := make([]*Job, int(count))
+	for i := range jobs {
+		jobs[i] = newJob(handles[i])
+	}
+	C.tfjob_job_array_free(out, 0) // the array only: the jobs now belong to the *Job values
+	return jobs, nil
 }
 
 // Load reads one TFJob from a YAML or JSON file.

@@ -257,3 +257,42 @@ def test_closed_job_raises(gang):
                  job.to_json, lambda: tfjob.plan(job, now=NOW), lambda: job.tf_config("ps", 0)):
         with pytest.raises(tfjob.Error):
             call()
+
+
+SIMPLE = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: mnist}\nspec:\n  tfReplicaSpecs:\n" \
+         "    Worker: {replicas: 2, template: {spec: {containers: [{name: tensorflow, image: i}]}}}\n"
+
+
+def test_parse_options_and_parse_all(tmp_path):
+    two = SIMPLE + "---\n" + SIMPLE.replace("name: mnist", "name: second") + "---\n"
+    jobs = tfjob.Job.parse_all(two)
+    assert [j.name for j in jobs] == ["mnist", "second"]
+    path = tmp_path / "two.yaml"
+    path.write_text(two)
+    assert [j.name for j in tfjob.Job.load_all(path)] == ["mnist", "second"]
+    with pytest.raises(tfjob.ParseError):  # one document only (job.h)
+        tfjob.Job.from_text(two)
+    assert tfjob.Job.parse_all("---\n---\n") == []
+    for kw in ({"max_documents": 1},):
+        with pytest.raises(tfjob.Error) as e:
+            tfjob.Job.parse_all(two, **kw)
+        assert e.value.code == -6  # TFJOB_ELIMIT
+    for kw in ({"max_input_bytes": 10}, {"max_depth": 2}, {"max_nodes": 5}):
+        with pytest.raises(tfjob.Error) as e:
+            tfjob.Job.from_text(SIMPLE, **kw)
+        assert e.value.code == -6, kw
+    aliases = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: a, labels: &l {x: y}, annotations: *l}\n" \
+              "spec: {x: *l}\n"
+    with pytest.raises(tfjob.Error) as e:
+        tfjob.Job.from_text(aliases, max_aliases=1)
+    assert e.value.code == -6
+    assert tfjob.Job.from_text(aliases, max_aliases=2).name == "a"
+    with pytest.raises(tfjob.ParseError) as e:
+        tfjob.Job.from_text(SIMPLE, "x.json", format="json")
+    assert e.value.file == "x.json"
+    assert tfjob.Job.from_text(SIMPLE, format="yaml").name == "mnist"
+    for bad in ({"format": "toml"}, {"format": True}, {"max_depth": -1}, {"max_depth": "3"}):
+        with pytest.raises(ValueError):
+            tfjob.Job.from_text(SIMPLE, **bad)
+    with pytest.raises(TypeError):
+        tfjob.Job.from_text(SIMPLE, max_deep=3)

@@ -20,7 +20,7 @@ PriorityLookup = Union[Callable[[str], Optional[int]], Mapping[str, int]]
 RENDER_KEYWORDS = ("compat", "cluster_domain", "namespace", "exclude_evaluator", "address", "gang_scheduler",
                    "scheduler_name", "priority")
 
-_ENOTFOUND = -8
+_ENOTFOUND = -9  # TFJOB_ENOTFOUND
 
 
 def c_string(value: Optional[str], what: str) -> Optional[bytes]:

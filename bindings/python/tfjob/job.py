@@ -13,6 +13,10 @@ from .errors import Error, check
 COMPAT_DOCUMENTED = "documented"
 COMPAT_TRAINING_OPERATOR_1_9 = "training-operator-1.9"
 
+_FORMATS: Dict[Union[int, str, None], int] = {None: 0, 0: 0, 1: 1, 2: 2, "auto": 0, "yaml": 1, "json": 2}
+_LIMITS = {"max_input_bytes": 2**63, "max_depth": 2**32, "max_aliases": 2**32, "max_nodes": 2**32,
+           "max_documents": 2**32}
+
 
 def compat_value(compat: Optional[str]) -> int:
     """The C enum value of a compat name (None = documented)."""
@@ -45,25 +49,69 @@ class Job:
         self._handle: Optional[ctypes.c_void_p] = handle
 
     # ---- construction ----
-    @classmethod
-    def from_text(cls, text: Union[str, bytes], filename: Optional[str] = None, format: int = 0) -> "Job":
-        if isinstance(text, str):
-            data = text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for lone surrogates
-        elif isinstance(text, (bytes, bytearray, memoryview)):
-            data = bytes(text)
-        else:
-            raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
+    @staticmethod
+    def _parse_options(filename: Optional[str], format: Union[int, str, None], limits: Dict[str, int]) -> Any:
+        """tfjob_parse_options: format ("auto", "yaml", "json" or 0/1/2), filename and the input
+        limits max_input_bytes, max_depth, max_aliases, max_nodes, max_documents (0 = default)."""
         if filename is not None and (not isinstance(filename, str) or "\0" in filename):
             raise TypeError("filename must be a str without NUL characters")
+        fmt = _FORMATS.get(format) if isinstance(format, (str, int, type(None))) else None
+        if fmt is None or isinstance(format, bool):
+            raise ValueError(f"unknown format {format!r} (auto, yaml or json)")
         opts = _lib.ParseOptions()
         _lib.tfjob_parse_options_init(ctypes.byref(opts), 1)
-        opts.format = format
+        opts.format = fmt
+        for key, value in limits.items():
+            if key not in _LIMITS:
+                raise TypeError(f"unexpected keyword argument {key!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < _LIMITS[key]:
+                raise ValueError(f"{key} must be an int in [0, {_LIMITS[key]}), not {value!r}")
+            setattr(opts, key, value)
+        return opts
+
+    @staticmethod
+    def _data(text: Union[str, bytes]) -> bytes:
+        if isinstance(text, str):
+            return text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for lone surrogates
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            return bytes(text)
+        raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
+
+    @classmethod
+    def from_text(cls, text: Union[str, bytes], filename: Optional[str] = None, format: Union[int, str, None] = 0,
+                  **limits: int) -> "Job":
+        """One TFJob from YAML or JSON text. format: "auto" (default), "yaml" or "json";
+        limits: max_input_bytes, max_depth, max_aliases, max_nodes, max_documents (docs/limits.md)."""
+        data = cls._data(text)
+        opts = cls._parse_options(filename, format, limits)
         name = filename.encode() if filename else None
         opts.filename = name
         handle, err = ctypes.c_void_p(), ctypes.c_void_p()
         rc = _lib.tfjob_job_parse(ctypes.byref(handle), data, len(data), ctypes.byref(opts), ctypes.byref(err))
         check(rc, err)
         return cls(handle)
+
+    @classmethod
+    def parse_all(cls, text: Union[str, bytes], filename: Optional[str] = None, format: Union[int, str, None] = 0,
+                  **limits: int) -> List["Job"]:
+        """Every TFJob of a multi-document YAML stream, a JSON array or a Kubernetes List (empty
+        documents skipped). Arguments as ``from_text``."""
+        data = cls._data(text)
+        opts = cls._parse_options(filename, format, limits)
+        name = filename.encode() if filename else None
+        opts.filename = name
+        arr, count, err = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t(), ctypes.c_void_p()
+        rc = _lib.tfjob_job_parse_all(ctypes.byref(arr), ctypes.byref(count), data, len(data), ctypes.byref(opts),
+                                      ctypes.byref(err))
+        check(rc, err)
+        jobs = [cls(ctypes.c_void_p(arr[i])) for i in range(count.value)]
+        _lib.tfjob_job_array_free(arr, 0)  # the array only: the jobs now belong to the Job objects
+        return jobs
+
+    @classmethod
+    def load_all(cls, path: Union[str, "os.PathLike[str]"], **limits: int) -> List["Job"]:
+        with open(path, "rb") as f:
+            return cls.parse_all(f.read(), filename=os.fspath(path), **limits)
 
     @classmethod
     def from_yaml(cls, text: Union[str, bytes], filename: Optional[str] = None) -> "Job":
@@ -78,9 +126,9 @@ class Job:
         return cls.from_json(json.dumps(obj))
 
     @classmethod
-    def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Job":
+    def load(cls, path: Union[str, "os.PathLike[str]"], **limits: int) -> "Job":
         with open(path, "rb") as f:
-            return cls.from_text(f.read(), filename=os.fspath(path))
+            return cls.from_text(f.read(), filename=os.fspath(path), **limits)
 
     # ---- lifetime ----
     def close(self) -> None:
