@@ -275,3 +275,88 @@ func TestPlanStepGang(t *testing.T) {
 		}
 	}
 }
+
+// The controller's GangScheduler and SchedulerName: its pods are those RenderPod gives with the
+// same options, its PodGroup is PodGroup's (docs/cluster.md); volcano pods wait for the
+// PodGroup to leave phase Pending (docs/controller.md).
+func TestControllerGangScheduling(t *testing.T) {
+	cases := []struct {
+		gang  GangScheduler
+		name  string
+		group Resource
+	}{
+		{GangVolcano, "vc2", PodGroups},
+		{GangSchedulerPlugins, "", Resource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups", Namespaced: true}},
+	}
+	for _, tc := range cases {
+		m := newMemory(t, MemoryOptions{Seed: 1})
+		c, stop := runController(t, m.Backend, ControllerOptions{GangScheduler: tc.gang, SchedulerName: tc.name,
+			Clock: func() time.Time { return time.Unix(now, 0) }})
+		if _, err := m.CreateTFJob("", testJob("gang", map[string]int{"PS": 1, "Worker": 2}, "", nil)); err != nil {
+			t.Fatal(err)
+		}
+		want := "gang-ps-0,gang-worker-0,gang-worker-1"
+		if tc.gang == GangVolcano {
+			eventually(t, 10*time.Second, "services", func() bool {
+				return strings.Join(children(t, m.Backend, Services, "gang"), ",") == want
+			})
+			if err := c.WaitIdle(10 * time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if pods := children(t, m.Backend, Pods, "gang"); len(pods) != 0 {
+				t.Fatalf("volcano pods created while the PodGroup is Pending: %v", pods)
+			}
+			for i := 0; ; i++ { // volcano moves the PodGroup on
+				group, err := m.Get(tc.group, "default", "gang")
+				if err != nil {
+					t.Fatal(err)
+				}
+				group["status"] = map[string]any{"phase": "Inqueue"}
+				if _, err = m.UpdateStatus(tc.group, "default", group); err == nil {
+					break
+				} else if !errors.Is(err, ErrConflict) || i > 20 {
+					t.Fatal(err)
+				}
+			}
+		}
+		eventually(t, 10*time.Second, "pods", func() bool { return strings.Join(children(t, m.Backend, Pods, "gang"), ",") == want })
+		obj, err := m.Get(TFJobs, "default", "gang")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(obj)
+		stored := mustParse(t, string(raw))
+		opts := RenderOptions{GangScheduler: tc.gang, SchedulerName: tc.name}
+		for _, name := range strings.Split(want, ",") {
+			parts := strings.Split(name, "-")
+			pod, err := m.Get(Pods, "default", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rendered, err := stored.RenderPod(parts[1], int64(parts[2][0]-'0'), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(pod["spec"], rendered["spec"]) ||
+				!reflect.DeepEqual(dig(pod, "metadata", "labels"), dig(rendered, "metadata", "labels")) ||
+				!reflect.DeepEqual(dig(pod, "metadata", "annotations"), dig(rendered, "metadata", "annotations")) {
+				t.Errorf("%v: pod %s differs from RenderPod's", tc.gang, name)
+			}
+		}
+		group, err := m.Get(tc.group, "default", "gang")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantGroup, err := stored.PodGroup(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if group["apiVersion"] != wantGroup["apiVersion"] || group["kind"] != wantGroup["kind"] ||
+			!reflect.DeepEqual(group["spec"], wantGroup["spec"]) ||
+			!reflect.DeepEqual(dig(group, "metadata", "ownerReferences"), dig(wantGroup, "metadata", "ownerReferences")) {
+			t.Errorf("%v: PodGroup %v differs from PodGroup()'s %v", tc.gang, group, wantGroup)
+		}
+		stored.Close()
+		stop()
+	}
+}

@@ -244,3 +244,40 @@ def test_watch_dropped_inside_its_own_handler():
     assert dropped.wait(10)
     b.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q"}})
     b.close()
+
+
+@pytest.mark.parametrize("gang,name,resource", [
+    ("volcano", "vc2", tfjob.PODGROUPS),
+    ("scheduler-plugins", None, tfjob.Resource("scheduling.x-k8s.io", "v1alpha1", "podgroups", True))])
+def test_gang_scheduling_options_reach_pods_and_pod_group(memory, gang, name, resource):
+    """gang_scheduler / scheduler_name of the controller: its pods are those render_pod gives
+    with the same options, and its PodGroup is pod_group's (docs/cluster.md); volcano pods wait
+    for the PodGroup to leave phase Pending (docs/controller.md)."""
+    with tfjob.Controller(memory, clock=lambda: NOW, gang_scheduler=gang, scheduler_name=name) as c:
+        memory.create_tfjob(make_job("gang", {"PS": 1, "Worker": 2}))
+        pods = ["gang-ps-0", "gang-worker-0", "gang-worker-1"]
+        if gang == "volcano":
+            assert c.run_until(lambda: children(memory, "services", "gang") == pods, timeout=10)
+            assert c.wait_idle(10)
+            assert children(memory, "pods", "gang") == []
+            for _ in range(20):  # volcano moves the PodGroup on
+                group = memory.get(resource, "gang")
+                group["status"] = {"phase": "Inqueue"}
+                try:
+                    memory.update_status(resource, group)
+                    break
+                except tfjob.ConflictError:
+                    continue
+        assert c.run_until(lambda: children(memory, "pods", "gang") == pods, timeout=10)
+        stored = tfjob.Job.from_dict(memory.get_tfjob("gang"))
+        for p in pods:
+            pod = memory.get("pods", p)
+            rtype, index = p.split("-")[1], int(p.split("-")[2])
+            want = stored.render_pod(rtype, index, gang_scheduler=gang, scheduler_name=name)
+            assert pod["spec"] == want["spec"]
+            assert pod["metadata"]["labels"] == want["metadata"]["labels"]
+            assert pod["metadata"].get("annotations") == want["metadata"].get("annotations")
+        group = memory.get(resource, "gang")
+        want = stored.pod_group(gang)
+        assert (group["apiVersion"], group["kind"], group["spec"]) == (want["apiVersion"], want["kind"], want["spec"])
+        assert group["metadata"]["ownerReferences"] == want["metadata"]["ownerReferences"]
