@@ -64,6 +64,9 @@ type MemoryBackend struct {
 
 // NewMemoryBackend makes a new, empty in-memory store.
 func NewMemoryBackend(o MemoryOptions) (*MemoryBackend, error) {
+	if err := noNUL(o.Namespace); err != nil {
+		return nil, err
+	}
 	var cs cstrings
 	defer cs.free()
 	var opts C.tfjob_memory_options
@@ -169,6 +172,9 @@ type KubeBackend struct {
 // NewKubeBackend loads the configuration as kubectl does and makes a backend. No network
 // traffic happens here.
 func NewKubeBackend(o KubeOptions) (*KubeBackend, error) {
+	if err := noNUL(o.Kubeconfig, o.Context, o.Namespace, o.InClusterDir, o.UserAgent); err != nil {
+		return nil, err
+	}
 	if err := ensureGlobalInit(); err != nil {
 		return nil, err
 	}

@@ -270,6 +270,9 @@ type Controller struct {
 
 // NewController makes a controller on a backend; nothing runs until Start or Run.
 func NewController(b *Backend, o ControllerOptions) (*Controller, error) {
+	if err := noNUL(o.Namespace, o.ClusterDomain, o.SchedulerName, o.LeaderElectionID, o.LeaderElectionNamespace, o.Identity); err != nil {
+		return nil, err
+	}
 	var cs cstrings
 	defer cs.free()
 	var opts C.tfjob_controller_options
@@ -454,6 +457,9 @@ func (c *Controller) WaitIdle(timeout time.Duration) error {
 
 // Enqueue queues the job ns/name for a reconcile now (e.g. after moving a test clock).
 func (c *Controller) Enqueue(ns, name string) error {
+	if err := noNUL(ns, name); err != nil {
+		return err
+	}
 	var cs cstrings
 	defer cs.free()
 	return c.with(func(h *C.tfjob_controller) error {

@@ -96,6 +96,9 @@ type LocalEngine struct {
 
 // NewLocalEngine makes a process engine; nothing starts until a Pod is created.
 func NewLocalEngine(o LocalOptions) (*LocalEngine, error) {
+	if err := noNUL(o.RunDir, o.BaseDir); err != nil {
+		return nil, err
+	}
 	var cs cstrings
 	defer cs.free()
 	var opts C.tfjob_local_options
@@ -251,6 +254,9 @@ func (e *LocalEngine) RunningCount() int {
 // Address is the "127.0.0.1:PORT" the engine gives replica (type, index) in TF_CONFIG: a free
 // port, the same for the engine's whole life.
 func (e *LocalEngine) Address(replicaType string, index int64) (string, error) {
+	if err := noNUL(replicaType); err != nil {
+		return "", err
+	}
 	var cs cstrings
 	defer cs.free()
 	buf := (*C.char)(C.malloc(64))

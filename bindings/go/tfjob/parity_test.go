@@ -266,3 +266,37 @@ func TestParseOptionsAndParseAll(t *testing.T) {
 		t.Errorf("only empty documents: %d jobs, %v", len(jobs), err)
 	}
 }
+
+// A NUL byte in a name must not address another object (C would cut the string there).
+func TestTransportNULArguments(t *testing.T) {
+	m := newMemory(t, MemoryOptions{})
+	if _, err := m.Create(Pods, "default", map[string]any{"metadata": map[string]any{"name": "a"}, "spec": map[string]any{"containers": []any{}}}); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func() error{
+		"Get":    func() error { _, err := m.Get(Pods, "default", "a\x00b"); return err },
+		"Delete": func() error { _, err := m.Delete(Pods, "default", "a\x00b", DeleteOptions{}); return err },
+		"Patch": func() error {
+			_, err := m.Patch(Pods, "default", "a\x00b", "", map[string]any{"metadata": map[string]any{"labels": map[string]any{"x": "y"}}})
+			return err
+		},
+		"namespace":      func() error { _, err := m.Get(Pods, "default\x00x", "a"); return err },
+		"label selector": func() error { _, err := m.List(Pods, "default", ListOptions{LabelSelector: "x\x00y"}); return err },
+		"resource":       func() error { _, err := m.Get(Resource{"", "v1", "pods\x00", true}, "default", "a"); return err },
+		"object text":    func() error { _, err := m.Create(Pods, "default", "{\"a\":1}\x00"); return err },
+		"memory options": func() error { _, err := NewMemoryBackend(MemoryOptions{Namespace: "a\x00"}); return err },
+		"controller":     func() error { _, err := NewController(m.Backend, ControllerOptions{Namespace: "a\x00"}); return err },
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
+		}
+	}
+	if _, ok := LookupResource("pods\x00"); ok {
+		t.Error("LookupResource with a NUL byte succeeded")
+	}
+	pod, err := m.Get(Pods, "default", "a")
+	if err != nil || dig(pod, "metadata", "labels") != nil {
+		t.Errorf("pod a changed or gone: %v (%v)", pod, err)
+	}
+}

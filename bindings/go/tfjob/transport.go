@@ -62,6 +62,9 @@ var (
 // LookupResource finds a built-in resource by plural or kind, case-insensitive ("tfjobs",
 // "TFJob", "svc", ...).
 func LookupResource(name string) (Resource, bool) {
+	if strings.IndexByte(name, 0) >= 0 {
+		return Resource{}, false
+	}
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
 	r := C.tfjob_resource_lookup(cs)
@@ -74,10 +77,19 @@ func LookupResource(name string) (Resource, bool) {
 // cstrings allocates C strings for one call; free releases them all.
 type cstrings []unsafe.Pointer
 
-// of returns a C copy of s, or NULL for "" unless keepEmpty.
+// nulArgument is the panic of cstrings.of for a string with a NUL byte, which C would cut
+// there (a name "a\x00b" would address the object "a"). Backend.call turns it into an
+// ErrInvalidArgument error before the C call is made.
+type nulArgument struct{ s string }
+
+// of returns a C copy of s, or NULL for "" unless keepEmpty. It panics with nulArgument when s
+// holds a NUL byte.
 func (a *cstrings) of(s string, keepEmpty bool) *C.char {
 	if s == "" && !keepEmpty {
 		return nil
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		panic(nulArgument{s})
 	}
 	cs := C.CString(s)
 	*a = append(*a, unsafe.Pointer(cs))
@@ -227,16 +239,39 @@ func (b *Backend) removeDependent(d dependent) {
 	b.depMu.Unlock()
 }
 
-// call runs fn with the C handle while holding the read lock (ErrClosed after Close).
-func (b *Backend) call(fn func(h *C.tfjob_transport) error) error {
+// call runs fn with the C handle while holding the read lock (ErrClosed after Close). A string
+// argument with a NUL byte (see nulArgument) gives ErrInvalidArgument, the C call not made.
+func (b *Backend) call(fn func(h *C.tfjob_transport) error) (err error) {
+	defer recoverNUL(&err)
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if b.h == nil {
 		return ErrClosed
 	}
-	err := fn(b.h)
+	err = fn(b.h)
 	runtime.KeepAlive(b)
 	return err
+}
+
+// noNUL returns ErrInvalidArgument when a string holds a NUL byte (see nulArgument).
+func noNUL(strs ...string) error {
+	for _, s := range strs {
+		if strings.IndexByte(s, 0) >= 0 {
+			return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("string argument %q contains a NUL byte", truncate(s, 64))}
+		}
+	}
+	return nil
+}
+
+// recoverNUL turns a nulArgument panic into an ErrInvalidArgument error in *err.
+func recoverNUL(err *error) {
+	if r := recover(); r != nil {
+		nul, ok := r.(nulArgument)
+		if !ok {
+			panic(r)
+		}
+		*err = &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("string argument %q contains a NUL byte", truncate(nul.s, 64))}
+	}
 }
 
 // callText runs fn with the C handle (as call does); fn returns a libtfjob status code, an
@@ -281,6 +316,9 @@ func (b *Backend) Namespace() string {
 func (b *Backend) Get(res Resource, ns, name string) (Object, error) {
 	var cs cstrings
 	defer cs.free()
+	if err := noNUL(res.Group, res.Version, res.Resource); err != nil {
+		return nil, err
+	}
 	r := cs.resource(res)
 	return b.callObject(func(h *C.tfjob_transport, out **C.char, cerr **C.tfjob_error) C.int {
 		return C.tfjob_transport_get(out, h, &r, cs.of(ns, false), cs.of(name, true), cerr)
@@ -305,8 +343,14 @@ type List struct {
 
 // List lists objects (ns NamespaceAll: every namespace).
 func (b *Backend) List(res Resource, ns string, o ListOptions) (*List, error) {
+	if err := noNUL(o.LabelSelector, o.FieldSelector, o.Continue, o.ResourceVersion); err != nil {
+		return nil, err
+	}
 	var cs cstrings
 	defer cs.free()
+	if err := noNUL(res.Group, res.Version, res.Resource); err != nil {
+		return nil, err
+	}
 	r := cs.resource(res)
 	var opts C.tfjob_list_options
 	C.tfjob_list_options_init(&opts, C.TFJOB_LIST_OPTIONS_VERSION)
@@ -363,6 +407,9 @@ func (b *Backend) write(fn writeFn, res Resource, ns string, obj any) (Object, e
 	}
 	var cs cstrings
 	defer cs.free()
+	if err := noNUL(res.Group, res.Version, res.Resource, string(data)); err != nil {
+		return nil, err
+	}
 	r := cs.resource(res)
 	cobj := cs.of(string(data), true)
 	return b.callObject(func(h *C.tfjob_transport, out **C.char, cerr **C.tfjob_error) C.int {
@@ -401,6 +448,9 @@ func (b *Backend) Patch(res Resource, ns, name, subresource string, patch any) (
 	}
 	var cs cstrings
 	defer cs.free()
+	if err := noNUL(res.Group, res.Version, res.Resource); err != nil {
+		return nil, err
+	}
 	r := cs.resource(res)
 	return b.callObject(func(h *C.tfjob_transport, out **C.char, cerr **C.tfjob_error) C.int {
 		return C.tfjob_transport_patch(out, h, &r, cs.of(ns, false), cs.of(name, true), cs.of(subresource, false),
@@ -429,8 +479,14 @@ type DeleteOptions struct {
 
 // Delete deletes an object and returns what the server returned (the object, or a Status).
 func (b *Backend) Delete(res Resource, ns, name string, o DeleteOptions) (Object, error) {
+	if err := noNUL(o.PreconditionUID, o.PreconditionResourceVersion); err != nil {
+		return nil, err
+	}
 	var cs cstrings
 	defer cs.free()
+	if err := noNUL(res.Group, res.Version, res.Resource); err != nil {
+		return nil, err
+	}
 	r := cs.resource(res)
 	var opts C.tfjob_delete_options
 	C.tfjob_delete_options_init(&opts, C.TFJOB_DELETE_OPTIONS_VERSION)
@@ -591,6 +647,9 @@ type Watch struct {
 
 // Watch starts a watch (ns NamespaceAll: every namespace).
 func (b *Backend) Watch(res Resource, ns string, o WatchOptions) (*Watch, error) {
+	if err := noNUL(ns, o.LabelSelector, o.FieldSelector, o.ResourceVersion); err != nil {
+		return nil, err
+	}
 	buf := o.Buffer
 	if buf <= 0 {
 		buf = 64
@@ -598,6 +657,9 @@ func (b *Backend) Watch(res Resource, ns string, o WatchOptions) (*Watch, error)
 	st := &watchState{ch: make(chan WatchEvent, buf), stop: make(chan struct{}), ended: make(chan struct{})}
 	var cs cstrings
 	defer cs.free()
+	if err := noNUL(res.Group, res.Version, res.Resource); err != nil {
+		return nil, err
+	}
 	r := cs.resource(res)
 	var opts C.tfjob_watch_options
 	C.tfjob_watch_options_init(&opts, C.TFJOB_WATCH_OPTIONS_VERSION)

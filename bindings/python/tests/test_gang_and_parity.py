@@ -296,3 +296,22 @@ def test_parse_options_and_parse_all(tmp_path):
             tfjob.Job.from_text(SIMPLE, **bad)
     with pytest.raises(TypeError):
         tfjob.Job.from_text(SIMPLE, max_deep=3)
+
+
+def test_transport_string_arguments_are_checked(memory):
+    """A NUL in a name must not address another object (C would cut the string there); wrong
+    types are TypeErrors, not crashes or AttributeErrors."""
+    memory.create("pods", {"metadata": {"name": "a", "namespace": "default"}, "spec": {"containers": []}})
+    for call in (lambda: memory.get("pods", "a\0b"), lambda: memory.delete("pods", "a\0b"),
+                 lambda: memory.patch("pods", "a\0x", {"metadata": {"labels": {"x": "y"}}}),
+                 lambda: memory.get("pods", "a", namespace="default\0x"),
+                 lambda: memory.list("pods", label_selector="x\0y"), lambda: memory.create("pods", '{"a":1}\0'),
+                 lambda: tfjob.Resource.lookup("pods\0")):
+        with pytest.raises(ValueError):
+            call()
+    for call in (lambda: memory.get("pods", None), lambda: memory.get("pods", 5), lambda: memory.create("pods", 5),
+                 lambda: memory.create("pods", [1]), lambda: memory.delete("pods", b"a")):
+        with pytest.raises(TypeError):
+            call()
+    assert memory.get("pods", "a")["metadata"]["name"] == "a"  # still there
+    assert "labels" not in memory.get("pods", "a")["metadata"]

@@ -129,6 +129,19 @@ def owned_string(ptr: c_void_p) -> str:
         tfjob_free(ptr)
 
 
+def cstr(value: Optional[str], what: str = "argument", required: bool = False) -> Optional[bytes]:
+    """UTF-8 bytes of a string argument for C. TypeError for a non-string (or None when
+    required), ValueError for a NUL character: C would silently cut the string there (a name
+    "a\\0b" would address the object "a")."""
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    if "\0" in value:
+        raise ValueError(f"{what} contains a NUL character")
+    return value.encode("utf-8")
+
+
 def decode(value: Optional[bytes]) -> Optional[str]:
     return None if value is None else value.decode("utf-8")
 

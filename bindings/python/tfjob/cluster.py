@@ -24,15 +24,8 @@ _ENOTFOUND = -9  # TFJOB_ENOTFOUND
 
 
 def c_string(value: Optional[str], what: str) -> Optional[bytes]:
-    """UTF-8 bytes of an optional string argument for C: TypeError for a non-string, ValueError
-    for a NUL byte (C would silently cut the string there)."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
-    if "\0" in value:
-        raise ValueError(f"{what} contains a NUL character")
-    return value.encode("utf-8")
+    """UTF-8 bytes of an optional string argument for C (TypeError, ValueError for NUL)."""
+    return _lib.cstr(value, what)
 
 
 class _RenderOptions:

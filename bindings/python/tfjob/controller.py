@@ -193,7 +193,9 @@ class Controller(_runtime.Closing):
         opts = _lib.ControllerOptions()
         _lib.tfjob_controller_options_init(ctypes.byref(opts), 1)
         keep = [namespace, cluster_domain, scheduler_name, leader_election_id, leader_election_namespace, identity]
-        b = [None if s is None else s.encode() for s in keep]
+        names = ["namespace", "cluster_domain", "scheduler_name", "leader_election_id", "leader_election_namespace",
+                 "identity"]
+        b = [_lib.cstr(s, what) for s, what in zip(keep, names)]
         (opts.namespace_name, opts.cluster_domain, opts.scheduler_name, opts.leader_election_id,
          opts.leader_election_namespace, opts.identity) = b
         opts.workers = int(workers)
@@ -325,7 +327,7 @@ class Controller(_runtime.Closing):
         """Queue a job for a reconcile now (e.g. after moving a test clock)."""
         ns = self._backend.namespace if namespace is None else namespace
         with self._g.use() as h:
-            rc = _lib.tfjob_controller_enqueue(h, ns.encode(), name.encode())
+            rc = _lib.tfjob_controller_enqueue(h, _lib.cstr(ns, "namespace", True), _lib.cstr(name, "name", True))
         if rc != 0:
             raise from_handle(rc, None)
 

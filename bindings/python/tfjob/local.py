@@ -68,7 +68,7 @@ class LocalEngine(_runtime.Closing):
         self._backends: "weakref.WeakSet[LocalBackend]" = weakref.WeakSet()
         opts = _lib.LocalOptions()
         _lib.tfjob_local_options_init(ctypes.byref(opts), 1)
-        self._keep = [self._run_dir.encode(), base_dir.encode() if base_dir else None]
+        self._keep = [_lib.cstr(self._run_dir, "run_dir", True), _lib.cstr(base_dir, "base_dir") if base_dir else None]
         opts.run_dir, opts.base_dir = self._keep
         opts.backoff_initial_ms = _runtime.ms(backoff_initial)
         opts.backoff_max_ms = _runtime.ms(backoff_max)
@@ -172,7 +172,8 @@ class LocalEngine(_runtime.Closing):
         the same for the engine's whole life). Usable as the ``address`` resolver of render()."""
         buf = ctypes.create_string_buffer(64)
         with self._g.use() as h:
-            rc = _lib.tfjob_local_address(buf, len(buf), replica_type.lower().encode(), int(index), int(port), h)
+            rtype = (_lib.cstr(replica_type, "replica type", True) or b"").lower()
+            rc = _lib.tfjob_local_address(buf, len(buf), rtype, int(index), int(port), h)
         if rc != 0:
             raise from_handle(rc, None)
         return buf.value.decode()

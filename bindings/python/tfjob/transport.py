@@ -35,7 +35,7 @@ class Resource:
     @classmethod
     def lookup(cls, name: str) -> "Resource":
         """A built-in resource by plural or kind, case-insensitive ("tfjobs", "Pod", "svc", ...)."""
-        p = _lib.tfjob_resource_lookup(name.encode())
+        p = _lib.tfjob_resource_lookup(_lib.cstr(name, "resource", True))
         if not p:
             raise ValueError(f"unknown resource {name!r} (tfjobs, pods, services, events, podgroups, namespaces)")
         r = p.contents
@@ -43,8 +43,8 @@ class Resource:
                    bool(r.namespaced))
 
     def _c(self) -> _lib.Resource:
-        return _lib.Resource(self.group.encode(), self.version.encode(), self.resource.encode(),
-                             1 if self.namespaced else 0)
+        return _lib.Resource(_lib.cstr(self.group, "group", True), _lib.cstr(self.version, "version", True),
+                             _lib.cstr(self.resource, "resource", True), 1 if self.namespaced else 0)
 
 
 TFJOBS = Resource("kubeflow.org", "v1", "tfjobs")
@@ -64,18 +64,28 @@ def _resource(res: ResourceLike) -> Resource:
     return res if isinstance(res, Resource) else Resource.lookup(res)
 
 
-def _enc(s: Optional[str]) -> Optional[bytes]:
-    return None if s is None else s.encode()
+def _enc(s: Optional[str], what: str = "argument") -> Optional[bytes]:
+    return _lib.cstr(s, what)
+
+
+def _req(s: str, what: str) -> bytes:
+    return _lib.cstr(s, what, True) or b""
 
 
 def _object_text(obj: ObjectInput) -> bytes:
     if isinstance(obj, Job):
         return obj.to_json().encode()
-    if isinstance(obj, bytes):
-        return obj
-    if isinstance(obj, str):
-        return obj.encode()
-    return json.dumps(obj).encode()
+    if isinstance(obj, (bytes, bytearray)):
+        text = bytes(obj)
+    elif isinstance(obj, str):
+        text = obj.encode("utf-8")
+    elif isinstance(obj, dict):
+        text = json.dumps(obj).encode()
+    else:
+        raise TypeError(f"the object must be a dict, JSON text or a Job, not {type(obj).__name__}")
+    if b"\0" in text:
+        raise ValueError("the object's text contains a NUL byte")
+    return text
 
 
 def _take(out: ctypes.c_void_p) -> Optional[Obj]:
@@ -345,7 +355,8 @@ class Backend(_runtime.Closing):
     def get(self, resource: ResourceLike, name: str, namespace: Optional[str] = None) -> Obj:
         """GET one object. NotFoundError when absent."""
         res = _resource(resource)._c()
-        return _take(self._out(_lib.tfjob_transport_get, ctypes.byref(res), _enc(namespace), name.encode())) or {}
+        return _take(self._out(_lib.tfjob_transport_get, ctypes.byref(res), _enc(namespace, "namespace"),
+                               _req(name, "name"))) or {}
 
     def list(self, resource: ResourceLike, namespace: Optional[str] = None, *, label_selector: Optional[str] = None,
              field_selector: Optional[str] = None, limit: int = 0, continue_token: Optional[str] = None,
@@ -395,7 +406,8 @@ class Backend(_runtime.Closing):
               subresource: Optional[str] = None) -> Obj:
         """PATCH with a JSON merge patch (RFC 7386); subresource "status" patches the status."""
         res = _resource(resource)._c()
-        return _take(self._out(_lib.tfjob_transport_patch, ctypes.byref(res), _enc(namespace), name.encode(),
+        return _take(self._out(_lib.tfjob_transport_patch, ctypes.byref(res), _enc(namespace, "namespace"),
+                               _req(name, "name"),
                                _enc(subresource), _object_text(patch))) or {}
 
     def delete(self, resource: ResourceLike, name: str, namespace: Optional[str] = None, *,
@@ -413,14 +425,16 @@ class Backend(_runtime.Closing):
         keep = [_enc(precondition_uid), _enc(precondition_resource_version)]
         opts.precondition_uid, opts.precondition_resource_version = keep
         opts.grace_period_seconds = -1 if grace_period_seconds is None else int(grace_period_seconds)
-        return _take(self._out(_lib.tfjob_transport_delete, ctypes.byref(res), _enc(namespace), name.encode(),
+        return _take(self._out(_lib.tfjob_transport_delete, ctypes.byref(res), _enc(namespace, "namespace"),
+                               _req(name, "name"),
                                ctypes.byref(opts)))
 
     def create_event(self, involved: ObjectInput, type: str, reason: str, message: str,
                      namespace: Optional[str] = None, source_component: Optional[str] = None) -> Obj:
         """Record a core/v1 Event about an object, as client-go's recorder does; type "Normal" or "Warning"."""
         return _take(self._out(_lib.tfjob_transport_create_event, _enc(namespace), _object_text(involved),
-                               type.encode(), reason.encode(), message.encode(), _enc(source_component))) or {}
+                               _req(type, "type"), _req(reason, "reason"), _req(message, "message"),
+                               _enc(source_component, "source_component"))) or {}
 
     def watch(self, resource: ResourceLike, handler: Optional[WatchHandler] = None, namespace: Optional[str] = None,
               *, on_closed: Optional[ClosedHandler] = None, label_selector: Optional[str] = None,
