@@ -105,7 +105,8 @@ func FuzzPlan(f *testing.F) {
 	j := mustParse(f, distJob)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, pods []byte) {
-		p, err := PlanStep(j, pods, nil, PlanOptions{Now: now})
+		// Every gang scheduler in turn, so that its decoration of created pods is fuzzed too.
+		p, err := PlanStep(j, pods, nil, PlanOptions{Now: now, Render: RenderOptions{GangScheduler: GangScheduler(len(pods) % 3)}})
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) || e.Message == "" {
