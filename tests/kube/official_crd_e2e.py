@@ -513,6 +513,17 @@ check("get -o wide: states Succeeded, Failed, Succeeded, Suspended; replicas and
       [rows.get(n, [None, None])[1] for n in ("ok", "perm", "retry", "sus")] == ["Succeeded", "Failed", "Succeeded", "Suspended"]
       and "PS:1,Worker:2" in rows.get("ok", []) and "Running" in rows.get("ok", []), out + err)
 print("     " + out.replace("\n", "\n     "), flush=True)
+# The default table's STATE is what the official CRD's printer column (.status.conditions[-1:].type)
+# gives: the server's own Table, as kubectl get prints it.
+req = urllib.request.Request(URL + TFJ, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+with urllib.request.urlopen(req, context=ctx, timeout=20) as r:
+    table = json.loads(r.read())
+cols = [c["name"] for c in table["columnDefinitions"]]
+server_rows = sorted((row["cells"][0], row["cells"][cols.index("State")]) for row in table["rows"])
+rc, out, err = ctl("get", "-n", NS)
+our_rows = sorted((l.split()[0], l.split()[1] if len(l.split()) > 2 else "") for l in out.splitlines()[1:])
+check(f"get: NAME and STATE as the server's Table of the official printer columns ({server_rows})",
+      rc == 0 and out.split()[:3] == ["NAME", "STATE", "AGE"] and our_rows == server_rows, (out, err))
 rc, out, err = ctl("describe", "ok", "-n", NS)
 check("describe: conditions and replica statuses", rc == 0 and "TFJobSucceeded" in out and "Worker" in out, out + err)
 rc, out, err = ctl("describe", "perm", "-n", NS)
