@@ -299,12 +299,33 @@ full = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
                          "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.15.0",
                                                   "command": ["python", "-c", "pass"]}],
                                   "nodeSelector": {"k": "v"}, "tolerations": [{"key": "k", "operator": "Exists"}]}}}}}}
+# A status with every field of v1.9's JobStatus (those the library writes, and labelSelector):
+# in FILE it is not applied; written through /status it is kept whole by the official schema.
+status = {"conditions": [
+    {"type": "Created", "status": "True", "reason": "TFJobCreated", "message": "TFJob full is created.",
+     "lastUpdateTime": "2026-01-01T00:00:00Z", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+    {"type": "Suspended", "status": "False", "reason": "TFJobResumed", "message": "TFJob full is resumed.",
+     "lastUpdateTime": "2026-01-01T00:00:01Z", "lastTransitionTime": "2026-01-01T00:00:01Z"},
+    {"type": "Restarting", "status": "False", "reason": "TFJobRestarting", "message": "x",
+     "lastUpdateTime": "2026-01-01T00:00:02Z", "lastTransitionTime": "2026-01-01T00:00:02Z"},
+    {"type": "Running", "status": "False", "reason": "TFJobRunning", "message": "x",
+     "lastUpdateTime": "2026-01-01T00:00:03Z", "lastTransitionTime": "2026-01-01T00:00:03Z"},
+    {"type": "Failed", "status": "True", "reason": "TFJobFailed", "message": "x",
+     "lastUpdateTime": "2026-01-01T00:00:04Z", "lastTransitionTime": "2026-01-01T00:00:04Z"}],
+    "replicaStatuses": {"PS": {"active": 1, "succeeded": 0, "failed": 2,
+                               "selector": "training.kubeflow.org/job-name=full,training.kubeflow.org/replica-type=ps",
+                               "labelSelector": {"matchLabels": {"training.kubeflow.org/job-name": "full"},
+                                                 "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}},
+                        "Worker": {}},
+    "startTime": "2026-01-01T00:00:00Z", "completionTime": "2026-01-01T00:00:05Z",
+    "lastReconcileTime": "2026-01-01T00:00:05Z"}
 fpath = os.path.join(WORK, "full.yaml")
 with open(fpath, "w") as f:
-    yaml.safe_dump(full, f)
+    yaml.safe_dump(dict(full, status=status), f)  # a status in FILE is not applied (the /status subresource)
 rc, out, err = ctl("apply", "-f", fpath)
-check("apply full: created", rc == 0 and out.strip() == "tfjob.kubeflow.org/full created", out + err)
+check("apply full (with a status): created", rc == 0 and out.strip() == "tfjob.kubeflow.org/full created", out + err)
 stored = get_job("full") or {}
+check("apply full: the file's status is not stored", not stored.get("status"), stored.get("status"))
 lost = missing(full["spec"], stored.get("spec"))
 check("apply full: nothing of the spec pruned or changed", not lost, lost)
 port = stored["spec"]["tfReplicaSpecs"]["PS"]["template"]["spec"]["containers"][0]["ports"][0]
@@ -326,26 +347,6 @@ rc, out, err = ctl("apply", "-f", fpath)
 check("apply full with another queue: the official schema's immutable rule refuses it (exit 1, Invalid)",
       rc == 1 and "Error from server (Invalid)" in err and "queue is immutable" in err, (rc, out, err))
 
-# Every field of the status the library writes (from `tfjobctl` on a finished job's status shape)
-# is kept by the official schema.
-status = {"conditions": [
-    {"type": "Created", "status": "True", "reason": "TFJobCreated", "message": "TFJob full is created.",
-     "lastUpdateTime": "2026-01-01T00:00:00Z", "lastTransitionTime": "2026-01-01T00:00:00Z"},
-    {"type": "Suspended", "status": "False", "reason": "TFJobResumed", "message": "TFJob full is resumed.",
-     "lastUpdateTime": "2026-01-01T00:00:01Z", "lastTransitionTime": "2026-01-01T00:00:01Z"},
-    {"type": "Restarting", "status": "False", "reason": "TFJobRestarting", "message": "x",
-     "lastUpdateTime": "2026-01-01T00:00:02Z", "lastTransitionTime": "2026-01-01T00:00:02Z"},
-    {"type": "Running", "status": "False", "reason": "TFJobRunning", "message": "x",
-     "lastUpdateTime": "2026-01-01T00:00:03Z", "lastTransitionTime": "2026-01-01T00:00:03Z"},
-    {"type": "Failed", "status": "True", "reason": "TFJobFailed", "message": "x",
-     "lastUpdateTime": "2026-01-01T00:00:04Z", "lastTransitionTime": "2026-01-01T00:00:04Z"}],
-    "replicaStatuses": {"PS": {"active": 1, "succeeded": 0, "failed": 2,
-                               "selector": "training.kubeflow.org/job-name=full,training.kubeflow.org/replica-type=ps",
-                               "labelSelector": {"matchLabels": {"training.kubeflow.org/job-name": "full"},
-                                                 "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}},
-                        "Worker": {}},
-    "startTime": "2026-01-01T00:00:00Z", "completionTime": "2026-01-01T00:00:05Z",
-    "lastReconcileTime": "2026-01-01T00:00:05Z"}
 obj = get_job("full")
 obj["status"] = status
 c, back = api("PUT", f"{TFJ}/full/status", obj)
