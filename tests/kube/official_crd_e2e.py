@@ -575,4 +575,8 @@ check("edit role: delete", rc == 0 and out.strip() == 'tfjob.kubeflow.org "edit"
 stop_watch.set()
 rc = op.stop()
 check(f"operator: SIGTERM, exit 0 ({rc})", rc == 0)
+# The harness's users are unprivileged again (the bindings' tests that follow expect a 403).
+c1, _ = api("DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/training-operator")
+c2, _ = api("DELETE", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/rolebindings/edit")
+check(f"role bindings removed ({c1}, {c2})", c1 == 200 and c2 == 200)
 sys.exit(1 if failures else 0)

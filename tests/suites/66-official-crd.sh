@@ -8,7 +8,8 @@
 # tests/kube/official_crd_e2e.py: apply of every examples/*.yaml (created, then unchanged, nothing
 # pruned), the operator's lifecycles (success, failure, suspend/resume, cleanPodPolicy + TTL) with
 # every status it writes stored as written, one status write per status change, tfjobctl
-# get/describe/watch/delete. Without Go (no module cache either) the suite is skipped.
+# get/describe/watch/delete; then the Python bindings' Kubernetes tests. Without Go the suite is
+# skipped.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v go >/dev/null 2>&1 || { [ -x /usr/local/go/bin/go ] && PATH="/usr/local/go/bin:$PATH"; }
@@ -25,3 +26,15 @@ export TFJOB_KUBE_CRD="$moddir/manifests/base/crds/kubeflow.org_tfjobs.yaml"
 export TFJOBCTL="${TFJOBCTL:-$PWD/build/src/tfjobctl/tfjobctl}"
 OP="${TFJOB_OPERATOR:-$PWD/build/src/tfjob-operator/tfjob-operator}"
 python3 tests/kube/official_crd_e2e.py "$OP" "$dir"
+
+# The Python bindings' Kubernetes tests (86-bindings-kube.sh runs them, and the Go ones, against
+# our CRD) against the same server: verbs, typed errors, the controller running a job.
+target="$(mktemp -d)"
+KUBE_ENV_CLEANUP+=("$target")
+python3 -m pip install -q --disable-pip-version-check pytest 2>&1 | grep -v 'Running pip as' || true
+python3 -m pip install -q --disable-pip-version-check --no-deps --target "$target" ./bindings/python 2>&1 |
+  grep -v 'Running pip as' || true
+( cd bindings/python/tests &&
+  TFJOB_LIBRARY="$PWD/../../../build/lib/libtfjob.so.0" PYTHONPATH="$target" \
+    python3 -m pytest -q -p no:warnings -p no:cacheprovider -rs test_kube.py ) | tee "$dir/pytest.out"
+if grep -q skipped "$dir/pytest.out"; then echo "FAIL: the bindings' kube tests were skipped"; exit 1; fi
