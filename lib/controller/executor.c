@@ -380,6 +380,43 @@ static tfjob_objects *wrap_objects(json_t *arr, const char *what)
 	return o;
 }
 
+/*
+ * Whether `stored` (the status the server answered a status write with) lost or changed part of
+ * `sent`; `where` gets the path of the first difference, as status.a.b[i].
+ */
+static int status_lost_at(const json_t *sent, const json_t *stored, char *where, size_t size, size_t len)
+{
+	if (json_is_object(sent) && json_is_object(stored)) {
+		const char *k;
+		json_t *v;
+		json_object_foreach((json_t *)sent, k, v) {
+			if (json_is_null(v))
+				continue;
+			snprintf(where + len, size - len, ".%s", k);
+			if (status_lost_at(v, json_object_get(stored, k), where, size, strlen(where)))
+				return 1;
+		}
+		where[len] = '\0';
+		return 0;
+	}
+	if (json_is_array(sent) && json_is_array(stored) && json_array_size(sent) == json_array_size(stored)) {
+		for (size_t i = 0; i < json_array_size(sent); i++) {
+			snprintf(where + len, size - len, "[%zu]", i);
+			if (status_lost_at(json_array_get(sent, i), json_array_get(stored, i), where, size, strlen(where)))
+				return 1;
+		}
+		where[len] = '\0';
+		return 0;
+	}
+	return !json_equal(sent, stored);
+}
+
+static int status_lost(const json_t *sent, const json_t *stored, char *where, size_t size)
+{
+	snprintf(where, size, "status");
+	return status_lost_at(sent, stored, where, size, strlen(where));
+}
+
 /* Returns 0 done, 1 re-plan (status conflict), or a negative error. */
 static int reconcile_once(rctx *r)
 {
@@ -536,6 +573,13 @@ static int reconcile_once(rctx *r)
 			goto out;
 		json_t *s = stored ? json_loads(stored, 0, NULL) : NULL;
 		tfjob_free(stored);
+		char where[256] = "";
+		if (s && status_lost(new_status, json_object_get(s, "status"), where, sizeof(where))) {
+			/* The CRD's schema pruned or changed part of what we wrote: the next plan would
+			   write it again at every event. Say so (a CRD without those status fields). */
+			tfjob__log(c, TFJOB_LOG_WARN, "the stored status differs from the one written (pruned by the CRD's schema?)",
+			           r->key, where, NULL);
+		}
 		if (s) {
 			pthread_mutex_lock(&c->cache_mu);
 			tfjob__store_put(&c->stores[INF_JOBS], s);

@@ -46,6 +46,39 @@ static json_t *merged_object(const json_t *server, const json_t *desired)
 }
 
 /*
+ * Whether the object we would PUT (`next`) is what the server has: as json_equal(), except that
+ * a null in `next` where the server has no such field is equal (the server drops or prunes a
+ * null: e.g. template.metadata.creationTimestamp: null, which a CRD with a pod template schema
+ * prunes, so a PUT of it would store nothing new).
+ */
+static int same_object(const json_t *next, const json_t *server)
+{
+	if (json_is_object(next) && json_is_object(server)) {
+		const char *key;
+		json_t *v;
+		size_t n = 0;
+		json_object_foreach((json_t *)next, key, v) {
+			json_t *sv = json_object_get(server, key);
+			if (!sv && json_is_null(v))
+				continue;
+			if (!sv || !same_object(v, sv))
+				return 0;
+			n++;
+		}
+		return n == json_object_size(server);
+	}
+	if (json_is_array(next) && json_is_array(server)) {
+		if (json_array_size(next) != json_array_size(server))
+			return 0;
+		for (size_t i = 0; i < json_array_size(next); i++)
+			if (!same_object(json_array_get(next, i), json_array_get(server, i)))
+				return 0;
+		return 1;
+	}
+	return json_equal(next, server);
+}
+
+/*
  * Update the TFJob the server has (server: its JSON, consumed) to what FILE says. A resourceVersion
  * in FILE is a precondition, as kubectl apply's patch carries it: a stale one is a Conflict.
  * Without one, the update is made at the server's version, read again after a conflict.
@@ -70,7 +103,7 @@ static int update_existing(tfjob_transport *t, const char *ns, const char *name,
 		json_t *next = merged_object(server, desired);
 		if (want_rv && want_rv[0])
 			json_object_set_new(json_object_get(next, "metadata"), "resourceVersion", json_string(want_rv));
-		if (json_equal(next, server)) {
+		if (same_object(next, server)) {
 			/* Nothing to change: no request, as kubectl apply sends no empty patch. */
 			printf("tfjob.kubeflow.org/%s unchanged\n", name);
 			json_decref(next);

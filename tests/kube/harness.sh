@@ -28,6 +28,8 @@
 #   TFJOB_KUBE_BUILD_JOBS   go build -p (default 2)
 #   TFJOB_KUBE_APISERVER_ARGS  extra kube-apiserver flags (word-split)
 #   TFJOB_KUBE_START_TIMEOUT   seconds to wait for readiness (default 120)
+#   TFJOB_KUBE_CRD          the TFJob CRD `start` installs (default examples/deploy/crd-tfjob.yaml;
+#                           tests/suites/66-official-crd.sh gives training-operator v1.9.2's own)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -35,7 +37,7 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
 TOOLS="$HERE/tools"
 CACHE="${TFJOB_KUBE_CACHE:-$ROOT/.cache/kube}"
-CRD="$ROOT/examples/deploy/crd-tfjob.yaml"
+CRD="${TFJOB_KUBE_CRD:-$ROOT/examples/deploy/crd-tfjob.yaml}"
 SERVICE_CIDR="10.0.0.0/24"
 SERVICE_IP="10.0.0.1"
 

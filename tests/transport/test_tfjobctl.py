@@ -340,6 +340,30 @@ class TfjobctlTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(out, "tfjob.kubeflow.org/%s unchanged\n" % name)
         self.assertEqual([e["method"] for e in self.log()], ["GET"])
+        # A null in FILE where the server has no such field is nothing to change either (a CRD with
+        # a pod template schema prunes template.metadata.creationTimestamp: null); a null where
+        # the server has a value is a change.
+        nulls = json.loads(json.dumps(sent))
+        nulls["spec"]["tfReplicaSpecs"]["Worker"]["template"]["metadata"] = {"creationTimestamp": None}
+        npath = os.path.join(self.dir, "nulls.json")
+        with open(npath, "w") as f:
+            json.dump(nulls, f)
+        pruned = json.loads(json.dumps(same))
+        pruned["spec"]["tfReplicaSpecs"]["Worker"]["template"]["metadata"] = {}
+        self.setUp()
+        self.rules({"method": "GET", "path": BASE + "/kubeflow/tfjobs/" + name, "body": pruned})
+        rc, out, err = self.run_ctl("apply", "-f", npath)
+        self.assertEqual((rc, out), (0, "tfjob.kubeflow.org/%s unchanged\n" % name), err)
+        self.assertEqual([e["method"] for e in self.log()], ["GET"])
+        self.setUp()
+        live = json.loads(json.dumps(same))
+        live["spec"]["tfReplicaSpecs"]["Worker"]["template"]["metadata"] = {"creationTimestamp": "2020-01-01T00:00:00Z"}
+        self.rules({"method": "GET", "path": BASE + "/kubeflow/tfjobs/" + name, "body": live},
+                   {"method": "PUT", "path": BASE + "/kubeflow/tfjobs/" + name,
+                    "body": dict(same, metadata=dict(same["metadata"], resourceVersion="42"))})
+        rc, out, err = self.run_ctl("apply", "-f", npath)
+        self.assertEqual((rc, out), (0, "tfjob.kubeflow.org/%s configured\n" % name), err)
+        self.assertEqual([e["method"] for e in self.log()], ["GET", "PUT"])
 
     def test_apply_resource_version_is_a_precondition(self):
         # A resourceVersion in FILE (e.g. from get -o yaml) is sent: a stale one is a Conflict, not retried.
