@@ -5,51 +5,12 @@ and sets their status.phase itself. Run by tests/suites/64-controller-kube.sh wi
 environment (the kube-apiserver is restarted through tests/kube/harness.sh restart commands).
 Prints ok/FAIL lines; exit status 1 when anything failed."""
 import atexit, json, os, signal, socket, ssl, subprocess, sys, time, urllib.request, urllib.error
+from e2e_lib import URL, api, check, ctx, exit_status, wait
 
-URL = os.environ["KUBE_APISERVER_URL"]
 OP = sys.argv[1]
 WORK = sys.argv[2]
 HARNESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness.sh")
-ctx = ssl.create_default_context(cafile=os.environ["KUBE_CA_CERT"])
-ctx.load_cert_chain(os.environ["KUBE_ADMIN_CERT"], os.environ["KUBE_ADMIN_KEY"])
-failures = 0
 NS = "e2e"
-
-
-def check(what, cond):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures += 1
-
-
-def api(method, path, body=None, ctype="application/json"):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(URL + path, data=data, method=method)
-    if data is not None:
-        req.add_header("Content-Type", ctype)
-    try:
-        with urllib.request.urlopen(req, context=ctx, timeout=20) as r:
-            return r.status, json.loads(r.read() or b"{}")
-    except urllib.error.HTTPError as e:
-        try:
-            return e.code, json.loads(e.read() or b"{}")
-        except ValueError:
-            return e.code, {}
-
-
-def wait(what, fn, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            if fn():
-                check(what, True)
-                return True
-        except Exception:
-            pass
-        time.sleep(0.1)
-    check(what + " (timed out)", False)
-    return False
 
 
 def job(name, types, run_policy=None, spec=None):
@@ -623,4 +584,4 @@ check(f"outage over: no pod created twice ({ev.count('SuccessfulCreatePod')} Suc
 # 11. SIGTERM stops cleanly.
 rc = op.stop()
 check(f"SIGTERM: exit status 0 ({rc})", rc == 0)
-sys.exit(1 if failures else 0)
+sys.exit(exit_status())

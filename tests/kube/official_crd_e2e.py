@@ -11,55 +11,15 @@ Prints ok/FAIL lines; exit status 1 when anything failed."""
 import atexit, copy, glob, json, os, signal, socket, ssl, subprocess, sys, threading, time
 import urllib.request, urllib.error
 import yaml
+from e2e_lib import URL, api, check, ctx, exit_status, wait
 
-URL = os.environ["KUBE_APISERVER_URL"]
 OP, WORK = sys.argv[1], sys.argv[2]
 CTL = os.environ["TFJOBCTL"]
 CRD_FILE = os.environ["TFJOB_KUBE_CRD"]
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..")
 KC = ["--kubeconfig", os.environ["KUBE_ADMIN_KUBECONFIG"]]
-ctx = ssl.create_default_context(cafile=os.environ["KUBE_CA_CERT"])
-ctx.load_cert_chain(os.environ["KUBE_ADMIN_CERT"], os.environ["KUBE_ADMIN_KEY"])
 NS = "official"
 TFJ = f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs"
-failures = 0
-
-
-def check(what, cond, detail=None):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures += 1
-        if detail is not None:
-            print("     " + str(detail)[:2000], flush=True)
-    return cond
-
-
-def api(method, path, body=None, ctype="application/json"):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(URL + path, data=data, method=method)
-    if data is not None:
-        req.add_header("Content-Type", ctype)
-    try:
-        with urllib.request.urlopen(req, context=ctx, timeout=20) as r:
-            return r.status, json.loads(r.read() or b"{}")
-    except urllib.error.HTTPError as e:
-        try:
-            return e.code, json.loads(e.read() or b"{}")
-        except ValueError:
-            return e.code, {}
-
-
-def wait(what, fn, timeout=30):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            if fn():
-                return check(what, True)
-        except Exception:
-            pass
-        time.sleep(0.1)
-    return check(what + " (timed out)", False)
 
 
 def ctl(*args, stdin=None, timeout=60):
@@ -579,4 +539,4 @@ check(f"operator: SIGTERM, exit 0 ({rc})", rc == 0)
 c1, _ = api("DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/training-operator")
 c2, _ = api("DELETE", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/rolebindings/edit")
 check(f"role bindings removed ({c1}, {c2})", c1 == 200 and c2 == 200)
-sys.exit(1 if failures else 0)
+sys.exit(exit_status())

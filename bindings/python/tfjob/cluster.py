@@ -100,6 +100,19 @@ class _RenderOptions:
             error, self.error = self.error, None
             raise error
 
+    def finish(self, rc: int, err: ctypes.c_void_p, release_result: Callable[[], None]) -> None:
+        """After a C call that ran these options' callbacks: a callback's exception wins (the
+        call's result, or its error, is released first), else the call's own error is raised."""
+        try:
+            self.raise_callback_error()
+        except BaseException:
+            if rc == 0:
+                release_result()
+            else:
+                _lib.tfjob_error_free(err)
+            raise
+        check(rc, err)
+
 
 def render_options(**kw: Any) -> _RenderOptions:
     unknown = set(kw) - set(RENDER_KEYWORDS)
@@ -115,15 +128,7 @@ def _render_call(job: Job, kw: Dict[str, Any], call: Callable[[ctypes.c_void_p, 
     with job.with_defaults(compat=kw.get("compat")) as defaulted:
         out, err = ctypes.c_void_p(), ctypes.c_void_p()
         rc = call(defaulted.handle, ctypes.byref(opts.c), ctypes.byref(out), ctypes.byref(err))
-        try:
-            opts.raise_callback_error()
-        except BaseException:
-            if rc == 0:
-                _lib.tfjob_free(out)
-            else:
-                _lib.tfjob_error_free(err)
-            raise
-        check(rc, err)
+        opts.finish(rc, err, lambda: _lib.tfjob_free(out))
         return _lib.owned_string(out)
 
 

@@ -98,15 +98,7 @@ def plan(job: Job, pods: Objects = None, services: Objects = None, *, now: Union
     handle, err = ctypes.c_void_p(), ctypes.c_void_p()
     rc = _lib.tfjob_plan_new(ctypes.byref(handle), job.handle, pods_text, services_text, ctypes.byref(opts),
                              ctypes.byref(err))
-    try:
-        ropts.raise_callback_error()
-    except BaseException:
-        if rc == 0:
-            _lib.tfjob_plan_free(handle)
-        else:
-            _lib.tfjob_error_free(err)
-        raise
-    check(rc, err)
+    ropts.finish(rc, err, lambda: _lib.tfjob_plan_free(handle))
     try:
         out = ctypes.c_void_p()
         check(_lib.tfjob_plan_to_json(ctypes.byref(out), handle, 0, ctypes.byref(err)), err)
@@ -142,13 +134,5 @@ def simulate(scenario: Union[str, bytes], *, compat: Optional[str] = None, max_s
     opts.render = ctypes.pointer(ropts.c)
     out, err = ctypes.c_void_p(), ctypes.c_void_p()
     rc = _lib.tfjob_simulate(ctypes.byref(out), data, len(data), ctypes.byref(opts), ctypes.byref(err))
-    try:
-        ropts.raise_callback_error()
-    except BaseException:
-        if rc == 0:
-            _lib.tfjob_free(out)
-        else:
-            _lib.tfjob_error_free(err)
-        raise
-    check(rc, err)
+    ropts.finish(rc, err, lambda: _lib.tfjob_free(out))
     return _lib.owned_string(out)

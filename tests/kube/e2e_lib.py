@@ -1,0 +1,58 @@
+"""Shared by the end-to-end scripts of tests/kube (controller_e2e.py, official_crd_e2e.py): ok/FAIL
+reporting and calls to the harness's kube-apiserver as its admin (KUBE_* from tests/kube/harness.sh)."""
+import json
+import os
+import ssl
+import time
+import urllib.error
+import urllib.request
+
+URL = os.environ["KUBE_APISERVER_URL"]
+ctx = ssl.create_default_context(cafile=os.environ["KUBE_CA_CERT"])
+ctx.load_cert_chain(os.environ["KUBE_ADMIN_CERT"], os.environ["KUBE_ADMIN_KEY"])
+failures = 0
+
+
+def check(what, cond, detail=None):
+    """Print an ok/FAIL line (with detail, shortened, on failure); count failures; return cond."""
+    global failures
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures += 1
+        if detail is not None:
+            print("     " + str(detail)[:2000], flush=True)
+    return cond
+
+
+def api(method, path, body=None, ctype="application/json"):
+    """(HTTP status, decoded JSON body) of a request; error answers are returned, not raised."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(URL + path, data=data, method=method)
+    if data is not None:
+        req.add_header("Content-Type", ctype)
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=20) as r:
+            return r.status, json.loads(r.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        try:
+            return e.code, json.loads(e.read() or b"{}")
+        except ValueError:
+            return e.code, {}
+
+
+def wait(what, fn, timeout=60):
+    """Poll fn (exceptions count as not yet) until it is true: one ok line, or FAIL after timeout."""
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            if fn():
+                return check(what, True)
+        except Exception:
+            pass
+        time.sleep(0.1)
+    return check(what + " (timed out)", False)
+
+
+def exit_status():
+    """1 when any check failed, else 0."""
+    return 1 if failures else 0
