@@ -4,8 +4,8 @@ script plays it, writing pod status through /status; nor volcano, so it installs
 and sets their status.phase itself. Run by tests/suites/64-controller-kube.sh with the harness's
 environment (the kube-apiserver is restarted through tests/kube/harness.sh restart commands).
 Prints ok/FAIL lines; exit status 1 when anything failed."""
-import atexit, json, os, signal, socket, ssl, subprocess, sys, time, urllib.request, urllib.error
-from e2e_lib import URL, api, check, ctx, exit_status, wait
+import json, os, signal, socket, subprocess, sys, time, urllib.request, urllib.error
+from e2e_lib import RUNNING, URL, api, check, ctx, exit_status, wait
 
 OP = sys.argv[1]
 WORK = sys.argv[2]
@@ -83,21 +83,6 @@ def kubelet(pod, phase, code=None, restarts=0, ns=None):
         if c == 200:
             return
     check(f"set status of pod {pod}", False)
-
-
-RUNNING = []
-
-
-@atexit.register
-def kill_operators():
-    # Whatever happens to this script, no tfjob-operator it started outlives it.
-    for p in RUNNING:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-
-
-signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
 
 
 class Operator:

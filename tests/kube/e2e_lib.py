@@ -1,8 +1,11 @@
 """Shared by the end-to-end scripts of tests/kube (controller_e2e.py, official_crd_e2e.py): ok/FAIL
 reporting and calls to the harness's kube-apiserver as its admin (KUBE_* from tests/kube/harness.sh)."""
+import atexit
 import json
 import os
+import signal
 import ssl
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -11,6 +14,18 @@ URL = os.environ["KUBE_APISERVER_URL"]
 ctx = ssl.create_default_context(cafile=os.environ["KUBE_CA_CERT"])
 ctx.load_cert_chain(os.environ["KUBE_ADMIN_CERT"], os.environ["KUBE_ADMIN_KEY"])
 failures = 0
+RUNNING = []  # processes a script started (tfjob-operator): none outlives the script
+
+
+@atexit.register
+def _kill_running():
+    for p in RUNNING:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
 
 
 def check(what, cond, detail=None):

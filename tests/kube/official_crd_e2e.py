@@ -8,10 +8,10 @@ says is pruned by the official schema; every status the operator writes is store
 operator logs "the stored status differs from the one written" otherwise); one status write per
 status change, no API call while nothing changes; tfjobctl get/describe/watch/delete.
 Prints ok/FAIL lines; exit status 1 when anything failed."""
-import atexit, copy, glob, json, os, signal, socket, ssl, subprocess, sys, threading, time
+import copy, glob, json, os, signal, socket, subprocess, sys, threading, time
 import urllib.request, urllib.error
 import yaml
-from e2e_lib import URL, api, check, ctx, exit_status, wait
+from e2e_lib import RUNNING, URL, api, check, ctx, exit_status, wait
 
 OP, WORK = sys.argv[1], sys.argv[2]
 CTL = os.environ["TFJOBCTL"]
@@ -78,20 +78,6 @@ def missing(sent, stored, path=""):
     elif sent != stored:
         out.append(f"{path}: {sent!r} -> {stored!r}")
     return out
-
-
-RUNNING = []
-
-
-@atexit.register
-def kill_operators():
-    for p in RUNNING:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-
-
-signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
 
 
 class Operator:
