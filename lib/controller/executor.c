@@ -256,13 +256,11 @@ static void delete_pod_group(rctx *r)
 	tfjob_error *err = NULL;
 	int rc = tfjob_transport_delete(NULL, c->t, res, r->ns, r->name, NULL, &err);
 	tfjob__count(c, TFJOB_API_DELETE, rc);
-	if (rc == 0)
-		{
+	if (rc == 0) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "Deleted PodGroup: %s", r->name);
 		record_event(r, "Normal", "SuccessfulDeletePodGroup", msg);
-	}
-	else if (rc != TFJOB_ENOTFOUND) {
+	} else if (rc != TFJOB_ENOTFOUND) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "Error deleting: %s", tfjob_error_message(err));
 		record_event(r, "Warning", "FailedDeletePodGroup", msg);
