@@ -3,6 +3,7 @@ package diff
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"os"
 	"sort"
 	"strconv"
@@ -25,6 +26,13 @@ func envInt(name string, def int) int {
 		}
 	}
 	return def
+}
+
+// seededRun is the seed (DIFF_SEED), its random source and the number of cases (DIFF_COUNT
+// divided by share) of one comparison, so that the comparisons split DIFF_COUNT between them.
+func seededRun(share int) (int64, *rand.Rand, int) {
+	seed := int64(envInt("DIFF_SEED", 1))
+	return seed, rand.New(rand.NewSource(seed)), envInt("DIFF_COUNT", 2000) / share
 }
 
 // finding is one disagreement.

@@ -305,9 +305,7 @@ func oursGangStep(t *testing.T, c gangCase) (gangOutcome, map[string]any) {
 }
 
 func TestGangScheduling(t *testing.T) {
-	seed := int64(envInt("DIFF_SEED", 1))
-	count := envInt("DIFF_COUNT", 2000) / 10
-	r := rand.New(rand.NewSource(seed))
+	seed, r, count := seededRun(10)
 	tl := newTally()
 	checked := map[string]int{}
 	for i := 0; i < count; i++ {

@@ -183,9 +183,7 @@ func oursStep(t *testing.T, c limitCase, now time.Time) (failedMsg string, delet
 }
 
 func TestLimitsAndCleanup(t *testing.T) {
-	seed := int64(envInt("DIFF_SEED", 1))
-	count := envInt("DIFF_COUNT", 2000) / 2
-	r := rand.New(rand.NewSource(seed))
+	seed, r, count := seededRun(2)
 	tl := newTally()
 	checked := map[string]int{}
 	for i := 0; i < count; i++ {

@@ -332,16 +332,8 @@ func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
 func serviceList(svcs []*corev1.Service) string {
 	var b strings.Builder
 	for _, s := range svcs {
-		extra := ""
-		if s.DeletionTimestamp != nil {
-			extra += "(being deleted)"
-		}
-		it, okt := s.Labels[labelType]
-		ii, oki := s.Labels[labelIndex]
-		if s.Name != fmt.Sprintf("%s-%s-%s", s.Labels["training.kubeflow.org/job-name"], it, ii) {
-			extra += fmt.Sprintf("[type %q %v, index %q %v]", it, okt, ii, oki)
-		}
-		fmt.Fprintf(&b, "%s%s ", strings.TrimPrefix(s.Name, s.Labels["training.kubeflow.org/job-name"]+"-"), extra)
+		short, note := childNote(&s.ObjectMeta)
+		fmt.Fprintf(&b, "%s%s ", short, note)
 	}
 	return b.String()
 }
@@ -450,9 +442,7 @@ func sameOutcome(a, b fullOutcome) bool {
 }
 
 func TestReconcileStep(t *testing.T) {
-	seed := int64(envInt("DIFF_SEED", 1))
-	count := envInt("DIFF_COUNT", 2000) / 8
-	r := rand.New(rand.NewSource(seed))
+	seed, r, count := seededRun(8)
 	tl := newTally()
 	checked := map[string]int{}
 	for i := 0; i < count; i++ {

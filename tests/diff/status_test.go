@@ -321,9 +321,7 @@ func genStatusCase(r *rand.Rand, i int, now time.Time, kinds messKinds) (*kubefl
 }
 
 func TestStatusStep(t *testing.T) {
-	seed := int64(envInt("DIFF_SEED", 1))
-	count := envInt("DIFF_COUNT", 2000) / 4
-	r := rand.New(rand.NewSource(seed))
+	seed, r, count := seededRun(4)
 	tl := newTally()
 	checked := map[string]int{}
 	for i := 0; i < count; i++ {
@@ -407,6 +405,22 @@ func classifyStatus(ours stepOutcome, v19 map[string]stepOutcome) (string, strin
 	return "status step: events differ", ""
 }
 
+// childNote is an observed child's name without the job's prefix, and what is unusual about
+// it: being deleted, and its type and index labels when its name does not match them.
+func childNote(m *metav1.ObjectMeta) (string, string) {
+	note := ""
+	if m.DeletionTimestamp != nil {
+		note += "(being deleted)"
+	}
+	job := m.Labels["training.kubeflow.org/job-name"]
+	it, okt := m.Labels[labelType]
+	ii, oki := m.Labels[labelIndex]
+	if m.Name != fmt.Sprintf("%s-%s-%s", job, it, ii) {
+		note += fmt.Sprintf("[type %q %v, index %q %v]", it, okt, ii, oki)
+	}
+	return strings.TrimPrefix(m.Name, job+"-"), note
+}
+
 func podPhases(pods []*corev1.Pod) string {
 	var b strings.Builder
 	for _, p := range pods {
@@ -414,16 +428,8 @@ func podPhases(pods []*corev1.Pod) string {
 		if s := p.Status.ContainerStatuses; len(s) > 0 && s[0].State.Terminated != nil {
 			code = fmt.Sprintf("(%d)", s[0].State.Terminated.ExitCode)
 		}
-		extra := ""
-		if p.DeletionTimestamp != nil {
-			extra += "(being deleted)"
-		}
-		it, okt := p.Labels[labelType]
-		ii, oki := p.Labels[labelIndex]
-		if p.Name != fmt.Sprintf("%s-%s-%s", p.Labels["training.kubeflow.org/job-name"], it, ii) {
-			extra += fmt.Sprintf("[type %q %v, index %q %v]", it, okt, ii, oki)
-		}
-		fmt.Fprintf(&b, "%s:%s%s%s ", strings.TrimPrefix(p.Name, p.Labels["training.kubeflow.org/job-name"]+"-"), p.Status.Phase, code, extra)
+		short, note := childNote(&p.ObjectMeta)
+		fmt.Fprintf(&b, "%s:%s%s%s ", short, p.Status.Phase, code, note)
 	}
 	return b.String()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand"
 	"testing"
 
 	"github.com/kubeflow/training-operator/pkg/webhooks/tensorflow"
@@ -18,9 +17,7 @@ import (
 // runPolicy.managedBy only (set, unset, changed); schedulingPolicy.queue stays the same, because
 // its immutability is a CEL rule of the CRD that this harness does not evaluate.
 func TestUpdateValidation(t *testing.T) {
-	seed := int64(envInt("DIFF_SEED", 1))
-	count := envInt("DIFF_COUNT", 2000) / 4
-	r := rand.New(rand.NewSource(seed))
+	seed, r, count := seededRun(4)
 	values := []string{absent, "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue", "example.com/other", ""}
 	mk := func(managedBy string) []byte {
 		rp := map[string]any{"schedulingPolicy": map[string]any{"queue": "q"}}
