@@ -29,12 +29,6 @@ python3 tests/kube/official_crd_e2e.py "$OP" "$dir"
 
 # The Python bindings' Kubernetes tests (86-bindings-kube.sh runs them, and the Go ones, against
 # our CRD) against the same server: verbs, typed errors, the controller running a job.
-target="$(mktemp -d)"
-KUBE_ENV_CLEANUP+=("$target")
-python3 -m pip install -q --disable-pip-version-check pytest 2>&1 | grep -v 'Running pip as' || true
-python3 -m pip install -q --disable-pip-version-check --no-deps --target "$target" ./bindings/python 2>&1 |
-  grep -v 'Running pip as' || true
-( cd bindings/python/tests &&
-  TFJOB_LIBRARY="$PWD/../../../build/lib/libtfjob.so.0" PYTHONPATH="$target" \
-    python3 -m pytest -q -p no:warnings -p no:cacheprovider -rs test_kube.py ) | tee "$dir/pytest.out"
-if grep -q skipped "$dir/pytest.out"; then echo "FAIL: the bindings' kube tests were skipped"; exit 1; fi
+# shellcheck source=tests/suites/lib/python-kube.bash
+. tests/suites/lib/python-kube.bash
+python_kube_tests

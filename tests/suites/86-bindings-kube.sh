@@ -8,17 +8,11 @@ cd "$(dirname "$0")/../.."
 root=$PWD
 # shellcheck source=tests/suites/lib/kube-env.bash
 . tests/suites/lib/kube-env.bash
-target="$(mktemp -d)"
-KUBE_ENV_CLEANUP+=("$target")
 
 # Python: the package installed as a user would, against ./build.
-python3 -m pip install -q --disable-pip-version-check pytest 2>&1 | grep -v 'Running pip as' || true
-python3 -m pip install -q --disable-pip-version-check --no-deps --target "$target" ./bindings/python 2>&1 |
-  grep -v 'Running pip as' || true
-( cd bindings/python/tests &&
-  TFJOB_LIBRARY="$root/build/lib/libtfjob.so.0" PYTHONPATH="$target" \
-    python3 -m pytest -q -p no:warnings -p no:cacheprovider -rs test_kube.py ) | tee "$dir/pytest.out"
-if grep -q skipped "$dir/pytest.out"; then echo "FAIL: kube tests were skipped"; exit 1; fi
+# shellcheck source=tests/suites/lib/python-kube.bash
+. tests/suites/lib/python-kube.bash
+python_kube_tests
 
 # Go: through pkg-config from a private prefix, as 85-go.sh does.
 # shellcheck source=tests/suites/lib/go-env.bash

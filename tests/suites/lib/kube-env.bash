@@ -1,4 +1,4 @@
-# Sourced by the suites that need a real API server (63, 64, 86) from the repository root:
+# Sourced by the suites that need a real API server (63, 64, 66, 86) from the repository root:
 # builds the library (./build) and kube-apiserver + etcd (tests/kube/harness.sh), starts them in
 # a fresh $dir, exports what $dir/env says (KUBE_APISERVER_URL, the kubeconfigs, ...) and stops
 # them and removes $dir on exit. A suite that needs more cleaned up lists it in KUBE_ENV_CLEANUP
