@@ -569,6 +569,15 @@ static int reconcile_once(rctx *r)
 		}
 		if (rc)
 			goto out;
+		/* Counted as soon as the write has succeeded, before the checks of what was stored. */
+		if (cond_true(old_status, "Created") < 0 && cond_true(new_status, "Created") >= 0)
+			atomic_fetch_add(&c->m.jobs_created, 1);
+		if (cond_true(old_status, "Succeeded") != 1 && cond_true(new_status, "Succeeded") == 1)
+			atomic_fetch_add(&c->m.jobs_succeeded, 1);
+		if (cond_true(old_status, "Failed") != 1 && cond_true(new_status, "Failed") == 1)
+			atomic_fetch_add(&c->m.jobs_failed, 1);
+		if (cond_true(old_status, "Restarting") != 1 && cond_true(new_status, "Restarting") == 1)
+			atomic_fetch_add(&c->m.jobs_restarted, 1);
 		json_t *s = stored ? json_loads(stored, 0, NULL) : NULL;
 		tfjob_free(stored);
 		char where[256] = "";
@@ -583,14 +592,6 @@ static int reconcile_once(rctx *r)
 			tfjob__store_put(&c->stores[INF_JOBS], s);
 			pthread_mutex_unlock(&c->cache_mu);
 		}
-		if (cond_true(old_status, "Created") < 0 && cond_true(new_status, "Created") >= 0)
-			atomic_fetch_add(&c->m.jobs_created, 1);
-		if (cond_true(old_status, "Succeeded") != 1 && cond_true(new_status, "Succeeded") == 1)
-			atomic_fetch_add(&c->m.jobs_succeeded, 1);
-		if (cond_true(old_status, "Failed") != 1 && cond_true(new_status, "Failed") == 1)
-			atomic_fetch_add(&c->m.jobs_failed, 1);
-		if (cond_true(old_status, "Restarting") != 1 && cond_true(new_status, "Restarting") == 1)
-			atomic_fetch_add(&c->m.jobs_restarted, 1);
 	}
 	if (ours && c->o.gang_scheduler != TFJOB_GANG_NONE && finished_now && !finished_before)
 		delete_pod_group(r);

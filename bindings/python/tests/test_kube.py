@@ -87,6 +87,7 @@ def test_watch_and_controller_run_a_job(kube, ns):
             set_pod(kube, "mnist-worker-1", "Succeeded", 0, namespace=ns)
             job = kube.wait_for_job("mnist", namespace=ns, timeout=30)
             assert tfjob.has_condition(job, "Succeeded")
+            assert c.wait_idle(10)  # the worker counts the write after the watch has shown it
             m = c.metrics()
             assert m.jobs_succeeded == 1 and m.api_calls["create"] == 6
         kube.create_tfjob(make_job("bad", {"Worker": 1}, namespace=ns, image=None))
