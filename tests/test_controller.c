@@ -556,21 +556,32 @@ START_TEST(gang_volcano_waits_for_pod_group)
 }
 END_TEST
 
-START_TEST(gang_volcano_pod_group_running_before_pods)
+/*
+ * A volcano PodGroup `name` with `spec` (JSON), already Running (made by an earlier incarnation),
+ * then the controller (volcano) and a one-worker job of that name, run until idle with its pod.
+ */
+static void run_job_with_running_pod_group(const char *name, const char *spec)
 {
-	/* A PodGroup that is already Running when the job is first seen (created by an earlier
-	   incarnation): no create, no waiting. */
 	static const tfjob_resource pg = TFJOB_RESOURCE_PODGROUPS_INIT;
-	ck_assert_int_eq(tfjob_transport_create(NULL, T, &pg, NS,
-	        "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"job30\"},"
-	        "\"spec\":{\"minMember\":1}}", NULL), 0);
-	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, "job30", "status", "{\"status\":{\"phase\":\"Running\"}}", NULL), 0);
+	char obj[512];
+	snprintf(obj, sizeof obj,
+	         "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"%s\"},"
+	         "\"spec\":%s}", name, spec);
+	ck_assert_int_eq(tfjob_transport_create(NULL, T, &pg, NS, obj, NULL), 0);
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, name, "status", "{\"status\":{\"phase\":\"Running\"}}", NULL), 0);
 	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
 	o.gang_scheduler = TFJOB_GANG_VOLCANO;
 	C = start_on(T, &o);
-	create("job30", "Worker:1:Never", NULL, NULL);
-	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job30") == 1, W));
+	create(name, "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", name) == 1, W));
 	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+}
+
+START_TEST(gang_volcano_pod_group_running_before_pods)
+{
+	/* A PodGroup that is already Running when the job is first seen: no create, no waiting. */
+	static const tfjob_resource pg = TFJOB_RESOURCE_PODGROUPS_INIT;
+	run_job_with_running_pod_group("job30", "{\"minMember\":1}");
 	tfjob_controller_metrics m;
 	metrics(&m);
 	ck_assert_uint_eq(m.api_calls[TFJOB_API_PATCH], 1); /* its spec brought to the job's */
@@ -587,16 +598,7 @@ START_TEST(gang_volcano_existing_queue_kept)
 	/* An existing volcano PodGroup's queue is kept when its spec is brought to the job's, as v1.9
 	   keeps it (semantics-diff: the gang comparison's open point); the rest of the spec is ours. */
 	static const tfjob_resource pg = TFJOB_RESOURCE_PODGROUPS_INIT;
-	ck_assert_int_eq(tfjob_transport_create(NULL, T, &pg, NS,
-	        "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"job31\"},"
-	        "\"spec\":{\"minMember\":7,\"queue\":\"research\"}}", NULL), 0);
-	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, "job31", "status", "{\"status\":{\"phase\":\"Running\"}}", NULL), 0);
-	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
-	o.gang_scheduler = TFJOB_GANG_VOLCANO;
-	C = start_on(T, &o);
-	create("job31", "Worker:1:Never", NULL, NULL);
-	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job31") == 1, W));
-	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	run_job_with_running_pod_group("job31", "{\"minMember\":7,\"queue\":\"research\"}");
 	char *text = NULL;
 	ck_assert_int_eq(tfjob_transport_get(&text, T, &pg, NS, "job31", NULL), 0);
 	ck_assert_ptr_nonnull(strstr(text, "\"queue\":\"research\""));
