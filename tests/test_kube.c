@@ -873,6 +873,18 @@ static tfjob_watch *watch(tfjob_transport *t, struct collector *c, const char *r
 	"{\\\"type\\\":\\\"" type "\\\",\\\"object\\\":{\\\"kind\\\":\\\"Pod\\\",\\\"metadata\\\":{\\\"name\\\":\\\"" name \
 	"\\\",\\\"resourceVersion\\\":\\\"" rv "\\\",\\\"annotations\\\":{\\\"tricky\\\":\\\"}{\\\\\\\"[\\\"}}}}\\n"
 
+/* A watch from rv without reconnecting, until the server ends the stream cleanly: its events
+ * must be want_log ("TYPE name rv;" each). */
+static void watch_until_closed(tfjob_transport *t, const char *rv, const char *want_log)
+{
+	struct collector c;
+	tfjob_watch *w = watch(t, &c, rv, 0);
+	ck_assert_int_eq(tfjob_watch_wait(w, 10000), 0);
+	ck_assert_str_eq(c.log, want_log);
+	ck_assert_int_eq(c.closed_code, 0);
+	tfjob_watch_free(w);
+}
+
 START_TEST(watch_stream_reconnect_and_gone)
 {
 	tfjob_transport *t = kube_plain(NULL);
@@ -966,12 +978,7 @@ START_TEST(integers_beyond_int64_become_reals)
 	ck_assert_str_eq(json_string_value(json_object_get(spec, "s")), "123456789012345678901");
 	json_decref(pod);
 	tfjob_free(out);
-	struct collector c;
-	tfjob_watch *w = watch(t, &c, "2", 0);
-	ck_assert_int_eq(tfjob_watch_wait(w, 10000), 0);
-	ck_assert_str_eq(c.log, "ADDED w 3;");
-	ck_assert_int_eq(c.closed_code, 0);
-	tfjob_watch_free(w);
+	watch_until_closed(t, "2", "ADDED w 3;");
 	tfjob_transport_free(t);
 }
 END_TEST
@@ -1001,12 +1008,7 @@ START_TEST(compression_dates_and_foreign_bodies)
 	fault_rules(&plain, "[{\"path\":\"*\",\"encoding\":\"gzip\",\"chunks\":[\"{\\\"type\\\":\\\"ADDED\\\",\\\"obj\","
 	                    "\"ect\\\":{\\\"metadata\\\":{\\\"name\\\":\\\"z\\\",\\\"resourceVersion\\\":\\\"3\\\"}}}\\n\","
 	                    "\"" EV("MODIFIED", "z", "4") "\"]}]");
-	struct collector c;
-	tfjob_watch *w = watch(t, &c, "2", 0);
-	ck_assert_int_eq(tfjob_watch_wait(w, 10000), 0);
-	ck_assert_str_eq(c.log, "ADDED z 3;MODIFIED z 4;");
-	ck_assert_int_eq(c.closed_code, 0);
-	tfjob_watch_free(w);
+	watch_until_closed(t, "2", "ADDED z 3;MODIFIED z 4;");
 
 	/* Retry-After as an HTTP-date (RFC 9110) is honoured too. */
 	fault_reset(&plain);
