@@ -42,6 +42,13 @@ tfjob_job *pu_job(const pu_replica *replicas, const char *run_policy, const char
 	return job;
 }
 
+/* The controller reference of pu_job()'s job, as the children it creates carry it. */
+static json_t *job_owner_refs(void)
+{
+	return json_pack("[{s:s,s:s,s:s,s:s,s:b,s:b}]", "apiVersion", "kubeflow.org/v1", "kind", "TFJob", "name", "job",
+	                 "uid", "u-1", "controller", 1, "blockOwnerDeletion", 1);
+}
+
 static json_t *pod_json(const pu_pod *p)
 {
 	char lt[64], name[128], idx[16];
@@ -61,6 +68,7 @@ static json_t *pod_json(const pu_pod *p)
 	json_object_set_new(json_object_get(pod, "status"), "containerStatuses", json_pack("[o]", cs));
 	if (p->deleting)
 		json_object_set_new(json_object_get(pod, "metadata"), "deletionTimestamp", json_string("2024-01-01T00:00:00Z"));
+	json_object_set_new(json_object_get(pod, "metadata"), "ownerReferences", job_owner_refs());
 	return pod;
 }
 
@@ -83,8 +91,10 @@ char *pu_services_for(const pu_replica *replicas)
 			lower(lt, r->type);
 			snprintf(name, sizeof name, "job-%s-%d", lt, i);
 			snprintf(idx, sizeof idx, "%d", i);
-			json_array_append_new(arr, json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s}}}", "apiVersion", "v1", "kind",
-			                                     "Service", "metadata", "name", name, "labels",
+			json_array_append_new(arr, json_pack("{s:s,s:s,s:{s:s,s:o,s:{s:s,s:s,s:s,s:s}}}", "apiVersion", "v1",
+			                                     "kind", "Service", "metadata", "name", name, "ownerReferences",
+			                                     job_owner_refs(), "labels", "training.kubeflow.org/operator-name",
+			                                     "tfjob-controller", "training.kubeflow.org/job-name", "job",
 			                                     "training.kubeflow.org/replica-type", lt,
 			                                     "training.kubeflow.org/replica-index", idx));
 		}

@@ -12,6 +12,11 @@
 
 #define T0 1704067200 /* 2024-01-01T00:00:00Z */
 
+/* JSON members of a child of pu_job()'s job: its controller reference, and the job's selector labels. */
+#define PU_OWNED "\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"name\":\"job\"," \
+                 "\"uid\":\"u-1\",\"controller\":true}],"
+#define PU_JOB_LABELS "\"training.kubeflow.org/job-name\":\"job\",\"training.kubeflow.org/operator-name\":\"tfjob-controller\","
+
 /* Replica spec: type, replicas, restartPolicy (NULL = absent). */
 typedef struct pu_replica {
 	const char *type;

@@ -932,7 +932,7 @@ typedef struct flaky {
 	tfjob_transport *inner;
 	_Atomic int down;
 	_Atomic int watches; /* watch streams started */
-	_Atomic int prune_selectors; /* status writes lose status.replicaStatuses.*.selector, as a CRD
+	_Atomic int prune_active; /* status writes lose status.replicaStatuses.*.active, as a CRD
 	                                schema without that field would prune it */
 } flaky;
 
@@ -974,13 +974,13 @@ static int fl_update_status(void *d, char **out, const tfjob_resource *res, cons
 	(void)name;
 	flaky *f = d;
 	FLAKY_GUARD(f, err);
-	if (!f->prune_selectors)
+	if (!f->prune_active)
 		return tfjob_transport_update_status(out, f->inner, res, ns, obj, err);
 	json_t *o = json_loads(obj, 0, NULL);
 	const char *k;
 	json_t *rs;
 	json_object_foreach(json_object_get(json_object_get(o, "status"), "replicaStatuses"), k, rs)
-		json_object_del(rs, "selector");
+		json_object_del(rs, "active");
 	char *pruned = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	int rc = tfjob_transport_update_status(out, f->inner, res, ns, pruned, err);
@@ -1236,12 +1236,12 @@ START_TEST(status_pruned_by_schema_is_logged)
 	ck_assert(CU_WAIT(cu_cond_is(T, NS, "kept", "Running", "True"), W));
 	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
 	ck_assert(!pruned_logged(NULL));
-	f->prune_selectors = 1;
+	f->prune_active = 1;
 	create("lost", "Worker:1:Never", NULL, NULL);
 	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "lost") == 1, W));
 	set_pod("lost-worker-0", "Running", -1, 0);
 	ck_assert(CU_WAIT(cu_cond_is(T, NS, "lost", "Running", "True"), W));
-	ck_assert(CU_WAIT(pruned_logged("status.replicaStatuses.Worker.selector"), W));
+	ck_assert(CU_WAIT(pruned_logged("status.replicaStatuses.Worker.active"), W));
 	ck_assert(pruned_logged("default/lost"));
 	tfjob_controller_free(C);
 	C = NULL;

@@ -647,7 +647,8 @@ static size_t pods_created(int64_t stray, tfjob_compat compat)
 	snprintf(text, sizeof(text), JOB_YAML, "1", "");
 	tfjob_job *job = tu_parse(text);
 	snprintf(pods, sizeof(pods),
-	         "[{\"metadata\":{\"name\":\"t-worker-%lld\",\"labels\":{\"training.kubeflow.org/job-name\":\"t\","
+	         "[{\"metadata\":{\"name\":\"t-worker-%lld\",\"ownerReferences\":[{\"uid\":\"\",\"controller\":true}],"
+	         "\"labels\":{\"training.kubeflow.org/job-name\":\"t\","
 	         "\"training.kubeflow.org/operator-name\":\"tfjob-controller\","
 	         "\"training.kubeflow.org/replica-type\":\"worker\",\"training.kubeflow.org/replica-index\":\"%lld\"}},"
 	         "\"status\":{\"phase\":\"Running\"}}]",

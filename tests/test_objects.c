@@ -125,7 +125,8 @@ static char *worker_pod(const char *index, const char *phase, int code)
 		snprintf(state, sizeof state, "{\"running\":{}}");
 	else
 		snprintf(state, sizeof state, "{\"terminated\":{\"exitCode\":%d}}", code);
-	return fmt("{\"metadata\":{\"name\":\"j-worker-%s\",\"labels\":{\"training.kubeflow.org/job-name\":\"j\","
+	return fmt("{\"metadata\":{\"name\":\"j-worker-%s\",\"ownerReferences\":[{\"uid\":\"u\",\"controller\":true}],"
+	           "\"labels\":{\"training.kubeflow.org/job-name\":\"j\",\"training.kubeflow.org/operator-name\":\"tfjob-controller\","
 	                        "\"training.kubeflow.org/replica-type\":\"worker\",\"training.kubeflow.org/replica-index\":"
 	                        "\"%s\"}},\"status\":{\"phase\":\"%s\",\"containerStatuses\":[{\"name\":\"tensorflow\","
 	                        "\"restartCount\":1,\"state\":%s}]}}",

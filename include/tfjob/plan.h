@@ -4,8 +4,9 @@
  *
  * tfjob_plan_new() is one reconcile step of the TFJob controller as a pure function: from a job
  * (with its status), the Pods and Services observed for it, the time and the work queue's requeue
- * count it computes a plan: an ordered list of actions (create or delete a Pod or Service, delete
- * the TFJob, record an Event), the job's new status, whether the status changed, and when to look
+ * count it computes a plan: an ordered list of actions (create or delete a Pod or Service, adopt
+ * or release a child, create, patch or delete the PodGroup or wait for it, delete the TFJob,
+ * record an Event), the job's new status, whether the status changed, and when to look
  * at the job again. It performs no I/O, reads no clock, environment or global state: the same
  * inputs give the same plan. docs/semantics.md describes the rules; docs/plan.md the API.
  *
@@ -25,9 +26,18 @@ TFJOB_BEGIN_DECLS
 
 /** What an action does. */
 typedef enum tfjob_action_type {
-	TFJOB_ACTION_CREATE = 0, /* create the object (tfjob_plan_action_object_json()) */
-	TFJOB_ACTION_DELETE = 1, /* delete the named object; NotFound counts as done */
-	TFJOB_ACTION_EVENT = 2   /* record an Event on the TFJob */
+	TFJOB_ACTION_CREATE = 0,  /* create the object (tfjob_plan_action_object_json()) */
+	TFJOB_ACTION_DELETE = 1,  /* delete the named object; NotFound counts as done */
+	TFJOB_ACTION_EVENT = 2,   /* record an Event on the TFJob */
+	TFJOB_ACTION_ADOPT = 3,   /* make the job the controller of the named orphan child: apply the merge patch of
+	                             tfjob_plan_action_object_json() (its owner references, the child's uid as a
+	                             precondition) after re-reading the job (same uid, not being deleted); NotFound
+	                             counts as done */
+	TFJOB_ACTION_RELEASE = 4, /* remove the job's owner reference from the named child (merge patch as for adopt) */
+	TFJOB_ACTION_PATCH = 5,   /* apply the merge patch of tfjob_plan_action_object_json() to the named object (a
+	                             PodGroup's spec); NotFound counts as done */
+	TFJOB_ACTION_WAIT = 6     /* the job's pods wait for the named PodGroup to be scheduled: none is created in this
+	                             step (the PodGroup's change of phase brings the next step) */
 } tfjob_action_type;
 
 /** The kind of object a create or delete action is about. */
@@ -35,7 +45,8 @@ typedef enum tfjob_object_kind {
 	TFJOB_OBJECT_NONE = 0,    /* events */
 	TFJOB_OBJECT_POD = 1,
 	TFJOB_OBJECT_SERVICE = 2,
-	TFJOB_OBJECT_TFJOB = 3
+	TFJOB_OBJECT_TFJOB = 3,
+	TFJOB_OBJECT_PODGROUP = 4 /* gang scheduling's PodGroup (volcano or scheduler-plugins, per the render options) */
 } tfjob_object_kind;
 
 /** Kubernetes event types. */
@@ -44,7 +55,7 @@ typedef enum tfjob_event_type {
 	TFJOB_EVENT_WARNING = 1
 } tfjob_event_type;
 
-#define TFJOB_PLAN_OPTIONS_VERSION 1
+#define TFJOB_PLAN_OPTIONS_VERSION 2
 
 /**
  * Options of one planning step. Initialise with TFJOB_PLAN_OPTIONS_INIT or
@@ -55,10 +66,13 @@ typedef struct tfjob_plan_options {
 	tfjob_compat compat;                 /* TFJOB_COMPAT_DOCUMENTED; also used for defaults, validation, rendering */
 	int64_t now;                         /* the current time, Unix seconds (UTC), years 0000-9999 */
 	int64_t requeues;                    /* times the work queue has requeued this job (v1.9's NumRequeues) */
-	const tfjob_render_options *render;  /* rendering of created children; NULL = defaults. Its compat is overridden by ours. */
+	const tfjob_render_options *render;  /* rendering of created children; NULL = defaults. Its compat is overridden by ours.
+	                                        Its gang_scheduler is the plan's: the PodGroup actions. */
+	/* version 2 */
+	const char *pod_group_json;          /* the job's observed PodGroup (JSON or YAML), NULL = none; read with gang scheduling */
 } tfjob_plan_options;
 
-#define TFJOB_PLAN_OPTIONS_INIT { TFJOB_PLAN_OPTIONS_VERSION, TFJOB_COMPAT_DOCUMENTED, 0, 0, NULL }
+#define TFJOB_PLAN_OPTIONS_INIT { TFJOB_PLAN_OPTIONS_VERSION, TFJOB_COMPAT_DOCUMENTED, 0, 0, NULL, NULL }
 
 /** Initialise options of the given version to their defaults. TFJOB_EVERSION for unknown versions, TFJOB_EINVAL for NULL. */
 TFJOB_EXTERN int tfjob_plan_options_init(tfjob_plan_options *opts, unsigned int version);
@@ -113,9 +127,9 @@ TFJOB_EXTERN tfjob_object_kind tfjob_plan_action_kind(const tfjob_plan *plan, si
 TFJOB_EXTERN const char *tfjob_plan_action_name(const tfjob_plan *plan, size_t i);
 
 /**
- * The complete object of a create action as JSON text (flags: TFJOB_JSON_*). *out owned by the
- * caller (tfjob_free()). TFJOB_EINVAL when i is out of range or the action is not a create,
- * TFJOB_ENOMEM.
+ * The complete object of a create action, or the merge patch of an adopt, release or patch
+ * action, as JSON text (flags: TFJOB_JSON_*). *out owned by the caller (tfjob_free()).
+ * TFJOB_EINVAL when i is out of range or the action has no object, TFJOB_ENOMEM.
  */
 TFJOB_EXTERN int tfjob_plan_action_object_json(char **out, const tfjob_plan *plan, size_t i, unsigned int flags,
                                                tfjob_error **err);
@@ -151,9 +165,9 @@ TFJOB_EXTERN int tfjob_plan_requeue_after(int64_t *out, const tfjob_plan *plan);
  */
 TFJOB_EXTERN int tfjob_plan_to_json(char **out, const tfjob_plan *plan, unsigned int flags, tfjob_error **err);
 
-/** "create", "delete", "event"; "unknown" otherwise. Static string. */
+/** "create", "delete", "event", "adopt", "release", "patch", "wait"; "unknown" otherwise. Static string. */
 TFJOB_EXTERN const char *tfjob_action_type_name(tfjob_action_type type);
-/** "Pod", "Service", "TFJob"; "" for TFJOB_OBJECT_NONE and unknown values. Static string. */
+/** "Pod", "Service", "TFJob", "PodGroup"; "" for TFJOB_OBJECT_NONE and unknown values. Static string. */
 TFJOB_EXTERN const char *tfjob_object_kind_name(tfjob_object_kind kind);
 /** "Normal", "Warning". Static string. */
 TFJOB_EXTERN const char *tfjob_event_type_name(tfjob_event_type type);

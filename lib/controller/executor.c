@@ -1,9 +1,10 @@
 /*
- * One reconcile of a job key: snapshot from the caches, expectations, adoption and release of
- * children, gang scheduling's PodGroup, the planner, then the plan's actions in order (children
- * created and deleted with expectations raised first, Events named as training-operator names
- * them), the status through /status with conflict retry (re-read, re-plan), TTL deletion and the
- * planner's requeue.
+ * One reconcile of a job key: snapshot from the caches, expectations, the planner (which decides
+ * everything: children, their controller references, gang scheduling's PodGroup), then the
+ * plan's actions carried out in order (children created and deleted with expectations raised
+ * first, adoptions after re-reading the job, the outcome of every API call recorded as an Event
+ * named as training-operator names it), the status through /status with conflict retry
+ * (re-read, re-plan) and the planner's requeue.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
@@ -14,11 +15,6 @@
 #include "core/job.h"
 #include "core/objects.h"
 
-#define LABEL_JOB_NAME "training.kubeflow.org/job-name"
-#define LABEL_OPERATOR "training.kubeflow.org/operator-name"
-#define LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
-#define OPERATOR_NAME "tfjob-controller"
-#define MANAGED_BY_US "kubeflow.org/training-operator"
 
 static const tfjob_resource RES_TFJOBS = TFJOB_RESOURCE_TFJOBS_INIT;
 static const tfjob_resource RES_PODS = TFJOB_RESOURCE_PODS_INIT;
@@ -30,6 +26,7 @@ typedef struct rctx {
 	char *ns, *name;
 	json_t *job;      /* snapshot (reference) */
 	char *job_text;   /* for events, lazily */
+	int may_adopt;    /* -1: not checked yet; 0/1: the job re-read from the server is this one, not being deleted */
 } rctx;
 
 static const char *meta_str(json_t *obj, const char *field)
@@ -52,7 +49,7 @@ static void record_event(rctx *r, const char *type, const char *reason, const ch
 	if (!r->job_text)
 		return;
 	tfjob_error *err = NULL;
-	int rc = tfjob_transport_create_event(NULL, c->t, r->ns, r->job_text, type, reason, message, OPERATOR_NAME, &err);
+	int rc = tfjob_transport_create_event(NULL, c->t, r->ns, r->job_text, type, reason, message, TFJOB__OPERATOR_NAME, &err);
 	tfjob__count(c, TFJOB_API_CREATE_EVENT, rc);
 	if (rc)
 		tfjob__log(c, TFJOB_LOG_WARN, "recording an event failed", r->key, reason, tfjob_error_message(err));
@@ -75,197 +72,8 @@ static int cond_true(json_t *status, const char *type)
 /* "worker/pods" for a child object. */
 static void sub_key(char *buf, size_t size, json_t *obj, int is_pod)
 {
-	const char *rt = label_of(obj, LABEL_REPLICA_TYPE);
+	const char *rt = label_of(obj, TFJOB__LABEL_REPLICA_TYPE);
 	snprintf(buf, size, "%s/%s", rt ? rt : "", is_pod ? "pods" : "services");
-}
-
-/* ---- adoption and release (ClaimPods / ClaimServices) ---- */
-
-static json_t *owner_ref(json_t *job)
-{
-	return json_pack("{s:s,s:s,s:s,s:s,s:b,s:b}", "apiVersion", "kubeflow.org/v1", "kind", "TFJob", "name",
-	                 meta_str(job, "name"), "uid", meta_str(job, "uid") ? meta_str(job, "uid") : "",
-	                 "controller", 1, "blockOwnerDeletion", 1);
-}
-
-static json_t *patch_refs(rctx *r, const tfjob_resource *res, json_t *obj, json_t *refs)
-{
-	json_t *patch = json_pack("{s:{s:O,s:s}}", "metadata", "ownerReferences", refs, "uid",
-	                          meta_str(obj, "uid") ? meta_str(obj, "uid") : "");
-	char *text = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
-	json_decref(patch);
-	char *out = NULL;
-	tfjob_error *err = NULL;
-	int rc = text ? tfjob_transport_patch(&out, r->c->t, res, r->ns, meta_str(obj, "name"), NULL, text, &err)
-	              : TFJOB_ENOMEM;
-	tfjob__count(r->c, TFJOB_API_PATCH, rc);
-	free(text);
-	json_t *res_obj = NULL;
-	if (rc == 0 && out)
-		res_obj = json_loads(out, 0, NULL);
-	else
-		tfjob__log(r->c, TFJOB_LOG_WARN, "adopting or releasing a child failed", r->key, meta_str(obj, "name"),
-		           tfjob_error_message(err));
-	tfjob_free(out);
-	tfjob_error_free(err);
-	return res_obj;
-}
-
-/* Children owned by uid whose labels no longer match are released; orphans that match are adopted.
-   Returns the new list (reference) of children to plan with. */
-static json_t *claim(rctx *r, int kind, json_t *owned, json_t *orphans)
-{
-	tfjob_controller *c = r->c;
-	const tfjob_resource *res = kind == INF_PODS ? &RES_PODS : &RES_SERVICES;
-	json_t *outl = json_array();
-	size_t i;
-	json_t *o;
-	json_array_foreach(owned, i, o) {
-		const char *jn = label_of(o, LABEL_JOB_NAME);
-		if (jn && !strcmp(jn, r->name)) {
-			json_array_append(outl, o);
-			continue;
-		}
-		/* release: drop our controller reference */
-		json_t *refs = json_array();
-		size_t k;
-		json_t *ref;
-		json_array_foreach(json_object_get(json_object_get(o, "metadata"), "ownerReferences"), k, ref) {
-			const char *uid = json_string_value(json_object_get(ref, "uid"));
-			if (!uid || !meta_str(r->job, "uid") || strcmp(uid, meta_str(r->job, "uid")))
-				json_array_append(refs, ref);
-		}
-		json_t *p = patch_refs(r, res, o, refs);
-		json_decref(refs);
-		if (p) {
-			pthread_mutex_lock(&c->cache_mu);
-			tfjob__store_put(&c->stores[kind], p);
-			pthread_mutex_unlock(&c->cache_mu);
-		}
-	}
-	json_array_foreach(orphans, i, o) {
-		const char *op = label_of(o, LABEL_OPERATOR);
-		if (!op || strcmp(op, OPERATOR_NAME) || meta_str(o, "deletionTimestamp"))
-			continue;
-		json_t *refs = json_deep_copy(json_object_get(json_object_get(o, "metadata"), "ownerReferences"));
-		if (!json_is_array(refs)) {
-			json_decref(refs);
-			refs = json_array();
-		}
-		json_array_append_new(refs, owner_ref(r->job));
-		json_t *p = patch_refs(r, res, o, refs);
-		json_decref(refs);
-		if (p) {
-			json_array_append(outl, p);
-			pthread_mutex_lock(&c->cache_mu);
-			tfjob__store_put(&c->stores[kind], p);
-			pthread_mutex_unlock(&c->cache_mu);
-			tfjob__log(c, TFJOB_LOG_INFO, "adopted a child", r->key, meta_str(o, "name"), NULL);
-		}
-	}
-	return outl;
-}
-
-/* ---- gang scheduling ---- */
-
-/* Create or update the PodGroup, as the PodGroup cache shows it; *delay = 1 when pods must wait
-   (volcano, phase "" or Pending). The watch of PodGroups queues the job when the phase changes. */
-static int sync_pod_group(rctx *r, const tfjob_job *job, int *delay)
-{
-	tfjob_controller *c = r->c;
-	const tfjob_resource *res = &c->inf[INF_PODGROUPS].res;
-	*delay = 0;
-	char *want_text = NULL, *got = NULL;
-	tfjob_error *err = NULL;
-	json_t *want = NULL;
-	int rc = tfjob_render_pod_group(&want_text, job, &c->ropts, 0, &err);
-	if (rc)
-		goto out;
-	pthread_mutex_lock(&c->cache_mu);
-	json_t *pg = json_incref(tfjob__map_get(&c->stores[INF_PODGROUPS].objs, r->key));
-	pthread_mutex_unlock(&c->cache_mu);
-	if (pg && meta_str(pg, "deletionTimestamp")) {
-		*delay = 1; /* going away: wait for it to go, then create it again */
-		json_decref(pg);
-		goto out;
-	}
-	if (!pg) {
-		rc = tfjob_transport_create(&got, c->t, res, r->ns, want_text, &err);
-		tfjob__count(c, TFJOB_API_CREATE, rc);
-		if (rc == TFJOB_EEXISTS) {
-			/* there already, not in the cache yet: its watch event will queue the job */
-			tfjob_error_free(err);
-			err = NULL;
-			*delay = c->o.gang_scheduler == TFJOB_GANG_VOLCANO;
-			rc = 0;
-			goto out;
-		}
-		if (rc)
-			goto out;
-		pg = json_loads(got, 0, NULL);
-	} else {
-		want = json_loads(want_text, 0, NULL);
-		json_t *ws = json_object_get(want, "spec");
-		/* volcano: a queue the PodGroup already has is kept (v1.9 does; an admission webhook or an
-		   administrator may have set it) */
-		const char *q = json_string_value(json_object_get(json_object_get(pg, "spec"), "queue"));
-		if (ws && c->o.gang_scheduler == TFJOB_GANG_VOLCANO && q && *q && json_object_set_new(ws, "queue", json_string(q)))
-			rc = TFJOB_ENOMEM;
-		if (!rc && ws && !json_equal(ws, json_object_get(pg, "spec"))) {
-			json_t *patch = json_pack("{s:O}", "spec", ws);
-			char *pt = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
-			char *np = NULL;
-			rc = pt ? tfjob_transport_patch(&np, c->t, res, r->ns, r->name, NULL, pt, &err) : TFJOB_ENOMEM;
-			tfjob__count(c, TFJOB_API_PATCH, rc);
-			free(pt);
-			json_decref(patch);
-			if (rc == 0 && np) {
-				json_decref(pg);
-				pg = json_loads(np, 0, NULL);
-			} else if (rc == TFJOB_ENOTFOUND) {
-				rc = 0; /* deleted meanwhile: the watch brings that, and the next reconcile creates it */
-				*delay = c->o.gang_scheduler == TFJOB_GANG_VOLCANO;
-			}
-			tfjob_free(np);
-		}
-	}
-	if (pg) { /* what the server answered is newer than the cache (or the same) */
-		pthread_mutex_lock(&c->cache_mu);
-		tfjob__store_put(&c->stores[INF_PODGROUPS], json_incref(pg));
-		pthread_mutex_unlock(&c->cache_mu);
-	}
-	if (rc == 0 && pg && c->o.gang_scheduler == TFJOB_GANG_VOLCANO) {
-		const char *phase = json_string_value(json_object_get(json_object_get(pg, "status"), "phase"));
-		*delay = !phase || !*phase || !strcmp(phase, "Pending");
-	}
-	json_decref(pg);
-out:
-	if (rc)
-		tfjob__log(c, TFJOB_LOG_WARN, "syncing the PodGroup failed", r->key, NULL, tfjob_error_message(err));
-	json_decref(want);
-	tfjob_free(want_text);
-	tfjob_free(got);
-	tfjob_error_free(err);
-	return rc;
-}
-
-static void delete_pod_group(rctx *r)
-{
-	tfjob_controller *c = r->c;
-	const tfjob_resource *res = &c->inf[INF_PODGROUPS].res;
-	tfjob_error *err = NULL;
-	int rc = tfjob_transport_delete(NULL, c->t, res, r->ns, r->name, NULL, &err);
-	tfjob__count(c, TFJOB_API_DELETE, rc);
-	if (rc == 0) {
-		char msg[512];
-		snprintf(msg, sizeof(msg), "Deleted PodGroup: %s", r->name);
-		record_event(r, "Normal", "SuccessfulDeletePodGroup", msg);
-	} else if (rc != TFJOB_ENOTFOUND) {
-		char msg[512];
-		snprintf(msg, sizeof(msg), "Error deleting: %s", tfjob_error_message(err));
-		record_event(r, "Warning", "FailedDeletePodGroup", msg);
-	}
-	tfjob_error_free(err);
 }
 
 /* ---- actions ---- */
@@ -315,14 +123,10 @@ static int do_create(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 	tfjob__exp_expect(c->exp, r->key, sub, 1, 0);
 	rc = tfjob_transport_create(NULL, c->t, res, r->ns, text, &err);
 	tfjob__count(c, TFJOB_API_CREATE, rc);
-	if (rc) {
+	/* AlreadyExists too is a failure, as in v1.9: the name is taken by an object that is not the
+	   job's (another owner's, or an orphan the job does not adopt), or the cache is behind. */
+	if (rc)
 		tfjob__exp_observed(c->exp, r->key, sub, 1, 0); /* it will never be observed */
-		if (rc == TFJOB_EEXISTS) {
-			/* Created by an earlier incarnation; the watch will bring it in. */
-			rc = 0;
-			goto out;
-		}
-	}
 out:;
 	char msg[1024];
 	if (rc) {
@@ -369,6 +173,176 @@ static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod, json
 	return rc;
 }
 
+/* ---- controller references and the PodGroup ---- */
+
+/* Keep what the server answered a write with (newer than the cache, or the same) in a store. */
+static void store_answer(rctx *r, int kind, const char *text)
+{
+	json_t *obj = text ? json_loads(text, 0, NULL) : NULL;
+	if (!obj)
+		return;
+	pthread_mutex_lock(&r->c->cache_mu);
+	tfjob__store_put(&r->c->stores[kind], obj);
+	pthread_mutex_unlock(&r->c->cache_mu);
+}
+
+/* Adopt only a job that the server still has under this uid, not being deleted (the controller-ref
+   manager's RecheckDeletionTimestamp): read it once per reconcile, past the cache. */
+static int job_may_adopt(rctx *r)
+{
+	if (r->may_adopt >= 0)
+		return r->may_adopt;
+	char *fresh = NULL;
+	int rc = tfjob_transport_get(&fresh, r->c->t, &RES_TFJOBS, r->ns, r->name, NULL);
+	tfjob__count(r->c, TFJOB_API_GET, rc);
+	json_t *job = rc == 0 && fresh ? json_loads(fresh, 0, NULL) : NULL;
+	const char *uid = meta_str(job, "uid"), *want = meta_str(r->job, "uid");
+	r->may_adopt = job && uid && want && !strcmp(uid, want) && !meta_str(job, "deletionTimestamp");
+	json_decref(job);
+	tfjob_free(fresh);
+	return r->may_adopt;
+}
+
+/* Adopt or release a child (a merge patch of its owner references); NotFound: nothing to claim. */
+static int do_claim(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
+{
+	tfjob_controller *c = r->c;
+	const char *name = tfjob_plan_action_name(plan, i);
+	int adopt = tfjob_plan_action_type(plan, i) == TFJOB_ACTION_ADOPT;
+	if (adopt && !job_may_adopt(r)) {
+		tfjob__log(c, TFJOB_LOG_INFO, "not adopting: the job is gone or being deleted", r->key, name, NULL);
+		return 0;
+	}
+	char *patch = NULL, *out = NULL;
+	tfjob_error *err = NULL;
+	int rc = tfjob_plan_action_object_json(&patch, plan, i, TFJOB_JSON_COMPACT, &err);
+	if (!rc) {
+		rc = tfjob_transport_patch(&out, c->t, is_pod ? &RES_PODS : &RES_SERVICES, r->ns, name, NULL, patch, &err);
+		tfjob__count(c, TFJOB_API_PATCH, rc);
+	}
+	if (rc == 0) {
+		store_answer(r, is_pod ? INF_PODS : INF_SERVICES, out);
+		tfjob__log(c, TFJOB_LOG_INFO, adopt ? "adopted a child" : "released a child", r->key, name, NULL);
+	} else if (rc == TFJOB_ENOTFOUND) {
+		rc = 0;
+	} else {
+		tfjob__log(c, TFJOB_LOG_WARN, adopt ? "adopting a child failed" : "releasing a child failed", r->key, name,
+		           tfjob_error_message(err));
+	}
+	tfjob_free(patch);
+	tfjob_free(out);
+	tfjob_error_free(err);
+	return rc;
+}
+
+/* Create or patch the PodGroup. v1.9 only logs a failure; the reconcile is retried. */
+static int do_write_pod_group(rctx *r, const tfjob_plan *plan, size_t i)
+{
+	tfjob_controller *c = r->c;
+	const tfjob_resource *res = &c->inf[INF_PODGROUPS].res;
+	const char *name = tfjob_plan_action_name(plan, i);
+	int create = tfjob_plan_action_type(plan, i) == TFJOB_ACTION_CREATE;
+	char *text = NULL, *out = NULL;
+	tfjob_error *err = NULL;
+	int rc = tfjob_plan_action_object_json(&text, plan, i, TFJOB_JSON_COMPACT, &err);
+	if (!rc && create) {
+		rc = tfjob_transport_create(&out, c->t, res, r->ns, text, &err);
+		tfjob__count(c, TFJOB_API_CREATE, rc);
+	} else if (!rc) {
+		rc = tfjob_transport_patch(&out, c->t, res, r->ns, name, NULL, text, &err);
+		tfjob__count(c, TFJOB_API_PATCH, rc);
+	}
+	if (rc == 0)
+		store_answer(r, INF_PODGROUPS, out);
+	else if (rc == TFJOB_EEXISTS || rc == TFJOB_ENOTFOUND)
+		rc = 0; /* there already, or deleted meanwhile: its watch event queues the job */
+	else
+		tfjob__log(c, TFJOB_LOG_WARN, "syncing the PodGroup failed", r->key, name, tfjob_error_message(err));
+	tfjob_free(text);
+	tfjob_free(out);
+	tfjob_error_free(err);
+	return rc;
+}
+
+/* Delete the PodGroup; gone already counts as deleted (v1.9 says so either way). */
+static int do_delete_pod_group(rctx *r, const char *name)
+{
+	tfjob_controller *c = r->c;
+	tfjob_error *err = NULL;
+	int rc = tfjob_transport_delete(NULL, c->t, &c->inf[INF_PODGROUPS].res, r->ns, name, NULL, &err);
+	tfjob__count(c, TFJOB_API_DELETE, rc);
+	char msg[1024];
+	if (rc == 0 || rc == TFJOB_ENOTFOUND) {
+		rc = 0;
+		snprintf(msg, sizeof(msg), "Deleted PodGroup: %s", name);
+		record_event(r, "Normal", "SuccessfulDeletePodGroup", msg);
+	} else {
+		snprintf(msg, sizeof(msg), "Error deleting: %s", tfjob_error_message(err));
+		record_event(r, "Warning", "FailedDeletePodGroup", msg);
+	}
+	tfjob_error_free(err);
+	return rc;
+}
+
+/* The TTL's deletion of the job itself. */
+static int do_delete_job(rctx *r)
+{
+	tfjob_controller *c = r->c;
+	tfjob_delete_options dopts = TFJOB_DELETE_OPTIONS_INIT;
+	dopts.propagation = TFJOB_PROPAGATION_BACKGROUND;
+	dopts.precondition_uid = meta_str(r->job, "uid");
+	tfjob_error *err = NULL;
+	int rc = tfjob_transport_delete(NULL, c->t, &RES_TFJOBS, r->ns, r->name, &dopts, &err);
+	tfjob__count(c, TFJOB_API_DELETE, rc);
+	char msg[1024];
+	if (rc == 0) {
+		atomic_fetch_add(&c->m.jobs_deleted, 1);
+		tfjob__log(c, TFJOB_LOG_INFO, "deleted the job (ttlSecondsAfterFinished)", r->key, NULL, NULL);
+		snprintf(msg, sizeof(msg), "Deleted job: %s", r->name);
+		record_event(r, "Normal", "SuccessfulDeleteJob", msg);
+	} else if (rc == TFJOB_ENOTFOUND || rc == TFJOB_ECONFLICT) {
+		rc = 0; /* gone, or replaced by another job of that name */
+	} else {
+		snprintf(msg, sizeof(msg), "Error deleting: %s", tfjob_error_message(err));
+		record_event(r, "Warning", "FailedDeleteJob", msg);
+	}
+	tfjob_error_free(err);
+	return rc;
+}
+
+/* Carry out action i. */
+static int do_action(rctx *r, const tfjob_plan *plan, size_t i, json_t *pods, json_t *svcs)
+{
+	tfjob_action_type at = tfjob_plan_action_type(plan, i);
+	tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
+	int is_pod = kind == TFJOB_OBJECT_POD;
+	switch (at) {
+	case TFJOB_ACTION_EVENT:
+		record_event(r, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
+		             tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i));
+		return 0;
+	case TFJOB_ACTION_ADOPT:
+	case TFJOB_ACTION_RELEASE:
+		return do_claim(r, plan, i, is_pod);
+	case TFJOB_ACTION_PATCH:
+		return do_write_pod_group(r, plan, i);
+	case TFJOB_ACTION_WAIT:
+		tfjob__log(r->c, TFJOB_LOG_DEBUG, "pods wait for the PodGroup", r->key, tfjob_plan_action_name(plan, i), NULL);
+		return 0;
+	case TFJOB_ACTION_CREATE:
+		return kind == TFJOB_OBJECT_PODGROUP ? do_write_pod_group(r, plan, i) : do_create(r, plan, i, is_pod);
+	case TFJOB_ACTION_DELETE:
+		if (kind == TFJOB_OBJECT_TFJOB)
+			return do_delete_job(r);
+		if (kind == TFJOB_OBJECT_PODGROUP)
+			return do_delete_pod_group(r, tfjob_plan_action_name(plan, i));
+		return do_delete(r, plan, i, is_pod, is_pod ? pods : svcs);
+	}
+	return 0;
+}
+
+/* ---- the steps of one reconcile ---- */
+
 /* The cached children as the planner's input (summarised once here, never parsed). */
 static tfjob_objects *wrap_objects(json_t *arr, const char *what)
 {
@@ -376,6 +350,62 @@ static tfjob_objects *wrap_objects(json_t *arr, const char *what)
 	if (tfjob__objects_wrap(&o, json_incref(arr), what, NULL))
 		return NULL;
 	return o;
+}
+
+/* The cached children the job controls and the orphans with its job-name label (the planner
+   decides which are the job's). New reference. */
+static json_t *children_of(rctx *r, int kind)
+{
+	const char *uid = meta_str(r->job, "uid");
+	char okey[512], orph[512];
+	snprintf(okey, sizeof(okey), "uid:%s", uid ? uid : "");
+	snprintf(orph, sizeof(orph), "orphan:%s/%s", r->ns, r->name);
+	pthread_mutex_lock(&r->c->cache_mu);
+	json_t *owned = tfjob__store_children(&r->c->stores[kind], okey);
+	json_t *orphans = tfjob__store_children(&r->c->stores[kind], orph);
+	pthread_mutex_unlock(&r->c->cache_mu);
+	json_t *all = owned && orphans && !json_array_extend(owned, orphans) ? owned : NULL;
+	if (!all)
+		json_decref(owned);
+	json_decref(orphans);
+	return all;
+}
+
+/* The cached PodGroup of the job as text (NULL: none, or no gang scheduling). */
+static char *pod_group_text(rctx *r)
+{
+	if (r->c->o.gang_scheduler == TFJOB_GANG_NONE)
+		return NULL;
+	pthread_mutex_lock(&r->c->cache_mu);
+	json_t *pg = json_incref(tfjob__map_get(&r->c->stores[INF_PODGROUPS].objs, r->key));
+	pthread_mutex_unlock(&r->c->cache_mu);
+	char *text = pg ? json_dumps(pg, JSON_COMPACT) : NULL;
+	json_decref(pg);
+	return text;
+}
+
+/* Plan one step from the snapshot. */
+static int plan_step(tfjob_plan **plan, rctx *r, json_t *pods, json_t *svcs, tfjob_error **err)
+{
+	tfjob_controller *c = r->c;
+	tfjob_job *tj = NULL;
+	char *pg = pod_group_text(r);
+	tfjob_objects *po = wrap_objects(pods, "pods"), *so = wrap_objects(svcs, "services");
+	int rc = po && so ? tfjob__job_wrap(&tj, json_incref(r->job), NULL, err) : TFJOB_ENOMEM;
+	if (!rc) {
+		tfjob_plan_options popts = TFJOB_PLAN_OPTIONS_INIT;
+		popts.compat = c->o.compat;
+		popts.now = tfjob__now_s(c);
+		popts.requeues = tfjob__queue_num_requeues(c->q, r->key);
+		popts.render = &c->ropts;
+		popts.pod_group_json = pg;
+		rc = tfjob_plan_new_with_objects(plan, tj, po, so, &popts, err);
+	}
+	free(pg);
+	tfjob_job_free(tj);
+	tfjob_objects_free(po);
+	tfjob_objects_free(so);
+	return rc;
 }
 
 /*
@@ -415,12 +445,91 @@ static int status_lost(const json_t *sent, const json_t *stored, char *where, si
 	return status_lost_at(sent, stored, where, size, strlen(where));
 }
 
+/* A status write lost a conflict: re-read the job into the cache. 1: plan again; 0: gone; or an error. */
+static int refresh_after_conflict(rctx *r, tfjob_error **err)
+{
+	tfjob_controller *c = r->c;
+	atomic_fetch_add(&c->m.status_conflicts, 1);
+	tfjob_error_free(*err);
+	*err = NULL;
+	char *fresh = NULL;
+	int rc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, r->ns, r->name, err);
+	tfjob__count(c, TFJOB_API_GET, rc);
+	if (rc == 0)
+		store_answer(r, INF_JOBS, fresh);
+	tfjob_free(fresh);
+	return rc == 0 ? 1 : rc == TFJOB_ENOTFOUND ? 0 : rc;
+}
+
+/* Job metrics of a status that was written (counted as soon as the write succeeded). */
+static void count_transitions(tfjob_controller *c, json_t *old_status, json_t *new_status)
+{
+	if (cond_true(old_status, "Created") < 0 && cond_true(new_status, "Created") >= 0)
+		atomic_fetch_add(&c->m.jobs_created, 1);
+	if (cond_true(old_status, "Succeeded") != 1 && cond_true(new_status, "Succeeded") == 1)
+		atomic_fetch_add(&c->m.jobs_succeeded, 1);
+	if (cond_true(old_status, "Failed") != 1 && cond_true(new_status, "Failed") == 1)
+		atomic_fetch_add(&c->m.jobs_failed, 1);
+	if (cond_true(old_status, "Restarting") != 1 && cond_true(new_status, "Restarting") == 1)
+		atomic_fetch_add(&c->m.jobs_restarted, 1);
+}
+
+/* Write the plan's status through /status. Returns 0, 1 (conflict: plan again) or an error. */
+static int write_status(rctx *r, const tfjob_plan *plan, tfjob_error **err)
+{
+	tfjob_controller *c = r->c;
+	char *status_text = NULL;
+	int rc = tfjob_plan_status_json(&status_text, plan, 0, err);
+	json_t *new_status = rc ? NULL : json_loads(status_text, 0, NULL);
+	free(status_text);
+	if (!new_status)
+		return rc ? rc : tfjob__oom(err);
+	json_t *obj = json_copy(r->job);
+	json_object_set(obj, "status", new_status);
+	char *text = json_dumps(obj, JSON_COMPACT);
+	json_decref(obj);
+	char *stored = NULL;
+	rc = text ? tfjob_transport_update_status(&stored, c->t, &RES_TFJOBS, r->ns, text, err) : TFJOB_ENOMEM;
+	free(text);
+	tfjob__count(c, TFJOB_API_UPDATE_STATUS, rc);
+	if (rc == TFJOB_ECONFLICT)
+		rc = refresh_after_conflict(r, err);
+	else if (rc == TFJOB_ENOTFOUND)
+		rc = 0;
+	else if (rc == 0)
+		count_transitions(c, json_object_get(r->job, "status"), new_status);
+	json_t *s = rc == 0 && stored ? json_loads(stored, 0, NULL) : NULL;
+	tfjob_free(stored);
+	char where[256] = "";
+	if (s && status_lost(new_status, json_object_get(s, "status"), where, sizeof(where))) {
+		/* The CRD's schema pruned or changed part of what we wrote: the next plan would
+		   write it again at every event. Say so (a CRD without those status fields). */
+		tfjob__log(c, TFJOB_LOG_WARN, "the stored status differs from the one written (pruned by the CRD's schema?)",
+		           r->key, where, NULL);
+	}
+	if (s) {
+		pthread_mutex_lock(&c->cache_mu);
+		tfjob__store_put(&c->stores[INF_JOBS], s);
+		pthread_mutex_unlock(&c->cache_mu);
+	}
+	json_decref(new_status);
+	return rc;
+}
+
+/* Whether the plan deletes the job itself (the TTL): then there is no status to write. */
+static int deletes_job(const tfjob_plan *plan)
+{
+	for (size_t i = 0; i < tfjob_plan_action_count(plan); i++)
+		if (tfjob_plan_action_type(plan, i) == TFJOB_ACTION_DELETE && tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_TFJOB)
+			return 1;
+	return 0;
+}
+
 /* Returns 0 done, 1 re-plan (status conflict), or a negative error. */
 static int reconcile_once(rctx *r)
 {
 	tfjob_controller *c = r->c;
-	json_t *job = r->job;
-	if (meta_str(job, "deletionTimestamp"))
+	if (meta_str(r->job, "deletionTimestamp"))
 		return 0; /* being deleted: leave it alone */
 	if (!tfjob__exp_satisfied(c->exp, r->key)) {
 		tfjob__log(c, TFJOB_LOG_DEBUG, "expectations not satisfied yet", r->key, NULL, NULL);
@@ -428,188 +537,23 @@ static int reconcile_once(rctx *r)
 		tfjob__queue_add_after(c->q, r->key, c->o.expectations_timeout_ms);
 		return 0;
 	}
-	const char *uid = meta_str(job, "uid");
-	char okey[512], orph[512];
-	snprintf(okey, sizeof(okey), "uid:%s", uid ? uid : "");
-	snprintf(orph, sizeof(orph), "orphan:%s/%s", r->ns, r->name);
-	pthread_mutex_lock(&c->cache_mu);
-	json_t *pods = tfjob__store_children(&c->stores[INF_PODS], okey);
-	json_t *svcs = tfjob__store_children(&c->stores[INF_SERVICES], okey);
-	json_t *opods = tfjob__store_children(&c->stores[INF_PODS], orph);
-	json_t *osvcs = tfjob__store_children(&c->stores[INF_SERVICES], orph);
-	pthread_mutex_unlock(&c->cache_mu);
-
-	const char *managed_by = json_string_value(
-		json_object_get(json_object_get(json_object_get(job, "spec"), "runPolicy"), "managedBy"));
-	int ours = !managed_by || !strcmp(managed_by, MANAGED_BY_US);
-	if (ours && uid) {
-		json_t *p2 = claim(r, INF_PODS, pods, opods), *s2 = claim(r, INF_SERVICES, svcs, osvcs);
-		json_decref(pods);
-		json_decref(svcs);
-		pods = p2;
-		svcs = s2;
-	}
-	json_decref(opods);
-	json_decref(osvcs);
-
-	int rc = 0;
 	tfjob_error *err = NULL;
-	tfjob_job *tj = NULL;
 	tfjob_plan *plan = NULL;
-	char *status_text = NULL;
-	json_t *new_status = NULL;
-	tfjob_objects *po = wrap_objects(pods, "pods"), *so = wrap_objects(svcs, "services");
-	if (!po || !so) {
-		rc = TFJOB_ENOMEM;
-		goto out;
-	}
-	rc = tfjob__job_wrap(&tj, json_incref(job), NULL, &err);
-	if (rc)
-		goto out;
-	tfjob_plan_options popts = TFJOB_PLAN_OPTIONS_INIT;
-	popts.compat = c->o.compat;
-	popts.now = tfjob__now_s(c);
-	popts.requeues = tfjob__queue_num_requeues(c->q, r->key);
-	popts.render = &c->ropts;
-	rc = tfjob_plan_new_with_objects(&plan, tj, po, so, &popts, &err);
-	if (rc)
-		goto out;
-	json_t *old_status = json_object_get(job, "status");
-	if (tfjob_plan_status_changed(plan)) {
-		rc = tfjob_plan_status_json(&status_text, plan, 0, &err);
-		if (rc)
-			goto out;
-		new_status = json_loads(status_text, 0, NULL);
-		if (!new_status) {
-			rc = tfjob__oom(&err);
-			goto out;
-		}
-	} else { /* unchanged: no need to print and parse it */
-		new_status = old_status ? json_incref(old_status) : json_object();
-	}
-	int finished_now = cond_true(new_status, "Succeeded") == 1 || cond_true(new_status, "Failed") == 1;
-	int finished_before = cond_true(old_status, "Succeeded") == 1 || cond_true(old_status, "Failed") == 1;
-
-	int delay_pods = 0;
-	if (ours && c->o.gang_scheduler != TFJOB_GANG_NONE && !finished_now && !tfjob_job_suspend(tj)) {
-		rc = sync_pod_group(r, tj, &delay_pods);
-		if (rc)
-			goto out;
-	}
-
+	json_t *pods = children_of(r, INF_PODS), *svcs = children_of(r, INF_SERVICES);
+	int rc = pods && svcs ? plan_step(&plan, r, pods, svcs, &err) : TFJOB_ENOMEM;
 	size_t n = tfjob_plan_action_count(plan);
-	int deleted_job = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		tfjob_action_type at = tfjob_plan_action_type(plan, i);
-		tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
-		if (at == TFJOB_ACTION_EVENT) {
-			record_event(r, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
-			             tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i));
-		} else if (at == TFJOB_ACTION_CREATE) {
-			if (kind == TFJOB_OBJECT_POD && delay_pods)
-				continue;
-			rc = do_create(r, plan, i, kind == TFJOB_OBJECT_POD);
-		} else if (kind == TFJOB_OBJECT_TFJOB) {
-			tfjob_delete_options dopts = TFJOB_DELETE_OPTIONS_INIT;
-			dopts.propagation = TFJOB_PROPAGATION_BACKGROUND;
-			dopts.precondition_uid = uid;
-			int drc = tfjob_transport_delete(NULL, c->t, &RES_TFJOBS, r->ns, r->name, &dopts, &err);
-			tfjob__count(c, TFJOB_API_DELETE, drc);
-			if (drc == 0) {
-				atomic_fetch_add(&c->m.jobs_deleted, 1);
-				tfjob__log(c, TFJOB_LOG_INFO, "deleted the job (ttlSecondsAfterFinished)", r->key, NULL, NULL);
-			} else if (drc != TFJOB_ENOTFOUND && drc != TFJOB_ECONFLICT) {
-				rc = drc;
-			}
-			tfjob_error_free(err);
-			err = NULL;
-			deleted_job = 1;
-		} else {
-			rc = do_delete(r, plan, i, kind == TFJOB_OBJECT_POD, kind == TFJOB_OBJECT_POD ? pods : svcs);
-		}
-	}
-	if (rc || deleted_job)
-		goto out;
-
-	if (tfjob_plan_status_changed(plan)) {
-		json_t *obj = json_copy(job);
-		json_object_set(obj, "status", new_status);
-		char *text = json_dumps(obj, JSON_COMPACT);
-		json_decref(obj);
-		char *stored = NULL;
-		rc = text ? tfjob_transport_update_status(&stored, c->t, &RES_TFJOBS, r->ns, text, &err) : TFJOB_ENOMEM;
-		free(text);
-		tfjob__count(c, TFJOB_API_UPDATE_STATUS, rc);
-		if (rc == TFJOB_ECONFLICT) {
-			atomic_fetch_add(&c->m.status_conflicts, 1);
-			tfjob_error_free(err);
-			err = NULL;
-			char *fresh = NULL;
-			int grc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, r->ns, r->name, &err);
-			tfjob__count(c, TFJOB_API_GET, grc);
-			if (grc == 0) {
-				json_t *f = json_loads(fresh, 0, NULL);
-				if (f) {
-					pthread_mutex_lock(&c->cache_mu);
-					tfjob__store_put(&c->stores[INF_JOBS], f);
-					pthread_mutex_unlock(&c->cache_mu);
-				}
-				rc = 1;
-			} else if (grc == TFJOB_ENOTFOUND) {
-				rc = 0;
-			} else {
-				rc = grc;
-			}
-			tfjob_free(fresh);
-			goto out;
-		}
-		if (rc == TFJOB_ENOTFOUND) {
-			rc = 0;
-			goto out;
-		}
-		if (rc)
-			goto out;
-		/* Counted as soon as the write has succeeded, before the checks of what was stored. */
-		if (cond_true(old_status, "Created") < 0 && cond_true(new_status, "Created") >= 0)
-			atomic_fetch_add(&c->m.jobs_created, 1);
-		if (cond_true(old_status, "Succeeded") != 1 && cond_true(new_status, "Succeeded") == 1)
-			atomic_fetch_add(&c->m.jobs_succeeded, 1);
-		if (cond_true(old_status, "Failed") != 1 && cond_true(new_status, "Failed") == 1)
-			atomic_fetch_add(&c->m.jobs_failed, 1);
-		if (cond_true(old_status, "Restarting") != 1 && cond_true(new_status, "Restarting") == 1)
-			atomic_fetch_add(&c->m.jobs_restarted, 1);
-		json_t *s = stored ? json_loads(stored, 0, NULL) : NULL;
-		tfjob_free(stored);
-		char where[256] = "";
-		if (s && status_lost(new_status, json_object_get(s, "status"), where, sizeof(where))) {
-			/* The CRD's schema pruned or changed part of what we wrote: the next plan would
-			   write it again at every event. Say so (a CRD without those status fields). */
-			tfjob__log(c, TFJOB_LOG_WARN, "the stored status differs from the one written (pruned by the CRD's schema?)",
-			           r->key, where, NULL);
-		}
-		if (s) {
-			pthread_mutex_lock(&c->cache_mu);
-			tfjob__store_put(&c->stores[INF_JOBS], s);
-			pthread_mutex_unlock(&c->cache_mu);
-		}
-	}
-	if (ours && c->o.gang_scheduler != TFJOB_GANG_NONE && finished_now && !finished_before)
-		delete_pod_group(r);
-
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = do_action(r, plan, i, pods, svcs);
+	if (!rc && !deletes_job(plan) && tfjob_plan_status_changed(plan))
+		rc = write_status(r, plan, &err);
 	int64_t after;
-	if (tfjob_plan_requeue_after(&after, plan) == 0)
+	if (!rc && !deletes_job(plan) && tfjob_plan_requeue_after(&after, plan) == 0)
 		tfjob__queue_add_after(c->q, r->key, after > 0 ? after * 1000 : 0);
-out:
 	if (rc < 0)
 		tfjob__log(c, TFJOB_LOG_ERROR, "reconcile failed", r->key, NULL,
 		           err ? tfjob_error_message(err) : tfjob_strerror(rc));
 	tfjob_error_free(err);
-	free(status_text);
-	json_decref(new_status);
 	tfjob_plan_free(plan);
-	tfjob_job_free(tj);
-	tfjob_objects_free(po);
-	tfjob_objects_free(so);
 	json_decref(pods);
 	json_decref(svcs);
 	return rc;
@@ -620,7 +564,7 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 	const char *slash = strchr(key, '/');
 	if (!slash)
 		return 0;
-	rctx r = { c, key, strndup(key, (size_t)(slash - key)), strdup(slash + 1), NULL, NULL };
+	rctx r = { c, key, strndup(key, (size_t)(slash - key)), strdup(slash + 1), NULL, NULL, -1 };
 	int rc = 0;
 	if (!r.ns || !r.name) {
 		rc = TFJOB_ENOMEM;

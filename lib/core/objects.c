@@ -119,6 +119,21 @@ static bool may_be_abnormal(json_t *status)
 	return json_array_size(tfjob__arr(status, "conditions")) > 0;
 }
 
+/* The uid of the first owner reference with controller: true (metav1.GetControllerOf), "" when
+ * it has no uid; NULL when there is no controller reference. */
+static const char *controller_uid(json_t *meta)
+{
+	size_t i;
+	json_t *ref;
+	json_array_foreach(tfjob__arr(meta, "ownerReferences"), i, ref) {
+		if (json_is_true(json_object_get(ref, "controller"))) {
+			const char *uid = tfjob__str(ref, "uid");
+			return uid ? uid : "";
+		}
+	}
+	return NULL;
+}
+
 void tfjob__summarize(tfjob__summary *out, json_t *obj)
 {
 	tfjob__summary s;
@@ -127,6 +142,9 @@ void tfjob__summarize(tfjob__summary *out, json_t *obj)
 	json_t *meta = tfjob__obj(obj, "metadata");
 	json_t *labels = tfjob__obj(meta, "labels");
 	s.name = tfjob__str(meta, "name");
+	s.uid = tfjob__str(meta, "uid");
+	s.controller_uid = controller_uid(meta);
+	s.operator_name = tfjob__str(labels, TFJOB__LABEL_OPERATOR_NAME);
 	json_t *ts = json_object_get(meta, "deletionTimestamp");
 	s.deleting = ts && !json_is_null(ts);
 	s.job_name = tfjob__str(labels, TFJOB__LABEL_JOB_NAME);

@@ -15,6 +15,9 @@
 #define TFJOB__LABEL_JOB_NAME "training.kubeflow.org/job-name"
 #define TFJOB__LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
 #define TFJOB__LABEL_REPLICA_INDEX "training.kubeflow.org/replica-index"
+#define TFJOB__LABEL_OPERATOR_NAME "training.kubeflow.org/operator-name"
+/* The operator-name label's value on every child of a TFJob (v1.9's controller name). */
+#define TFJOB__OPERATOR_NAME "tfjob-controller"
 /* v1.9's "no exit code seen" marker. */
 #define TFJOB__NO_EXIT_CODE 0xbeef
 
@@ -33,6 +36,9 @@ typedef enum tfjob__phase {
 typedef struct tfjob__summary {
 	json_t *obj;            /* the object itself */
 	const char *name;       /* metadata.name */
+	const char *uid;        /* metadata.uid */
+	const char *controller_uid; /* uid of the controller owner reference ("" without a uid); NULL: no controller */
+	const char *operator_name; /* label training.kubeflow.org/operator-name */
 	const char *job_name;   /* label training.kubeflow.org/job-name */
 	const char *rtype;      /* label training.kubeflow.org/replica-type, as written */
 	const char *rindex;     /* label training.kubeflow.org/replica-index, as written */

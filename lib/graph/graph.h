@@ -85,5 +85,10 @@ int tfjob__render_service_graph(json_t **out, const tfjob_job *job, const tfjob_
                                 tfjob_error **err);
 /* The owner reference object for a job's children. */
 json_t *tfjob__owner_reference(const tfjob_graph *g);
+/* The controller owner reference to the TFJob of that name and uid ("" when it has none). NULL on out of memory. */
+json_t *tfjob__owner_reference_to(const char *name, const char *uid);
+
+/* The PodGroup of tfjob_render_pod_group() as a new JSON object (opts as given there). */
+int tfjob__render_pod_group(json_t **out, const tfjob_job *job, const tfjob_render_options *opts, tfjob_error **err);
 
 #endif

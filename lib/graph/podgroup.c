@@ -283,6 +283,18 @@ int tfjob_render_pod_group(char **out, const tfjob_job *job, const tfjob_render_
 	if (!out || !job)
 		return tfjob__fail(err, TFJOB_EINVAL, "out or job is NULL");
 	*out = NULL;
+	json_t *pg = NULL;
+	int rc = tfjob__render_pod_group(&pg, job, opts, err);
+	if (rc)
+		return rc;
+	*out = tfjob__dump(pg, flags);
+	json_decref(pg);
+	return *out ? 0 : tfjob__oom(err);
+}
+
+int tfjob__render_pod_group(json_t **out, const tfjob_job *job, const tfjob_render_options *opts, tfjob_error **err)
+{
+	*out = NULL;
 	tfjob_render_options ro;
 	int rc = tfjob__render_options_resolve(&ro, opts, err);
 	if (rc)
@@ -295,9 +307,7 @@ int tfjob_render_pod_group(char **out, const tfjob_job *job, const tfjob_render_
 	if (!rc)
 		rc = build_pod_group(&pg, job, g, &ro, err);
 	tfjob_graph_free(g);
-	if (rc)
-		return rc;
-	*out = tfjob__dump(pg, flags);
-	json_decref(pg);
-	return *out ? 0 : tfjob__oom(err);
+	if (!rc)
+		*out = pg;
+	return rc;
 }

@@ -26,11 +26,13 @@ static int set_str(json_t *obj, const char *key, const char *value)
 	return json_object_set_new(obj, key, json_string(value));
 }
 
-json_t *tfjob__owner_reference(const tfjob_graph *g)
+json_t *tfjob__owner_reference(const tfjob_graph *g) { return tfjob__owner_reference_to(g->name, g->uid); }
+
+json_t *tfjob__owner_reference_to(const char *name, const char *uid)
 {
 	json_t *o = json_object();
 	if (!o || set_str(o, "apiVersion", "kubeflow.org/v1") || set_str(o, "kind", "TFJob") ||
-	    set_str(o, "name", g->name) || set_str(o, "uid", g->uid) ||
+	    set_str(o, "name", name) || set_str(o, "uid", uid) ||
 	    json_object_set_new(o, "controller", json_true()) || json_object_set_new(o, "blockOwnerDeletion", json_true())) {
 		json_decref(o);
 		return NULL;

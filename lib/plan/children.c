@@ -325,7 +325,8 @@ int tfjob__plan_reconcile_children(ctx *c, rtype_state *rt, tfjob_object_kind ki
 			                "We have too many %s for %s %" PRId64, kind == TFJOB_OBJECT_POD ? "pods" : "services",
 			                kind == TFJOB_OBJECT_POD ? rt->lower : rt->key, next);
 		} else if (k == 0) {
-			rc = create_child(c, rt, next, kind);
+			if (kind != TFJOB_OBJECT_POD || !c->pods_wait) /* gang: pods wait for their PodGroup */
+				rc = create_child(c, rt, next, kind);
 		} else if (kind == TFJOB_OBJECT_POD) {
 			rc = handle_pod(c, rt, next, list[j].sum);
 		} else if (next >= rt->replicas && !list[j].sum->deleting && list[j].sum->name) {
@@ -346,18 +347,6 @@ int tfjob__plan_write_replica_status(ctx *c, rtype_state *rt)
 	    tfjob__plan_set_count(st, "failed", rt->failed)) {
 		json_decref(st);
 		return tfjob__oom(c->err);
-	}
-	if (c->documented) {
-		/* the label selector of the type's pods, as the scale subresource reads it */
-		char *sel = tfjob__strdup_printf("training.kubeflow.org/job-name=%s,training.kubeflow.org/operator-name="
-		                                 "tfjob-controller,training.kubeflow.org/replica-type=%s",
-		                                 c->name, rt->lower);
-		if (!sel || json_object_set_new(st, "selector", json_string(sel))) {
-			free(sel);
-			json_decref(st);
-			return tfjob__oom(c->err);
-		}
-		free(sel);
 	}
 	return json_object_set_new(rs, rt->key, st) ? tfjob__oom(c->err) : 0;
 }

@@ -58,8 +58,6 @@ static int delete_pods_and_services(ctx *c, bool is_finished)
 static int delete_job(ctx *c)
 {
 	int rc = tfjob__plan_object_action(c, TFJOB_ACTION_DELETE, TFJOB_OBJECT_TFJOB, c->name, NULL);
-	if (!rc)
-		rc = tfjob__plan_eventf(c, TFJOB_EVENT_NORMAL, "SuccessfulDeleteJob", "Deleted job: %s", c->name);
 	c->job_deleted = true;
 	return rc;
 }
@@ -104,6 +102,8 @@ static int cleanup_job(ctx *c)
 int tfjob__plan_step_finished(ctx *c)
 {
 	int rc = delete_pods_and_services(c, true);
+	if (!rc)
+		rc = tfjob__plan_gang_delete(c);
 	if (rc)
 		return rc;
 	rc = cleanup_job(c);
@@ -139,6 +139,8 @@ int tfjob__plan_step_finished(ctx *c)
 int tfjob__plan_step_suspended(ctx *c)
 {
 	int rc = delete_pods_and_services(c, false);
+	if (!rc)
+		rc = tfjob__plan_gang_delete(c);
 	if (rc)
 		return rc;
 	json_t *rs = json_object_get(c->status, "replicaStatuses");
@@ -318,6 +320,8 @@ int tfjob__plan_step_limit(ctx *c, const char *message)
 		if (rc == 1)
 			rc = 0; /* cannot happen: completionTime was just set */
 	}
+	if (!rc)
+		rc = tfjob__plan_gang_delete(c);
 	if (!rc)
 		rc = tfjob__plan_event(c, TFJOB_EVENT_NORMAL, TFJOB__REASON_FAILED, message);
 	if (!rc)

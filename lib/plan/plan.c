@@ -167,8 +167,8 @@ const char *tfjob_plan_action_name(const tfjob_plan *plan, size_t i)
 int tfjob_plan_action_object_json(char **out, const tfjob_plan *plan, size_t i, unsigned int flags, tfjob_error **err)
 {
 	const struct tfjob__action *a = action_at(plan, i);
-	if (!out || !a || a->type != TFJOB_ACTION_CREATE || !a->object)
-		return tfjob__fail(err, TFJOB_EINVAL, "action %zu is not a create action", i);
+	if (!out || !a || !a->object)
+		return tfjob__fail(err, TFJOB_EINVAL, "action %zu has no object (not a create, adopt, release or patch)", i);
 	*out = tfjob__dump(a->object, flags);
 	return *out ? 0 : tfjob__oom(err);
 }
@@ -217,6 +217,10 @@ const char *tfjob_action_type_name(tfjob_action_type type)
 	case TFJOB_ACTION_CREATE: return "create";
 	case TFJOB_ACTION_DELETE: return "delete";
 	case TFJOB_ACTION_EVENT: return "event";
+	case TFJOB_ACTION_ADOPT: return "adopt";
+	case TFJOB_ACTION_RELEASE: return "release";
+	case TFJOB_ACTION_PATCH: return "patch";
+	case TFJOB_ACTION_WAIT: return "wait";
 	}
 	return "unknown";
 }
@@ -227,6 +231,7 @@ const char *tfjob_object_kind_name(tfjob_object_kind kind)
 	case TFJOB_OBJECT_POD: return "Pod";
 	case TFJOB_OBJECT_SERVICE: return "Service";
 	case TFJOB_OBJECT_TFJOB: return "TFJob";
+	case TFJOB_OBJECT_PODGROUP: return "PodGroup";
 	case TFJOB_OBJECT_NONE: break;
 	}
 	return "";
@@ -249,6 +254,8 @@ static json_t *action_json(const struct tfjob__action *a)
 		bad |= json_object_set_new(o, "name", json_string(a->name));
 		if (a->type == TFJOB_ACTION_CREATE)
 			bad |= json_object_set(o, "object", a->object ? a->object : json_null());
+		else if (a->object)
+			bad |= json_object_set(o, "patch", a->object); /* adopt, release, patch */
 	}
 	if (bad) {
 		json_decref(o);

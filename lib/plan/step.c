@@ -10,7 +10,12 @@
 
 static int step_normal(ctx *c)
 {
-	int rc = tfjob__plan_warn_unlabelled(c, &c->pods, TFJOB_OBJECT_POD);
+	int rc = tfjob__plan_gang_sync(c);
+	if (rc)
+		return rc;
+	if (c->pods_wait && !c->documented) /* v1.9 reconciles no child and writes only this, to be called again */
+		return tfjob__status_set_time(c->status, "lastReconcileTime", c->now) ? tfjob__oom(c->err) : 0;
+	rc = tfjob__plan_warn_unlabelled(c, &c->pods, TFJOB_OBJECT_POD);
 	if (!rc)
 		rc = tfjob__plan_warn_unlabelled(c, &c->services, TFJOB_OBJECT_SERVICE);
 	for (size_t t = 0; t < c->ntypes && !rc; t++) {
@@ -37,22 +42,6 @@ static int step_validation(ctx *c, const char *detail)
 }
 
 /* ---- setup ---- */
-
-/* The objects of a list that are ours: those labelled as another job's children (job-name label of another name) are not. */
-static int drop_foreign(ctx *c, sum_list *out, const tfjob_objects *objects)
-{
-	size_t n = tfjob__objects_size(objects);
-	out->n = 0;
-	out->items = malloc((n ? n : 1) * sizeof *out->items);
-	if (!out->items)
-		return tfjob__oom(c->err);
-	for (size_t i = 0; i < n; i++) {
-		const tfjob__summary *s = &objects->sums[i];
-		if (!s->job_name || !strcmp(s->job_name, c->name))
-			out->items[out->n++] = s;
-	}
-	return 0;
-}
 
 /* The index of the first type whose label value is `rtype`, or ntypes. */
 static size_t type_of_label(ctx *c, const char *rtype)
@@ -233,7 +222,7 @@ static void compute_requeue(ctx *c)
 		tfjob__plan_requeue(c, deadline_remaining(deadline, c->now - start));
 }
 
-static int plan_step(ctx *c, char *defaults_error)
+static int plan_step(ctx *c, const tfjob_objects *pods, const tfjob_objects *services, char *defaults_error)
 {
 	/* 1. another controller manages the job, or it is being deleted: nothing to do */
 	const char *mb = tfjob_job_managed_by(c->job);
@@ -242,8 +231,14 @@ static int plan_step(ctx *c, char *defaults_error)
 	     !json_is_null(json_object_get(tfjob__obj(c->job->root, "metadata"), "deletionTimestamp"))))
 		return 0;
 
+	/* the job's children, by their controller reference (adopted and released ones too) */
+	int rc = tfjob__plan_claim_children(c, &c->pods, pods, TFJOB_OBJECT_POD);
+	if (!rc)
+		rc = tfjob__plan_claim_children(c, &c->services, services, TFJOB_OBJECT_SERVICE);
+	if (rc)
+		return rc;
+
 	/* 8. Created, when the job is first seen */
-	int rc = 0;
 	if (!tfjob__cond_find(c->status, TFJOB__COND_CREATED) && !tfjob__plan_finished(c)) {
 		char *msg = tfjob__strdup_printf("TFJob %s is created.", c->name);
 		if (!msg)
@@ -333,6 +328,7 @@ static void ctx_free(ctx *c)
 	free(c->pods.items);
 	free(c->services.items);
 	free(c->buckets);
+	json_decref(c->pod_group);
 	tfjob_job_free(c->job);
 }
 
@@ -391,10 +387,22 @@ int tfjob__plan_run(tfjob_plan **out, const tfjob_job *job, const tfjob_objects 
 		return rc;
 	}
 	c.name = tfjob_job_name(c.job);
+	c.uid = tfjob__str(tfjob__obj(c.job->root, "metadata"), "uid");
+	if (!c.uid)
+		c.uid = "";
 	c.ns = tfjob_job_namespace(c.job);
 	if (!c.ns)
 		c.ns = ropts.default_namespace && *ropts.default_namespace ? ropts.default_namespace : "default";
 
+	if (opts->version >= 2 && opts->pod_group_json) {
+		rc = tfjob__load_one(&c.pod_group, opts->pod_group_json, strlen(opts->pod_group_json), "pod group", err);
+		if (!rc && !json_is_object(c.pod_group))
+			rc = tfjob__fail(err, TFJOB_ESCHEMA, "pod group: must be an object");
+		if (rc) {
+			ctx_free(&c);
+			return rc;
+		}
+	}
 	c.plan = calloc(1, sizeof *c.plan);
 	json_t *old = json_object_get(c.job->root, "status");
 	c.status = json_is_object(old) ? json_deep_copy(old) : json_object();
@@ -403,11 +411,7 @@ int tfjob__plan_run(tfjob_plan **out, const tfjob_job *job, const tfjob_objects 
 		goto out;
 	}
 	c.plan->status = c.status;
-	rc = drop_foreign(&c, &c.pods, pods);
-	if (!rc)
-		rc = drop_foreign(&c, &c.services, services);
-	if (!rc)
-		rc = plan_step(&c, defaults_error);
+	rc = plan_step(&c, pods, services, defaults_error);
 	if (!rc) {
 		c.plan->status = c.status; /* the finished path may have replaced it */
 		json_t *before = json_is_object(old) ? old : NULL;

@@ -80,9 +80,12 @@ typedef struct ctx {
 	int64_t requeues;
 	const char *name;
 	const char *ns;
+	const char *uid;   /* metadata.uid, "" when absent */
 	json_t *status;
-	sum_list pods;     /* the observed pods that are not another job's (drop_foreign) */
+	sum_list pods;     /* the observed pods that are the job's (claim.c) */
 	sum_list services; /* the same for services */
+	json_t *pod_group; /* the observed PodGroup, NULL = none (owned) */
+	bool pods_wait;    /* gang scheduling: no pod is created in this step (gang.c) */
 	const tfjob__summary **buckets; /* storage of the types' pod and service lists */
 	rtype_state *types;
 	size_t ntypes;
@@ -144,6 +147,21 @@ int tfjob__plan_warn_unlabelled(ctx *c, const sum_list *objs, tfjob_object_kind 
 int tfjob__plan_reconcile_children(ctx *c, rtype_state *rt, tfjob_object_kind kind);
 /* status.replicaStatuses[type] from the counts of reconcile_children. */
 int tfjob__plan_write_replica_status(ctx *c, rtype_state *rt);
+
+/* ---- claim.c: controller references (ClaimPods / ClaimServices) ---- */
+
+/*
+ * Which observed objects are the job's (into *out), by their controller reference: adopt and
+ * release actions for what changes hands. The job must not be being deleted.
+ */
+int tfjob__plan_claim_children(ctx *c, sum_list *out, const tfjob_objects *objects, tfjob_object_kind kind);
+
+/* ---- gang.c: the PodGroup of gang scheduling ---- */
+
+/* SyncPodGroup on the normal path: create or patch the PodGroup; volcano's pods wait for it (c->pods_wait). */
+int tfjob__plan_gang_sync(ctx *c);
+/* DeletePodGroup on the finished, suspended and limit paths (documented mode: when one is observed). */
+int tfjob__plan_gang_delete(ctx *c);
 
 /* ---- lifecycle.c: the paths that end a step early, and the checks before the children ---- */
 
