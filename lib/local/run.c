@@ -131,13 +131,30 @@ static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **er
 			                 tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i), false);
 			continue;
 		}
+		if (type == TFJOB_ACTION_WAIT || kind == TFJOB_OBJECT_PODGROUP)
+			continue; /* no gang scheduler runs local processes */
 		*acted = true;
 		const tfjob_resource *res = tfjob_resource_lookup(tfjob_object_kind_name(kind));
 		if (kind == TFJOB_OBJECT_TFJOB) {
 			r->deleted = true;
+			char msg[512];
+			snprintf(msg, sizeof msg, "Deleted job: %s", r->name);
+			tfjob__run_event(r, "TFJob", r->name, "Normal", "SuccessfulDeleteJob", msg, false);
 			continue;
 		}
-		if (type == TFJOB_ACTION_DELETE) {
+		if (type == TFJOB_ACTION_ADOPT || type == TFJOB_ACTION_RELEASE) {
+			char *patch = NULL;
+			rc = tfjob_plan_action_object_json(&patch, plan, i, TFJOB_JSON_COMPACT, err);
+			tfjob_error *e = NULL;
+			if (!rc)
+				rc = tfjob_transport_patch(NULL, r->t, res, r->ns, name, NULL, patch, &e);
+			if (rc == TFJOB_ENOTFOUND)
+				rc = 0;
+			else if (rc && err && e)
+				*err = e, e = NULL;
+			tfjob_error_free(e);
+			tfjob_free(patch);
+		} else if (type == TFJOB_ACTION_DELETE) {
 			tfjob_error *e = NULL;
 			rc = tfjob_transport_delete(NULL, r->t, res, r->ns, name, NULL, &e);
 			if (rc == TFJOB_ENOTFOUND)

@@ -26,6 +26,7 @@ typedef struct sim {
 	tfjob_job *job;
 	json_t *pods;
 	json_t *services;
+	json_t *pod_group; /* gang scheduling: the job's PodGroup, NULL = none */
 	tfjob_plan_options popts;
 	int64_t start;
 	int64_t now;
@@ -71,6 +72,74 @@ static json_t *find_named(json_t *items, const char *name, size_t *pos)
 	return NULL;
 }
 
+/* A JSON merge patch (RFC 7386) of src into dst: null removes a field. */
+static void merge(json_t *dst, json_t *src)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(src, k, v) {
+		json_t *cur = json_object_get(dst, k);
+		if (json_is_null(v))
+			json_object_del(dst, k);
+		else if (json_is_object(cur) && json_is_object(v))
+			merge(cur, v);
+		else
+			json_object_set(dst, k, v);
+	}
+}
+
+/* The object of action i (its created object or its patch), new reference; NULL with *rc set on failure. */
+static json_t *action_object(sim *s, const tfjob_plan *plan, size_t i, int *rc)
+{
+	char *text = NULL;
+	*rc = tfjob_plan_action_object_json(&text, plan, i, 0, s->err);
+	if (*rc)
+		return NULL;
+	json_t *obj = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	if (!obj)
+		*rc = tfjob__oom(s->err);
+	return obj;
+}
+
+static void record(sim *s, const char *type, const char *reason, const char *message)
+{
+	addf(&s->events, "  %-8s %-28s +%-6" PRId64 " %s\n", type, reason, s->now - s->start, message);
+}
+
+/* The PodGroup's actions: the in-memory gang scheduler admits a group as soon as it exists. */
+static int apply_pod_group(sim *s, const tfjob_plan *plan, size_t i)
+{
+	tfjob_action_type type = tfjob_plan_action_type(plan, i);
+	if (type == TFJOB_ACTION_DELETE) {
+		json_decref(s->pod_group);
+		s->pod_group = NULL;
+		char *msg = tfjob__strdup_printf("Deleted PodGroup: %s", tfjob_plan_action_name(plan, i));
+		if (!msg)
+			return tfjob__oom(s->err);
+		record(s, "Normal", "SuccessfulDeletePodGroup", msg);
+		free(msg);
+		return 0;
+	}
+	if (type != TFJOB_ACTION_CREATE && type != TFJOB_ACTION_PATCH)
+		return 0; /* wait */
+	int rc = 0;
+	json_t *obj = action_object(s, plan, i, &rc);
+	if (!obj)
+		return rc;
+	if (type == TFJOB_ACTION_PATCH && s->pod_group) {
+		merge(s->pod_group, obj);
+		json_decref(obj);
+	} else if (type == TFJOB_ACTION_CREATE && !s->pod_group) {
+		s->pod_group = obj;
+		if (json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Running")))
+			return tfjob__oom(s->err);
+	} else {
+		json_decref(obj); /* AlreadyExists, or NotFound */
+	}
+	return 0;
+}
+
 static int apply_plan(sim *s, const tfjob_plan *plan, bool *acted)
 {
 	*acted = false;
@@ -79,15 +148,28 @@ static int apply_plan(sim *s, const tfjob_plan *plan, bool *acted)
 		tfjob_action_type type = tfjob_plan_action_type(plan, i);
 		tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
 		if (type == TFJOB_ACTION_EVENT) {
-			addf(&s->events, "  %-8s %-28s +%-6" PRId64 " %s\n", tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
-			     tfjob_plan_action_reason(plan, i), s->now - s->start, tfjob_plan_action_message(plan, i));
+			record(s, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)), tfjob_plan_action_reason(plan, i),
+			       tfjob_plan_action_message(plan, i));
 			continue;
 		}
-		*acted = true;
 		const char *name = tfjob_plan_action_name(plan, i);
 		addf(&s->out, "           %s %s %s\n", tfjob_action_type_name(type), tfjob_object_kind_name(kind), name);
+		if (type == TFJOB_ACTION_WAIT)
+			continue; /* nothing changes: the PodGroup's admission brings the next step */
+		*acted = true;
+		int rc = 0;
 		if (kind == TFJOB_OBJECT_TFJOB) {
 			s->deleted = true;
+			char *msg = tfjob__strdup_printf("Deleted job: %s", name);
+			if (!msg)
+				return tfjob__oom(s->err);
+			record(s, "Normal", "SuccessfulDeleteJob", msg);
+			free(msg);
+			continue;
+		}
+		if (kind == TFJOB_OBJECT_PODGROUP) {
+			if ((rc = apply_pod_group(s, plan, i)))
+				return rc;
 			continue;
 		}
 		json_t *items = kind == TFJOB_OBJECT_POD ? s->pods : s->services;
@@ -97,14 +179,16 @@ static int apply_plan(sim *s, const tfjob_plan *plan, bool *acted)
 				json_array_remove(items, pos);
 			continue;
 		}
-		char *text = NULL;
-		int rc = tfjob_plan_action_object_json(&text, plan, i, 0, s->err);
-		if (rc)
-			return rc;
-		json_t *obj = json_loads(text, 0, NULL);
-		tfjob_free(text);
+		json_t *obj = action_object(s, plan, i, &rc);
 		if (!obj)
-			return tfjob__oom(s->err);
+			return rc;
+		if (type == TFJOB_ACTION_ADOPT || type == TFJOB_ACTION_RELEASE) {
+			json_t *child = find_named(items, name, NULL);
+			if (child)
+				merge(child, obj);
+			json_decref(obj);
+			continue;
+		}
 		if (kind == TFJOB_OBJECT_POD)
 			json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
 		if (find_named(items, name, NULL) || json_array_append_new(items, obj)) {
@@ -154,8 +238,12 @@ static int step(sim *s, bool *quiet)
 		return tfjob__oom(s->err);
 	}
 	s->popts.now = s->now;
+	char *pg = s->pod_group ? json_dumps(s->pod_group, JSON_COMPACT) : NULL;
+	s->popts.pod_group_json = pg;
 	tfjob_plan *plan = NULL;
-	int rc = tfjob_plan_new(&plan, s->job, pods, svcs, &s->popts, s->err);
+	int rc = s->pod_group && !pg ? tfjob__oom(s->err) : tfjob_plan_new(&plan, s->job, pods, svcs, &s->popts, s->err);
+	s->popts.pod_group_json = NULL;
+	free(pg);
 	free(pods);
 	free(svcs);
 	if (rc)
@@ -204,19 +292,6 @@ static int settle(sim *s)
 }
 
 /* ---- scenario changes ---- */
-
-static void merge(json_t *dst, json_t *src)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach(src, k, v) {
-		json_t *cur = json_object_get(dst, k);
-		if (json_is_object(cur) && json_is_object(v))
-			merge(cur, v);
-		else
-			json_object_set(dst, k, v);
-	}
-}
 
 static int apply_pod_change(sim *s, const char *key, json_t *change)
 {
@@ -501,6 +576,7 @@ out:
 	tfjob_job_free(s.job);
 	json_decref(s.pods);
 	json_decref(s.services);
+	json_decref(s.pod_group);
 	json_decref(root);
 	return rc;
 }

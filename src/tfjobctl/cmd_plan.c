@@ -1,6 +1,6 @@
 /*
  * tfjobctl plan --job FILE [--pods FILE] [--services FILE] [--now RFC3339] [--requeues N]
- *               [--compat C] [--cluster-domain D]
+ *               [--compat C] [--cluster-domain D] [--gang-scheduler G] [--pod-group FILE]
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>
@@ -17,11 +17,15 @@ void usage_plan(FILE *out)
 {
 	fprintf(out,
 	        "usage: tfjobctl plan --job FILE [--pods FILE] [--services FILE] [--now RFC3339]\n"
-	        "                     [--requeues N] [--compat C] [--cluster-domain D]\n\n"
+	        "                     [--requeues N] [--compat C] [--cluster-domain D]\n"
+	        "                     [--gang-scheduler G] [--pod-group FILE]\n\n"
 	        "Plan one reconcile step of the TFJob in FILE (with its status) given the Pods and Services\n"
 	        "observed for it (a JSON/YAML array or a Kubernetes List), and print the plan as one line:\n"
-	        "  {\"actions\":[{\"action\":\"create\",\"kind\":\"Pod|Service\",\"name\":N,\"object\":{...}},\n"
-	        "               {\"action\":\"delete\",\"kind\":\"Pod|Service|TFJob\",\"name\":N},\n"
+	        "  {\"actions\":[{\"action\":\"create\",\"kind\":\"Pod|Service|PodGroup\",\"name\":N,\"object\":{...}},\n"
+	        "               {\"action\":\"delete\",\"kind\":\"Pod|Service|PodGroup|TFJob\",\"name\":N},\n"
+	        "               {\"action\":\"adopt|release\",\"kind\":\"Pod|Service\",\"name\":N,\"patch\":{...}},\n"
+	        "               {\"action\":\"patch\",\"kind\":\"PodGroup\",\"name\":N,\"patch\":{...}},\n"
+	        "               {\"action\":\"wait\",\"kind\":\"PodGroup\",\"name\":N},\n"
 	        "               {\"action\":\"event\",\"type\":\"Normal|Warning\",\"reason\":R,\"message\":M}],\n"
 	        "   \"status\":{...},\"statusChanged\":bool,\"requeueAfterSeconds\":number|null}\n\n"
 	        "  --job FILE          the TFJob, with its status ('-' = standard input)\n"
@@ -30,7 +34,9 @@ void usage_plan(FILE *out)
 	        "  --now T             the current time, RFC 3339 (default: the system clock)\n"
 	        "  --requeues N        how often the work queue has requeued the job (default 0)\n"
 	        "  --compat C          'documented' (default) or 'training-operator-1.9'\n"
-	        "  --cluster-domain D  cluster domain of the addresses in TF_CONFIG of created pods\n\n"
+	        "  --cluster-domain D  cluster domain of the addresses in TF_CONFIG of created pods\n"
+	        "  --gang-scheduler G  gang scheduling: 'volcano' or 'scheduler-plugins' (default: none)\n"
+	        "  --pod-group FILE    the job's observed PodGroup, with --gang-scheduler (default: none)\n\n"
 	        "Exit status: 0 ok, 2 usage or input error.\n");
 }
 
@@ -75,10 +81,14 @@ int cmd_plan(int argc, char **argv)
 		{ "requeues", required_argument, NULL, 'r' },
 		{ "compat", required_argument, NULL, 'c' },
 		{ "cluster-domain", required_argument, NULL, 'd' },
+		{ "gang-scheduler", required_argument, NULL, 'g' },
+		{ "pod-group", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	tfjob_plan_options opts = TFJOB_PLAN_OPTIONS_INIT;
-	const char *job_path = NULL, *pods_path = NULL, *services_path = NULL, *now = NULL, *domain = NULL;
+	tfjob_render_options ropts = TFJOB_RENDER_OPTIONS_INIT;
+	opts.render = &ropts;
+	const char *job_path = NULL, *pods_path = NULL, *services_path = NULL, *now = NULL, *pg_path = NULL;
 	int ch;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -87,7 +97,12 @@ int cmd_plan(int argc, char **argv)
 		case 'p': pods_path = optarg; break;
 		case 's': services_path = optarg; break;
 		case 'n': now = optarg; break;
-		case 'd': domain = optarg; break;
+		case 'd': ropts.cluster_domain = optarg; break;
+		case 'G': pg_path = optarg; break;
+		case 'g':
+			if (!ctl_parse_gang(&ropts.gang_scheduler, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'r': {
 			char *end;
 			errno = 0;
@@ -112,26 +127,25 @@ int cmd_plan(int argc, char **argv)
 	if (!job_path)
 		return ctl_fail("plan: --job FILE is required (see tfjobctl plan --help)");
 	int stdin_uses = !strcmp(job_path, "-") + (pods_path && !strcmp(pods_path, "-")) +
-	                 (services_path && !strcmp(services_path, "-"));
+	                 (services_path && !strcmp(services_path, "-")) + (pg_path && !strcmp(pg_path, "-"));
 	if (stdin_uses > 1)
-		return ctl_fail("plan: only one of --job, --pods and --services can be '-' (standard input)");
+		return ctl_fail("plan: only one of --job, --pods, --services and --pod-group can be '-' (standard input)");
+	if (pg_path && ropts.gang_scheduler == TFJOB_GANG_NONE)
+		return ctl_fail("plan: --pod-group needs --gang-scheduler");
 	if (ctl_parse_now(&opts.now, now))
 		return EXIT_USAGE;
-#ifdef TFJOB_RENDER_OPTIONS_VERSION
-	tfjob_render_options ropts = TFJOB_RENDER_OPTIONS_INIT;
-	ropts.cluster_domain = domain;
-	opts.render = &ropts;
-#else
-	(void)domain;
-#endif
 
 	tfjob_job *job = NULL;
 	if (ctl_load_job(&job, job_path))
 		return EXIT_USAGE;
 	tfjob_objects *pods = NULL, *services = NULL;
 	int status = EXIT_USAGE;
-	if (load_objects(&pods, pods_path) || load_objects(&services, services_path))
+	char *pg = NULL;
+	size_t pg_len;
+	if (load_objects(&pods, pods_path) || load_objects(&services, services_path) ||
+	    (pg_path && ctl_read_file(&pg, &pg_len, pg_path, TFJOB_DEFAULT_MAX_INPUT_BYTES)))
 		goto out;
+	opts.pod_group_json = pg;
 	tfjob_plan *plan = NULL;
 	tfjob_error *err = NULL;
 	char *text = NULL;
@@ -145,6 +159,7 @@ int cmd_plan(int argc, char **argv)
 	tfjob_plan_free(plan);
 	status = EXIT_OK;
 out:
+	free(pg);
 	tfjob_objects_free(pods);
 	tfjob_objects_free(services);
 	tfjob_job_free(job);

@@ -1,5 +1,5 @@
 /*
- * tfjobctl simulate [--compat C] [--cluster-domain D] [--max-steps N] SCENARIO
+ * tfjobctl simulate [--compat C] [--cluster-domain D] [--gang-scheduler G] [--max-steps N] SCENARIO
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>
@@ -13,12 +13,15 @@
 void usage_simulate(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl simulate [--compat C] [--cluster-domain D] [--max-steps N] SCENARIO\n\n"
+	        "usage: tfjobctl simulate [--compat C] [--cluster-domain D] [--gang-scheduler G]\n"
+	        "                         [--max-steps N] SCENARIO\n\n"
 	        "Run SCENARIO (a job and a timeline of pod phase / exit code changes, see docs/simulate.md)\n"
 	        "through the planner step by step on an in-memory cluster, and print the condition timeline,\n"
 	        "the final status and the events, like kubectl describe.\n\n"
 	        "  --compat C          override the scenario's compat: 'documented' or 'training-operator-1.9'\n"
 	        "  --cluster-domain D  cluster domain of the addresses in TF_CONFIG\n"
+	        "  --gang-scheduler G  gang scheduling: 'volcano' or 'scheduler-plugins' (a PodGroup the\n"
+	        "                      in-memory cluster admits as soon as it is created)\n"
 	        "  --max-steps N       stop after N reconcile steps (default 1000)\n\n"
 	        "Exit status: 0 ok, 2 usage or input error.\n");
 }
@@ -29,6 +32,7 @@ int cmd_simulate(int argc, char **argv)
 		{ "compat", required_argument, NULL, 'c' },
 		{ "cluster-domain", required_argument, NULL, 'd' },
 		{ "max-steps", required_argument, NULL, 'm' },
+		{ "gang-scheduler", required_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	tfjob_simulate_options opts = TFJOB_SIMULATE_OPTIONS_INIT;
@@ -45,6 +49,10 @@ int cmd_simulate(int argc, char **argv)
 			break;
 		case 'd':
 			ropts.cluster_domain = optarg;
+			break;
+		case 'g':
+			if (!ctl_parse_gang(&ropts.gang_scheduler, optarg))
+				return EXIT_USAGE;
 			break;
 		case 'm': {
 			char *end;

@@ -33,6 +33,8 @@ int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Parse --compat's value; prints an error and returns false when unknown. */
 bool ctl_parse_compat(tfjob_compat *out, const char *value);
+/* --gang-scheduler: 'volcano' or 'scheduler-plugins'; false (after the message) otherwise. */
+bool ctl_parse_gang(tfjob_gang_scheduler *out, const char *value);
 
 /* Print a string the library allocated, then free it. */
 void ctl_print_owned(char *text);

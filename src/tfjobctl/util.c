@@ -112,6 +112,19 @@ bool ctl_parse_compat(tfjob_compat *out, const char *value)
 	return false;
 }
 
+bool ctl_parse_gang(tfjob_gang_scheduler *out, const char *value)
+{
+	if (!strcmp(value, "volcano"))
+		*out = TFJOB_GANG_VOLCANO;
+	else if (!strcmp(value, "scheduler-plugins"))
+		*out = TFJOB_GANG_SCHEDULER_PLUGINS;
+	else {
+		ctl_fail("unknown --gang-scheduler value '%s' (expected 'volcano' or 'scheduler-plugins')", value);
+		return false;
+	}
+	return true;
+}
+
 void ctl_print_owned(char *text)
 {
 	if (text)
