@@ -1,0 +1,417 @@
+/*
+ * The planner's controller references (ignore, adopt, release), its gang-scheduling actions
+ * (PodGroup create, patch, delete, wait), and steady jobs that plan no status change.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planutil.h"
+
+#define TFJOB_ARRAY_LEN_T(a) (sizeof(a) / sizeof((a)[0]))
+#define DOC TFJOB_COMPAT_DOCUMENTED
+#define V19 TFJOB_COMPAT_TRAINING_OPERATOR_1_9
+static const tfjob_compat both[] = { DOC, V19 };
+
+/* ---- controller references ---- */
+
+typedef enum owner { OWNED, FOREIGN, ORPHAN } owner;
+
+typedef struct claim_case {
+	const char *what;
+	owner owner;
+	bool labels_match;
+	bool deleting;
+	/* outcome per mode (documented, v1.9) and kind (pod, service) */
+	int adopt[2][2], release[2][2], counted[2][2];
+} claim_case;
+
+static const claim_case claim_table[] = {
+	{ "controlled by the job", OWNED, true, false, { { 0, 0 }, { 0, 0 } }, { { 0, 0 }, { 0, 0 } }, { { 1, 1 }, { 1, 1 } } },
+	{ "controlled by another object", FOREIGN, true, false, { { 0, 0 }, { 0, 0 } }, { { 0, 0 }, { 0, 0 } },
+	  { { 0, 0 }, { 0, 0 } } },
+	/* v1.9 keeps only the pods the job controls, but claims (adopts) matching services */
+	{ "orphan, labels match", ORPHAN, true, false, { { 1, 1 }, { 0, 1 } }, { { 0, 0 }, { 0, 0 } }, { { 1, 1 }, { 0, 1 } } },
+	{ "orphan being deleted", ORPHAN, true, true, { { 0, 0 }, { 0, 0 } }, { { 0, 0 }, { 0, 0 } }, { { 0, 0 }, { 0, 0 } } },
+	{ "orphan of other labels", ORPHAN, false, false, { { 0, 0 }, { 0, 0 } }, { { 0, 0 }, { 0, 0 } },
+	  { { 0, 0 }, { 0, 0 } } },
+	/* v1.9 lists by the selector and never sees it; documented mode releases it */
+	{ "controlled, labels changed", OWNED, false, false, { { 0, 0 }, { 0, 0 } }, { { 1, 1 }, { 0, 0 } },
+	  { { 0, 0 }, { 0, 0 } } },
+};
+
+/* One child "job-worker-0" of the case (a Running pod or a service) as a JSON list. */
+static char *child_json(const claim_case *c, bool pod)
+{
+	json_t *labels = json_pack("{s:s,s:s,s:s,s:s}", "training.kubeflow.org/job-name", c->labels_match ? "job" : "other",
+	                           "training.kubeflow.org/operator-name", "tfjob-controller",
+	                           "training.kubeflow.org/replica-type", "worker", "training.kubeflow.org/replica-index", "0");
+	json_t *meta = json_pack("{s:s,s:s,s:o}", "name", "job-worker-0", "uid", "child-uid", "labels", labels);
+	json_t *refs = json_pack("[{s:s,s:s,s:s,s:s}]", "apiVersion", "apps/v1", "kind", "ReplicaSet", "name", "rs", "uid",
+	                         "rs-uid"); /* a reference that is not a controller stays */
+	if (c->owner != ORPHAN)
+		json_array_append_new(refs, json_pack("{s:s,s:s,s:s,s:s,s:b}", "apiVersion", "kubeflow.org/v1", "kind", "TFJob",
+		                                      "name", "job", "uid", c->owner == OWNED ? "u-1" : "other-uid",
+		                                      "controller", 1));
+	json_object_set_new(meta, "ownerReferences", refs);
+	if (c->deleting)
+		json_object_set_new(meta, "deletionTimestamp", json_string("2024-01-01T00:00:00Z"));
+	json_t *obj = json_pack("{s:s,s:o}", "kind", pod ? "Pod" : "Service", "metadata", meta);
+	if (pod)
+		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Running"));
+	json_t *list = json_pack("[o]", obj);
+	char *text = json_dumps(list, JSON_COMPACT);
+	json_decref(list);
+	return text;
+}
+
+/* The index of the adopt or release action of job-worker-0 (-1: none). */
+static int claim_action(const tfjob_plan *plan, tfjob_action_type type)
+{
+	for (size_t i = 0; i < tfjob_plan_action_count(plan); i++)
+		if (tfjob_plan_action_type(plan, i) == type)
+			return (int)i;
+	return -1;
+}
+
+static void check_claim_patch(const tfjob_plan *plan, int i, bool adopt)
+{
+	char *text = NULL;
+	ck_assert_int_eq(tfjob_plan_action_object_json(&text, plan, (size_t)i, 0, NULL), 0);
+	json_t *patch = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	json_t *meta = json_object_get(patch, "metadata");
+	ck_assert_str_eq(json_string_value(json_object_get(meta, "uid")), "child-uid"); /* precondition */
+	json_t *refs = json_object_get(meta, "ownerReferences");
+	ck_assert_uint_eq(json_array_size(refs), adopt ? 2 : 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(refs, 0), "uid")), "rs-uid");
+	if (adopt) {
+		json_t *ours = json_array_get(refs, 1);
+		ck_assert_str_eq(json_string_value(json_object_get(ours, "uid")), "u-1");
+		ck_assert(json_is_true(json_object_get(ours, "controller")));
+		ck_assert(json_is_true(json_object_get(ours, "blockOwnerDeletion")));
+		ck_assert_str_eq(json_string_value(json_object_get(ours, "kind")), "TFJob");
+	}
+	json_decref(patch);
+}
+
+START_TEST(claim_by_controller_reference)
+{
+	const claim_case *c = &claim_table[_i / 4];
+	int m = (_i / 2) % 2, k = _i % 2;
+	bool pod = k == 0;
+	pu_replica reps[] = { { "Worker", 1, "Never" }, { NULL, 0, NULL } };
+	tfjob_job *job = pu_job(reps, NULL, NULL, NULL);
+	char *child = child_json(c, pod);
+	tfjob_plan *plan = pu_plan(job, pod ? child : NULL, pod ? NULL : child, both[m], T0, 0);
+	tfjob_object_kind kind = pod ? TFJOB_OBJECT_POD : TFJOB_OBJECT_SERVICE;
+	const char *what = c->what;
+	ck_assert_msg(pu_actions(plan, TFJOB_ACTION_ADOPT, kind, "job-worker-0") == c->adopt[m][k], "%s: adopt", what);
+	ck_assert_msg(pu_actions(plan, TFJOB_ACTION_RELEASE, kind, "job-worker-0") == c->release[m][k], "%s: release", what);
+	/* a child that is not the job's is replaced by one of its own (whose create then fails with AlreadyExists) */
+	ck_assert_msg(pu_actions(plan, TFJOB_ACTION_CREATE, kind, "job-worker-0") == !c->counted[m][k], "%s: create", what);
+	if (pod) {
+		json_t *st = pu_status(plan);
+		json_t *w = json_object_get(json_object_get(st, "replicaStatuses"), "Worker");
+		ck_assert_msg(json_integer_value(json_object_get(w, "active")) == c->counted[m][k], "%s: counted", what);
+		json_decref(st);
+	}
+	if (c->adopt[m][k])
+		check_claim_patch(plan, claim_action(plan, TFJOB_ACTION_ADOPT), true);
+	if (c->release[m][k])
+		check_claim_patch(plan, claim_action(plan, TFJOB_ACTION_RELEASE), false);
+	tfjob_plan_free(plan);
+	free(child);
+	tfjob_job_free(job);
+}
+END_TEST
+
+/* A job being deleted plans nothing: no adoption, no release. */
+START_TEST(claim_nothing_while_job_is_deleted)
+{
+	static const tfjob_compat modes[] = { DOC, V19 };
+	char text[2048];
+	snprintf(text, sizeof text,
+	         "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"job\",\"namespace\":\"ns\","
+	         "\"uid\":\"u-1\",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"},\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{"
+	         "\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"x\"}]}}}}}}");
+	tfjob_job *job = tu_parse(text);
+	for (size_t ci = 0; ci < TFJOB_ARRAY_LEN_T(claim_table); ci++) {
+		for (int k = 0; k < 2; k++) {
+			char *child = child_json(&claim_table[ci], k == 0);
+			for (size_t m = 0; m < 2; m++) {
+				tfjob_plan *plan = pu_plan(job, k == 0 ? child : NULL, k == 0 ? NULL : child, modes[m], T0, 0);
+				ck_assert_uint_eq(tfjob_plan_action_count(plan), 0);
+				ck_assert(!tfjob_plan_status_changed(plan));
+				tfjob_plan_free(plan);
+			}
+			free(child);
+		}
+	}
+	tfjob_job_free(job);
+}
+END_TEST
+
+/* A running job whose status is what the planner wrote: no action, no status change. */
+START_TEST(steady_job_plans_no_status_change)
+{
+	pu_replica reps[] = { { "PS", 1, NULL }, { "Worker", 2, "OnFailure" }, { NULL, 0, NULL } };
+	pu_pod pods[] = { { "PS", 0, "Running", -1, 0, false }, { "Worker", 0, "Running", -1, 0, false },
+		          { "Worker", 1, "Running", -1, 0, false } };
+	char *pj = pu_pods(pods, 3), *sj = pu_services_for(reps);
+	for (size_t m = 0; m < 2; m++) {
+		tfjob_job *job = pu_job(reps, NULL, NULL, NULL);
+		for (int step = 0; step < 2; step++) { /* Created, then Running */
+			tfjob_plan *plan = pu_plan(job, pj, sj, both[m], T0 + step, 0);
+			char *st = NULL;
+			ck_assert_int_eq(tfjob_plan_status_json(&st, plan, 0, NULL), 0);
+			ck_assert_int_eq(tfjob_job_set_status_json(job, st, NULL), 0);
+			tfjob_free(st);
+			tfjob_plan_free(plan);
+		}
+		tfjob_plan *plan = pu_plan(job, pj, sj, both[m], T0 + 60, 0);
+		ck_assert_str_eq(pu_cond(plan, "Running"), "True");
+		ck_assert_msg(!tfjob_plan_status_changed(plan), "mode %zu: a steady job writes its status", m);
+		ck_assert_uint_eq(tfjob_plan_action_count(plan), 0);
+		tfjob_plan_free(plan);
+		tfjob_job_free(job);
+	}
+	free(pj);
+	free(sj);
+}
+END_TEST
+
+/* ---- gang scheduling ---- */
+
+static tfjob_plan *gang_plan(tfjob_job *job, const char *pods, tfjob_gang_scheduler gang, const char *pod_group,
+                             tfjob_compat compat)
+{
+	tfjob_render_options ro = TFJOB_RENDER_OPTIONS_INIT;
+	ro.gang_scheduler = gang;
+	tfjob_plan_options po = TFJOB_PLAN_OPTIONS_INIT;
+	po.compat = compat;
+	po.now = T0;
+	po.render = &ro;
+	po.pod_group_json = pod_group;
+	tfjob_plan *plan = NULL;
+	tfjob_error *err = NULL;
+	int rc = tfjob_plan_new(&plan, job, pods, NULL, &po, &err);
+	ck_assert_msg(rc == 0, "%s", tfjob_error_message(err));
+	return plan;
+}
+
+/* The PodGroup tfjob_render_pod_group() renders for the job, with a status phase. */
+static char *rendered_group(tfjob_job *job, tfjob_gang_scheduler gang, const char *phase)
+{
+	tfjob_render_options ro = TFJOB_RENDER_OPTIONS_INIT;
+	ro.gang_scheduler = gang;
+	char *text = NULL;
+	ck_assert_int_eq(tfjob_render_pod_group(&text, job, &ro, 0, NULL), 0);
+	json_t *pg = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	json_object_set_new(pg, "status", json_pack("{s:s}", "phase", phase));
+	char *out = json_dumps(pg, JSON_COMPACT);
+	json_decref(pg);
+	return out;
+}
+
+START_TEST(gang_creates_group_and_pods_wait)
+{
+	pu_replica reps[] = { { "Worker", 2, NULL }, { NULL, 0, NULL } };
+	tfjob_job *job = pu_job(reps, NULL, NULL, NULL);
+	for (size_t m = 0; m < 2; m++) {
+		/* volcano: a new group has no phase, so the pods wait */
+		tfjob_plan *plan = gang_plan(job, NULL, TFJOB_GANG_VOLCANO, NULL, both[m]);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_PODGROUP, "job"), 1);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_WAIT, TFJOB_OBJECT_PODGROUP, "job"), 1);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, NULL), 0);
+		json_t *st = pu_status(plan);
+		if (both[m] == V19) { /* v1.9 reconciles no child and writes lastReconcileTime only */
+			ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_SERVICE, NULL), 0);
+			ck_assert_str_eq(json_string_value(json_object_get(st, "lastReconcileTime")), "2024-01-01T00:00:00Z");
+		} else {
+			ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_SERVICE, NULL), 2);
+			ck_assert_ptr_null(json_object_get(st, "lastReconcileTime"));
+		}
+		json_decref(st);
+		char *obj = NULL;
+		ck_assert_int_eq(tfjob_plan_action_object_json(&obj, plan, 0, 0, NULL), 0);
+		ck_assert_ptr_nonnull(strstr(obj, "scheduling.volcano.sh/v1beta1"));
+		tfjob_free(obj);
+		tfjob_plan_free(plan);
+		/* scheduler-plugins: no waiting */
+		plan = gang_plan(job, NULL, TFJOB_GANG_SCHEDULER_PLUGINS, NULL, both[m]);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_PODGROUP, "job"), 1);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_WAIT, TFJOB_OBJECT_PODGROUP, NULL), 0);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, NULL), 2);
+		tfjob_plan_free(plan);
+		/* no gang scheduler: no PodGroup */
+		plan = gang_plan(job, NULL, TFJOB_GANG_NONE, NULL, both[m]);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_PODGROUP, NULL), 0);
+		tfjob_plan_free(plan);
+	}
+	tfjob_job_free(job);
+}
+END_TEST
+
+START_TEST(gang_existing_group)
+{
+	pu_replica reps[] = { { "Worker", 2, NULL }, { NULL, 0, NULL } };
+	tfjob_job *job = pu_job(reps, NULL, NULL, NULL);
+	for (size_t m = 0; m < 2; m++) {
+		/* scheduled and as wanted: nothing to write, the pods are created */
+		char *pg = rendered_group(job, TFJOB_GANG_VOLCANO, "Running");
+		tfjob_plan *plan = gang_plan(job, NULL, TFJOB_GANG_VOLCANO, pg, both[m]);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_PODGROUP, NULL), 0);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_PATCH, TFJOB_OBJECT_PODGROUP, NULL), 0);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_WAIT, TFJOB_OBJECT_PODGROUP, NULL), 0);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, NULL), 2);
+		tfjob_plan_free(plan);
+		free(pg);
+		/* Pending: the pods wait */
+		pg = rendered_group(job, TFJOB_GANG_VOLCANO, "Pending");
+		plan = gang_plan(job, NULL, TFJOB_GANG_VOLCANO, pg, both[m]);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_WAIT, TFJOB_OBJECT_PODGROUP, "job"), 1);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, NULL), 0);
+		tfjob_plan_free(plan);
+		free(pg);
+		/* another spec: patched whole (a field the job does not want is removed); a queue set is kept */
+		plan = gang_plan(job, NULL, TFJOB_GANG_VOLCANO,
+		                 "{\"metadata\":{\"name\":\"job\"},\"spec\":{\"minMember\":7,\"queue\":\"research\","
+		                 "\"priorityClassName\":\"old\"},\"status\":{\"phase\":\"Inqueue\"}}",
+		                 both[m]);
+		int i = -1;
+		for (size_t k = 0; k < tfjob_plan_action_count(plan); k++)
+			if (tfjob_plan_action_type(plan, k) == TFJOB_ACTION_PATCH)
+				i = (int)k;
+		ck_assert_int_ge(i, 0);
+		ck_assert_int_eq(tfjob_plan_action_kind(plan, (size_t)i), TFJOB_OBJECT_PODGROUP);
+		char *text = NULL;
+		ck_assert_int_eq(tfjob_plan_action_object_json(&text, plan, (size_t)i, 0, NULL), 0);
+		json_t *root = json_loads(text, 0, NULL), *spec = json_object_get(root, "spec");
+		tfjob_free(text);
+		ck_assert_int_eq(json_integer_value(json_object_get(spec, "minMember")), 2);
+		ck_assert_str_eq(json_string_value(json_object_get(spec, "queue")), "research");
+		ck_assert(json_is_null(json_object_get(spec, "priorityClassName")));
+		json_decref(root);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, NULL), 2); /* Inqueue: scheduled */
+		tfjob_plan_free(plan);
+		/* being deleted: documented mode waits for it to go; v1.9 treats it as there */
+		plan = gang_plan(job, NULL, TFJOB_GANG_SCHEDULER_PLUGINS,
+		                 "{\"metadata\":{\"name\":\"job\",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"},\"spec\":{}}",
+		                 both[m]);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_WAIT, TFJOB_OBJECT_PODGROUP, "job"), both[m] == DOC);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, NULL), both[m] == DOC ? 0 : 2);
+		tfjob_plan_free(plan);
+	}
+	tfjob_job_free(job);
+}
+END_TEST
+
+/* Finished, suspended and failing jobs delete the PodGroup: v1.9 at every step, documented mode when there is one. */
+START_TEST(gang_deletes_group_when_done)
+{
+	pu_replica reps[] = { { "Worker", 1, NULL }, { NULL, 0, NULL } };
+	const char *finished = "{\"conditions\":[{\"type\":\"Succeeded\",\"status\":\"True\",\"reason\":\"TFJobSucceeded\"}],"
+	                       "\"completionTime\":\"2024-01-01T00:00:00Z\"}";
+	tfjob_job *jobs[] = { pu_job(reps, NULL, NULL, finished), pu_job(reps, "\"suspend\":true", NULL, NULL),
+		              pu_job(reps, "\"activeDeadlineSeconds\":5", NULL, "{\"startTime\":\"2023-12-31T00:00:00Z\"}") };
+	const char *pg = "{\"metadata\":{\"name\":\"job\"},\"spec\":{\"minMember\":1}}";
+	for (size_t j = 0; j < 3; j++) {
+		for (size_t m = 0; m < 2; m++) {
+			for (int observed = 0; observed < 2; observed++) {
+				tfjob_plan *plan = gang_plan(jobs[j], NULL, TFJOB_GANG_VOLCANO, observed ? pg : NULL, both[m]);
+				int want = both[m] == V19 || observed;
+				ck_assert_msg(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_PODGROUP, "job") == want,
+				              "job %zu mode %zu observed %d", j, m, observed);
+				ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_EVENT, TFJOB_OBJECT_NONE, "JobTerminated"), want);
+				ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_PODGROUP, NULL), 0);
+				ck_assert_int_eq(pu_event(plan, "SuccessfulDeletePodGroup"), -1); /* the executor's */
+				tfjob_plan_free(plan);
+			}
+		}
+		tfjob_job_free(jobs[j]);
+	}
+}
+END_TEST
+
+START_TEST(plan_json_of_new_actions)
+{
+	pu_replica reps[] = { { "Worker", 1, "Never" }, { NULL, 0, NULL } };
+	tfjob_job *job = pu_job(reps, NULL, NULL, NULL);
+	char *child = child_json(&claim_table[2], true); /* an orphan pod: adopted in documented mode */
+	tfjob_plan *plan = pu_plan(job, child, NULL, DOC, T0, 0);
+	char *text = NULL;
+	ck_assert_int_eq(tfjob_plan_to_json(&text, plan, 0, NULL), 0);
+	json_t *p = json_loads(text, 0, NULL);
+	json_t *a = json_array_get(json_object_get(p, "actions"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(a, "action")), "adopt");
+	ck_assert_str_eq(json_string_value(json_object_get(a, "kind")), "Pod");
+	ck_assert_str_eq(json_string_value(json_object_get(a, "name")), "job-worker-0");
+	ck_assert(json_is_object(json_object_get(a, "patch")));
+	ck_assert_uint_eq(json_object_size(a), 4);
+	json_decref(p);
+	tfjob_free(text);
+	tfjob_plan_free(plan);
+	plan = gang_plan(job, NULL, TFJOB_GANG_VOLCANO, NULL, DOC);
+	ck_assert_int_eq(tfjob_plan_to_json(&text, plan, 0, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(text, "{\"action\":\"wait\",\"kind\":\"PodGroup\",\"name\":\"job\"}"));
+	tfjob_free(text);
+	tfjob_plan_free(plan);
+	ck_assert_str_eq(tfjob_action_type_name(TFJOB_ACTION_ADOPT), "adopt");
+	ck_assert_str_eq(tfjob_action_type_name(TFJOB_ACTION_RELEASE), "release");
+	ck_assert_str_eq(tfjob_action_type_name(TFJOB_ACTION_PATCH), "patch");
+	ck_assert_str_eq(tfjob_action_type_name(TFJOB_ACTION_WAIT), "wait");
+	ck_assert_str_eq(tfjob_object_kind_name(TFJOB_OBJECT_PODGROUP), "PodGroup");
+	free(child);
+	tfjob_job_free(job);
+}
+END_TEST
+
+/* Options of version 1 (no pod_group_json field) still plan; a PodGroup that is not an object is refused. */
+START_TEST(plan_options_versions)
+{
+	tfjob_plan_options po;
+	ck_assert_int_eq(tfjob_plan_options_init(&po, 1), 0);
+	ck_assert_int_eq(po.version, 1);
+	ck_assert_int_eq(tfjob_plan_options_init(&po, 2), 0);
+	ck_assert_ptr_null(po.pod_group_json);
+	ck_assert_int_eq(tfjob_plan_options_init(&po, 3), TFJOB_EVERSION);
+	pu_replica reps[] = { { "Worker", 1, NULL }, { NULL, 0, NULL } };
+	tfjob_job *job = pu_job(reps, NULL, NULL, NULL);
+	tfjob_render_options ro = TFJOB_RENDER_OPTIONS_INIT;
+	ro.gang_scheduler = TFJOB_GANG_VOLCANO;
+	po.now = T0;
+	po.render = &ro;
+	po.pod_group_json = "[1]";
+	tfjob_plan *plan = NULL;
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_plan_new(&plan, job, NULL, NULL, &po, &err), TFJOB_ESCHEMA);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "pod group"));
+	tfjob_error_free(err);
+	po.version = 1; /* a version-1 caller has no such field: it is not read */
+	ck_assert_int_eq(tfjob_plan_new(&plan, job, NULL, NULL, &po, NULL), 0);
+	ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_PODGROUP, "job"), 1);
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("plan_owners");
+	TCase *tc = tcase_create("owners");
+	tcase_add_loop_test(tc, claim_by_controller_reference, 0, (int)(4 * TFJOB_ARRAY_LEN_T(claim_table)));
+	tcase_add_test(tc, claim_nothing_while_job_is_deleted);
+	tcase_add_test(tc, steady_job_plans_no_status_change);
+	tcase_add_test(tc, plan_json_of_new_actions);
+	tcase_add_test(tc, plan_options_versions);
+	suite_add_tcase(s, tc);
+	TCase *gang = tcase_create("gang");
+	tcase_add_test(gang, gang_creates_group_and_pods_wait);
+	tcase_add_test(gang, gang_existing_group);
+	tcase_add_test(gang, gang_deletes_group_when_done);
+	suite_add_tcase(s, gang);
+	return tu_run(s);
+}
