@@ -1,8 +1,10 @@
 /*
  * The planner's controller references (ignore, adopt, release), its gang-scheduling actions
- * (PodGroup create, patch, delete, wait), and steady jobs that plan no status change.
+ * (PodGroup create, patch, delete, wait), steady jobs that plan no status change, and render
+ * and plan agreeing on the children of a new job.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,6 +400,123 @@ START_TEST(plan_options_versions)
 }
 END_TEST
 
+/* ---- render and plan agree ---- */
+
+/* The job of text (one TFJob document) with every replica type's replicas set to r. */
+static tfjob_job *with_replicas(const tfjob_job *job, int r)
+{
+	char *text = NULL;
+	ck_assert_int_eq(tfjob_job_to_json(&text, job, 0, NULL), 0);
+	json_t *root = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	const char *key;
+	json_t *spec;
+	json_object_foreach(json_object_get(json_object_get(root, "spec"), "tfReplicaSpecs"), key, spec)
+		json_object_set_new(spec, "replicas", json_integer(r));
+	json_object_set_new(json_object_get(root, "metadata"), "uid", json_string("u-agree"));
+	text = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	tfjob_job *out = tu_parse(text);
+	free(text);
+	return out;
+}
+
+/* The created children of a plan, by kind, as one JSON array each, in plan order. */
+static void plan_children(const tfjob_plan *plan, json_t *pods, json_t *svcs)
+{
+	for (size_t i = 0; i < tfjob_plan_action_count(plan); i++) {
+		if (tfjob_plan_action_type(plan, i) != TFJOB_ACTION_CREATE)
+			continue;
+		char *text = NULL;
+		ck_assert_int_eq(tfjob_plan_action_object_json(&text, plan, i, 0, NULL), 0);
+		json_array_append_new(tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_POD ? pods : svcs, json_loads(text, 0, NULL));
+		tfjob_free(text);
+	}
+}
+
+/* Returns 1 when the job was compared (its plan creates children), 0 when it fails validation or has no name. */
+static int agree_one(const tfjob_job *orig, int r, const char *what)
+{
+	if (!tfjob_job_name(orig))
+		return 0; /* generateName: the server names it */
+	tfjob_job *job = with_replicas(orig, r);
+	tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;
+	dopts.compat = V19;
+	ck_assert_int_eq(tfjob_job_apply_defaults(job, &dopts, NULL), 0);
+	tfjob_plan *plan = pu_plan(job, NULL, NULL, V19, T0, 0);
+	int compared = pu_cond(plan, "Failed") == NULL;
+	if (compared) {
+		tfjob_render_options ro = TFJOB_RENDER_OPTIONS_INIT;
+		ro.compat = V19;
+		char *text = NULL;
+		tfjob_error *err = NULL;
+		ck_assert_msg(tfjob_render_all(&text, job, &ro, TFJOB_JSON_PRETTY, &err) == 0, "%s: %s", what,
+		              tfjob_error_message(err));
+		json_t *rendered = json_loads(text, 0, NULL);
+		tfjob_free(text);
+		json_t *pods = json_array(), *svcs = json_array();
+		plan_children(plan, pods, svcs);
+		ck_assert_msg(json_array_size(pods) >= 1, "%s replicas %d: no pod created", what, r);
+		ck_assert_msg(json_equal(pods, json_object_get(rendered, "pods")), "%s replicas %d: pods differ", what, r);
+		ck_assert_msg(json_equal(svcs, json_object_get(rendered, "services")), "%s replicas %d: services differ", what, r);
+		json_decref(pods);
+		json_decref(svcs);
+		json_decref(rendered);
+	}
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+	return compared;
+}
+
+/* The TFJobs of an example file, each checked with replicas 0..3. Returns the number compared. */
+static int agree_file(const char *path)
+{
+	size_t len;
+	char *text = tu_read_example(path, &len);
+	tfjob_job **jobs = NULL;
+	size_t count = 0;
+	ck_assert_int_eq(tfjob_job_parse_all(&jobs, &count, text, len, NULL, NULL), 0);
+	int compared = 0;
+	for (size_t j = 0; j < count; j++) {
+		for (int r = 0; r <= 3; r++)
+			compared += agree_one(jobs[j], r, path);
+		tfjob_job_free(jobs[j]);
+	}
+	free(jobs);
+	free(text);
+	return compared;
+}
+
+/* training-operator-1.9 mode: tfjobctl render's children are the ones plan creates for a new job,
+   index 0 of a type with replicas: 0 included (v1.9 creates it). */
+START_TEST(render_and_plan_agree_in_compat_mode)
+{
+	static const char *const dirs[] = { "", "ps-training/", "failures/", "tensorflow-mwms/" };
+	const char *root = getenv("TFJOB_EXAMPLES");
+	ck_assert_ptr_nonnull(root);
+	int files = 0, compared = 0;
+	for (size_t d = 0; d < TFJOB_ARRAY_LEN_T(dirs); d++) {
+		char dir[1024];
+		snprintf(dir, sizeof dir, "%s/%s", root, dirs[d]);
+		DIR *dh = opendir(dir);
+		ck_assert_ptr_nonnull(dh);
+		struct dirent *e;
+		while ((e = readdir(dh)) != NULL) {
+			size_t n = strlen(e->d_name);
+			if (n < 6 || strcmp(e->d_name + n - 5, ".yaml"))
+				continue;
+			char path[1024];
+			snprintf(path, sizeof path, "%s%s", dirs[d], e->d_name);
+			compared += agree_file(path);
+			files++;
+		}
+		closedir(dh);
+	}
+	ck_assert_int_ge(files, 8);
+	ck_assert_int_ge(compared, 2 * files); /* some jobs fail validation with replicas 0, or have no name */
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("plan_owners");
@@ -407,6 +526,7 @@ int main(void)
 	tcase_add_test(tc, steady_job_plans_no_status_change);
 	tcase_add_test(tc, plan_json_of_new_actions);
 	tcase_add_test(tc, plan_options_versions);
+	tcase_add_test(tc, render_and_plan_agree_in_compat_mode);
 	suite_add_tcase(s, tc);
 	TCase *gang = tcase_create("gang");
 	tcase_add_test(gang, gang_creates_group_and_pods_wait);

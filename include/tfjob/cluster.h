@@ -187,7 +187,9 @@ TFJOB_EXTERN int tfjob_render_service(char **out, const tfjob_job *job, const ch
 
 /**
  * Every child of a new job as one JSON text {"pods":[...],"services":[...]}, in canonical type
- * order then index order. The output is O(replicas^2) bytes when distributed (each pod carries
+ * order then index order: the children the planner creates for it. In training-operator-1.9
+ * mode a type with replicas: 0 has index 0 too (v1.9 creates it; its pod's TF_CONFIG is that of
+ * the spec, as the planner writes it). The output is O(replicas^2) bytes when distributed (each pod carries
  * the whole cluster). *out is owned by the caller (tfjob_free()). Errors as tfjob_graph_new().
  */
 TFJOB_EXTERN int tfjob_render_all(char **out, const tfjob_job *job, const tfjob_render_options *opts,

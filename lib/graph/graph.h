@@ -88,6 +88,20 @@ json_t *tfjob__owner_reference(const tfjob_graph *g);
 /* The controller owner reference to the TFJob of that name and uid ("" when it has none). NULL on out of memory. */
 json_t *tfjob__owner_reference_to(const char *name, const char *uid);
 
+/* ---- beyond.c: children at or beyond a type's replicas ---- */
+
+/* How many children (indices 0 ..) a type has when none is observed: replicas; in
+ * training-operator-1.9 mode at least 1 (v1.9 creates index 0 of a type with replicas: 0). */
+int64_t tfjob__graph_min_slots(tfjob_compat compat, int64_t replicas);
+
+/*
+ * The pod (pod: true) or service of (key, index) of a defaulted job with `replicas` of that
+ * type, as v1.9 creates it: within replicas as tfjob__render_pod/_service; beyond, from a copy
+ * with the type widened to index + 1, the pod's TF_CONFIG that of the real spec.
+ */
+int tfjob__render_child(json_t **out, const tfjob_job *job, const char *key, int64_t index, int64_t replicas, bool pod,
+                        const tfjob_render_options *opts, tfjob_error **err);
+
 /* The PodGroup of tfjob_render_pod_group() as a new JSON object (opts as given there). */
 int tfjob__render_pod_group(json_t **out, const tfjob_job *job, const tfjob_render_options *opts, tfjob_error **err);
 

@@ -386,10 +386,13 @@ static int render_all_stream(char **out, const tfjob_job *job, const tfjob_graph
 		if (pass)
 			tfjob__sbuf_adds(&b, "],\"services\":[");
 		for (size_t t = 0; t < g->ntypes && !rc; t++) {
-			for (int64_t i = 0; i < g->types[t].replicas && !rc; i++) {
+			for (int64_t i = 0; i < tfjob__graph_min_slots(g->compat, g->types[t].replicas) && !rc; i++) {
 				json_t *v = NULL;
-				rc = pass ? tfjob__render_service_graph(&v, job, g, t, i, err)
-				          : tfjob__render_pod_graph(&v, job, g, ro, t, i, err);
+				if (i >= g->types[t].replicas) /* compat: index 0 of replicas: 0, as the planner creates it */
+					rc = tfjob__render_child(&v, job, g->types[t].key, i, g->types[t].replicas, !pass, ro, err);
+				else
+					rc = pass ? tfjob__render_service_graph(&v, job, g, t, i, err)
+					          : tfjob__render_pod_graph(&v, job, g, ro, t, i, err);
 				if (rc)
 					break;
 				if (!first)
@@ -451,13 +454,16 @@ int tfjob_render_all(char **out, const tfjob_job *job, const tfjob_render_option
 	if (!all || !pods || !svcs || json_object_set(all, "pods", pods) || json_object_set(all, "services", svcs))
 		rc = tfjob__oom(err);
 	for (size_t t = 0; t < g->ntypes && !rc; t++) {
-		for (int64_t i = 0; i < g->types[t].replicas && !rc; i++) {
+		int64_t replicas = g->types[t].replicas;
+		for (int64_t i = 0; i < tfjob__graph_min_slots(g->compat, replicas) && !rc; i++) {
 			json_t *pod = NULL, *svc = NULL;
-			rc = tfjob__render_pod_graph(&pod, job, g, &ro, t, i, err);
+			rc = i < replicas ? tfjob__render_pod_graph(&pod, job, g, &ro, t, i, err)
+			                  : tfjob__render_child(&pod, job, g->types[t].key, i, replicas, true, &ro, err);
 			if (!rc && json_array_append_new(pods, pod))
 				rc = tfjob__oom(err);
 			if (!rc)
-				rc = tfjob__render_service_graph(&svc, job, g, t, i, err);
+				rc = i < replicas ? tfjob__render_service_graph(&svc, job, g, t, i, err)
+				                  : tfjob__render_child(&svc, job, g->types[t].key, i, replicas, false, &ro, err);
 			if (!rc && json_array_append_new(svcs, svc))
 				rc = tfjob__oom(err);
 		}

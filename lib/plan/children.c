@@ -81,64 +81,6 @@ int tfjob__plan_warn_unlabelled(ctx *c, const sum_list *objs, tfjob_object_kind 
 
 /* ---- ReconcilePods / ReconcileServices ---- */
 
-/*
- * A pod rendered from the widened copy lists the extra index in its TF_CONFIG; v1.9 writes the
- * TF_CONFIG of the real spec (the task index beyond the cluster's list), or none when the real
- * job is not distributed. Put that one in the tensorflow container's env.
- */
-static int set_beyond_tf_config(ctx *c, rtype_state *rt, int64_t index, json_t *pod)
-{
-	tfjob_render_options ro;
-	tfjob_graph *g = NULL;
-	size_t t = 0;
-	char *cfg = NULL;
-	int rc = tfjob__render_options_resolve(&ro, c->render, c->err);
-	if (!rc)
-		rc = tfjob__graph_build(&g, c->job, &ro, true, c->err);
-	if (!rc)
-		rc = tfjob__graph_lookup(&t, g, rt->key, c->err);
-	tfjob_error *beyond_err = NULL;
-	if (!rc)
-		rc = tfjob__graph_tf_config_beyond(&cfg, g, t, index, &beyond_err);
-	tfjob_graph_free(g);
-	if (rc == TFJOB_ESTATE) {
-		/* Where v1.9 panics (a sparse PS/worker address beyond replicas), keep the widened render. */
-		tfjob_error_free(beyond_err);
-		return 0;
-	}
-	if (rc) {
-		if (c->err)
-			*c->err = beyond_err;
-		else
-			tfjob_error_free(beyond_err);
-		return rc;
-	}
-	json_t *containers = tfjob__arr(tfjob__obj(pod, "spec"), "containers");
-	int ci = tfjob__tensorflow_container_index(containers);
-	json_t *container = json_array_get(containers, ci < 0 ? 0 : (size_t)ci);
-	json_t *env = tfjob__arr(container, "env");
-	bool found = false;
-	for (size_t i = json_array_size(env); i-- > 0 && !found;) {
-		const char *name = tfjob__str(json_array_get(env, i), "name");
-		if (!name || strcmp(name, "TF_CONFIG"))
-			continue;
-		found = true;
-		if (*cfg)
-			rc = json_object_set_new(json_array_get(env, i), "value", json_string(cfg)) ? tfjob__oom(c->err) : 0;
-		else
-			rc = json_array_remove(env, i) ? tfjob__oom(c->err) : 0;
-	}
-	if (!found && *cfg && json_is_object(container)) {
-		/* appended last, where the renderer puts it */
-		if (!env && (!(env = json_array()) || json_object_set_new(container, "env", env)))
-			rc = tfjob__oom(c->err);
-		else if (json_array_append_new(env, json_pack("{s:s,s:s}", "name", "TF_CONFIG", "value", cfg)))
-			rc = tfjob__oom(c->err);
-	}
-	free(cfg);
-	return rc;
-}
-
 /* With gang scheduling: some replica's template names a scheduler other than the gang scheduler. */
 static bool custom_scheduler_set(ctx *c)
 {
@@ -177,33 +119,9 @@ static int create_child(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kin
 				return rc;
 		}
 	}
-	const tfjob_job *job = c->job;
-	tfjob_job *widened = NULL;
-	if (index >= rt->replicas) {
-		/* v1.9 creates indices at and above replicas (defect 7, gaps below a stray pod); the
-		 * renderer only renders existing replicas, so render from a copy with the type widened
-		 * to index + 1 replicas (its TF_CONFIG then also lists the extra addresses). */
-		rc = tfjob_job_clone(&widened, c->job, c->err);
-		if (rc)
-			return rc;
-		json_t *spec = tfjob__replica_spec(widened, rt->key);
-		if (!spec || json_object_set_new(spec, "replicas", json_integer(index + 1))) {
-			tfjob_job_free(widened);
-			return tfjob__oom(c->err);
-		}
-		job = widened;
-	}
-	if (kind == TFJOB_OBJECT_POD)
-		rc = tfjob__render_pod(&obj, job, rt->key, index, c->render, c->err);
-	else
-		rc = tfjob__render_service(&obj, job, rt->key, index, c->render, c->err);
-	if (!rc && widened && kind == TFJOB_OBJECT_POD)
-		rc = set_beyond_tf_config(c, rt, index, obj);
-	tfjob_job_free(widened);
-	if (rc) {
-		json_decref(obj);
+	rc = tfjob__render_child(&obj, c->job, rt->key, index, rt->replicas, kind == TFJOB_OBJECT_POD, c->render, c->err);
+	if (rc)
 		return rc;
-	}
 	return tfjob__plan_object_action(c, TFJOB_ACTION_CREATE, kind, name_of(obj), obj);
 }
 
@@ -298,9 +216,9 @@ int tfjob__plan_reconcile_children(ctx *c, rtype_state *rt, tfjob_object_kind ki
 	int64_t upper = rt->replicas;
 	if (!c->documented) {
 		/* v1.9: max(highest index + 1, replicas), at least 1 (defect 7) */
-		int64_t size = n ? list[n - 1].index + 1 : 1;
-		if (size < rt->replicas)
-			size = rt->replicas;
+		int64_t size = tfjob__graph_min_slots(c->compat, rt->replicas);
+		if (n && size < list[n - 1].index + 1)
+			size = list[n - 1].index + 1;
 		if (size > rt->replicas + COMPAT_GAP_CAP)
 			size = rt->replicas + COMPAT_GAP_CAP;
 		upper = size;
