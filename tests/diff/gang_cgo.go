@@ -16,15 +16,15 @@ static int diff_priority(int32_t *out, const char *name, void *payload)
 	return TFJOB_ENOTFOUND;
 }
 
-// One planner step with gang scheduling (plan JSON into *plan) and the PodGroup (into *pg):
-// neither is reachable through the Go binding's options. On error *msg is set.
-static int diff_gang(char **plan, char **pg, char **msg, const char *job_json, const char *pods, int compat,
+// One planner step with gang scheduling and an observed PodGroup (group, NULL = none), the plan
+// JSON into *plan: not reachable through the Go binding's options. On error *msg is set.
+static int diff_gang(char **plan, char **msg, const char *job_json, const char *pods, const char *group, int compat,
                      int64_t now, int gang, const char *scheduler)
 {
 	tfjob_error *err = NULL;
 	tfjob_job *job = NULL;
 	tfjob_plan *p = NULL;
-	*plan = *pg = *msg = NULL;
+	*plan = *msg = NULL;
 	int rc = tfjob_job_parse(&job, job_json, strlen(job_json), NULL, &err);
 	tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;
 	dopts.compat = (tfjob_compat)compat;
@@ -39,12 +39,11 @@ static int diff_gang(char **plan, char **pg, char **msg, const char *job_json, c
 	po.compat = (tfjob_compat)compat;
 	po.now = now;
 	po.render = &ro;
+	po.pod_group_json = group;
 	if (!rc)
 		rc = tfjob_plan_new(&p, job, pods, NULL, &po, &err);
 	if (!rc)
 		rc = tfjob_plan_to_json(plan, p, TFJOB_JSON_COMPACT, &err);
-	if (!rc)
-		rc = tfjob_render_pod_group(pg, job, &ro, TFJOB_JSON_COMPACT, &err);
 	if (rc && err)
 		*msg = strdup(tfjob_error_message(err));
 	tfjob_error_free(err);
@@ -70,35 +69,30 @@ const (
 	gangSchedulerPlugins = 2
 )
 
-// oursGang is one libtfjob planner step with gang scheduling, and the PodGroup it renders.
-func oursGang(jobJSON, pods []byte, now time.Time, gang int, scheduler string) (*tfjob.Plan, map[string]any, error) {
-	cjob := C.CString(string(jobJSON))
+// oursGang is one libtfjob planner step with gang scheduling and the observed PodGroup (nil: none).
+func oursGang(jobJSON, pods, group []byte, now time.Time, gang int, scheduler string) (*tfjob.Plan, error) {
+	cstr := func(b []byte) *C.char {
+		if len(b) == 0 {
+			return nil
+		}
+		return C.CString(string(b))
+	}
+	cjob, cpods, cgroup := cstr(jobJSON), cstr(pods), cstr(group)
 	defer C.free(unsafe.Pointer(cjob))
-	var cpods *C.char
-	if len(pods) > 0 {
-		cpods = C.CString(string(pods))
-		defer C.free(unsafe.Pointer(cpods))
-	}
-	var csched *C.char
-	if scheduler != "" {
-		csched = C.CString(scheduler)
-		defer C.free(unsafe.Pointer(csched))
-	}
-	var plan, pg, msg *C.char
-	rc := C.diff_gang(&plan, &pg, &msg, cjob, cpods, C.int(compat), C.int64_t(now.Unix()), C.int(gang), csched)
+	defer C.free(unsafe.Pointer(cpods))
+	defer C.free(unsafe.Pointer(cgroup))
+	csched := cstr([]byte(scheduler))
+	defer C.free(unsafe.Pointer(csched))
+	var plan, msg *C.char
+	rc := C.diff_gang(&plan, &msg, cjob, cpods, cgroup, C.int(compat), C.int64_t(now.Unix()), C.int(gang), csched)
 	defer C.tfjob_free(unsafe.Pointer(plan))
-	defer C.tfjob_free(unsafe.Pointer(pg))
 	defer C.free(unsafe.Pointer(msg))
 	if rc != 0 {
-		return nil, nil, fmt.Errorf("libtfjob %d: %s", int(rc), C.GoString(msg))
+		return nil, fmt.Errorf("libtfjob %d: %s", int(rc), C.GoString(msg))
 	}
 	var p tfjob.Plan
 	if err := json.Unmarshal([]byte(C.GoString(plan)), &p); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var group map[string]any
-	if err := json.Unmarshal([]byte(C.GoString(pg)), &group); err != nil {
-		return nil, nil, err
-	}
-	return &p, group, nil
+	return &p, nil
 }

@@ -38,11 +38,13 @@ import (
 // VolcanoControl / SchedulerPluginsControl for decorating pods, the scheduler name and the
 // volcano delay rule), the PodGroup API calls recorded, and a PriorityClass lister holding the
 // cluster's classes; against one libtfjob planner step with the same gang scheduler
-// (tfjob_render_options.gang_scheduler, scheduler_name, priority_cb) and tfjob_render_pod_group.
-// Compared: the PodGroup v1.9 creates (or updates, when one exists already: name, namespace,
-// annotations, owner reference, spec) with libtfjob's rendered PodGroup; the pods created in full
-// (schedulerName, annotations, labels and all); the events. The existing PodGroup of a volcano
-// job is Running (else v1.9 delays pod creation, as libtfjob's controller does).
+// (tfjob_render_options.gang_scheduler, scheduler_name, priority_cb) and the same observed
+// PodGroup (tfjob_plan_options.pod_group_json). Compared: the PodGroup v1.9 creates (name,
+// namespace, annotations, owner reference, spec) with the plan's create action, or the spec it
+// writes into an existing one with the plan's patch applied to it; none written on either side;
+// the pods created in full (schedulerName, annotations, labels and all; none while a volcano
+// PodGroup is new or Pending: the plan's wait); the events (with the executor's
+// SuccessfulDeletePodGroup after the plan's delete of a finished job's PodGroup).
 
 // recPodGroups is v1.9's real PodGroup control with its API calls recorded instead of sent.
 type recPodGroups struct {
@@ -94,6 +96,8 @@ type gangCase struct {
 	gang      int
 	scheduler string // scheduler-plugins: the gang scheduler name (v1.9's --gang-scheduler-name)
 	existing  bool   // a PodGroup exists already
+	group     client.Object // the existing PodGroup (volcano: Running or Pending)
+	finished  bool   // the job has succeeded: v1.9 deletes the PodGroup
 }
 
 func genGangCase(r *rand.Rand, i int) gangCase {
@@ -172,6 +176,12 @@ func genGangCase(r *rand.Rand, i int) gangCase {
 	status := map[string]any{"conditions": []any{map[string]any{"type": "Created", "status": "True", "reason": "TFJobCreated",
 		"message": "TFJob " + name + " is created.", "lastUpdateTime": t0, "lastTransitionTime": t0}},
 		"startTime": now.Add(-10 * time.Second).UTC().Format(time.RFC3339)}
+	finished := r.Intn(6) == 0
+	if finished {
+		status["conditions"] = append(status["conditions"].([]any), map[string]any{"type": "Succeeded", "status": "True",
+			"reason": "TFJobSucceeded", "message": "done", "lastUpdateTime": t0, "lastTransitionTime": t0})
+		status["completionTime"] = now.Add(-5 * time.Second).UTC().Format(time.RFC3339)
+	}
 	jobMap := map[string]any{"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": meta,
 		"spec": map[string]any{"tfReplicaSpecs": specs, "runPolicy": rp}, "status": status}
 	data, _ := json.Marshal(jobMap)
@@ -180,10 +190,21 @@ func genGangCase(r *rand.Rand, i int) gangCase {
 		panic(err)
 	}
 	kubeflowv1.SetDefaults_TFJob(job)
-	c := gangCase{job: job, jobJSON: data, now: now, gang: gangVolcano, existing: r.Intn(2) == 0}
+	c := gangCase{job: job, jobJSON: data, now: now, gang: gangVolcano, existing: r.Intn(2) == 0, finished: finished}
 	if r.Intn(2) == 0 {
 		c.gang = gangSchedulerPlugins
 		c.scheduler = []string{"scheduler-plugins-scheduler", "my-gang"}[r.Intn(2)]
+	}
+	if c.existing && c.gang == gangVolcano {
+		phase := volcanov1beta1.PodGroupRunning
+		if r.Intn(3) == 0 {
+			phase = volcanov1beta1.PodGroupPending
+		}
+		c.group = &volcanov1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+			Status: volcanov1beta1.PodGroupStatus{Phase: phase}}
+	} else if c.existing {
+		c.group = &schedulerpluginsv1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+			Spec: schedulerpluginsv1alpha1.PodGroupSpec{MinMember: 99}}
 	}
 	// some pods exist already (Running), the others are created
 	truth := true
@@ -245,17 +266,12 @@ func v19Gang(t *testing.T, c gangCase) (gangOutcome, map[string]any) {
 	if c.gang == gangVolcano {
 		cfg.GangScheduling = common.GangSchedulerVolcano
 		pg.PodGroupControlInterface = control.NewVolcanoControl(nil)
-		if c.existing {
-			pg.existing = &volcanov1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: c.job.Name, Namespace: "ns"},
-				Status: volcanov1beta1.PodGroupStatus{Phase: volcanov1beta1.PodGroupRunning}}
-		}
 	} else {
 		cfg.GangScheduling = common.GangScheduler(c.scheduler)
 		pg.PodGroupControlInterface = control.NewSchedulerPluginsControl(nil, c.scheduler)
-		if c.existing {
-			pg.existing = &schedulerpluginsv1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: c.job.Name, Namespace: "ns"},
-				Spec: schedulerpluginsv1alpha1.PodGroupSpec{MinMember: 99}}
-		}
+	}
+	if c.group != nil {
+		pg.existing = c.group.DeepCopyObject().(client.Object)
 	}
 	r.JobController = common.JobController{Controller: r, Config: cfg, Expectations: expectation.NewControllerExpectations(),
 		WorkQueue: &commonutil.FakeWorkQueue[string]{}, Recorder: rec, PodControl: pc, ServiceControl: &control.FakeServiceControl{},
@@ -283,25 +299,65 @@ func v19Gang(t *testing.T, c gangCase) (gangOutcome, map[string]any) {
 	return o, written
 }
 
-func oursGangStep(t *testing.T, c gangCase) (gangOutcome, map[string]any) {
-	p, group, err := oursGang(c.jobJSON, marshalOrNil(c.pods), c.now, c.gang, c.scheduler)
+// mergePatch applies a JSON merge patch (RFC 7386) to dst.
+func mergePatch(dst, patch map[string]any) {
+	for k, v := range patch {
+		if v == nil {
+			delete(dst, k)
+		} else if pm, ok := v.(map[string]any); ok {
+			dm, ok := dst[k].(map[string]any)
+			if !ok {
+				dm = map[string]any{}
+				dst[k] = dm
+			}
+			mergePatch(dm, pm)
+		} else {
+			dst[k] = v
+		}
+	}
+}
+
+// oursGangStep is one libtfjob planner step with the case's gang scheduler and observed PodGroup:
+// the PodGroup its create or patch action writes (the patch applied to the observed one), the pods
+// it creates, its events (with the executor's outcome events), whether it waits and deletes.
+func oursGangStep(t *testing.T, c gangCase) (gangOutcome, map[string]any, bool) {
+	var observed []byte
+	if c.group != nil {
+		observed, _ = json.Marshal(c.group)
+	}
+	p, err := oursGang(c.jobJSON, marshalOrNil(c.pods), observed, c.now, c.gang, c.scheduler)
 	if err != nil {
 		t.Fatalf("%v: %s", err, c.jobJSON)
 	}
 	o := gangOutcome{Events: planEvents(p)}
+	var written map[string]any
+	wait := false
 	for _, a := range p.Actions {
-		if a.Action == "create" && a.Kind == "Pod" {
+		switch {
+		case a.Action == "create" && a.Kind == "Pod":
 			data, _ := json.Marshal(a.Object)
 			var pod corev1.Pod
 			_ = json.Unmarshal(data, &pod)
 			o.Objects = append(o.Objects, objectText("Pod", pod.Name, pod.Labels, pod.Annotations, ownerOf(pod.OwnerReferences), pod.Spec))
+		case a.Action == "create" && a.Kind == "PodGroup":
+			written = pgFields(a.Object)
+		case a.Action == "patch" && a.Kind == "PodGroup":
+			var group map[string]any
+			_ = json.Unmarshal(observed, &group)
+			mergePatch(group, a.Patch)
+			written = pgFields(group)
+		case a.Action == "delete" && a.Kind == "PodGroup":
+			o.Deleted = true
+		case a.Action == "wait":
+			wait = true
 		}
 	}
 	sort.Strings(o.Objects)
-	fields := pgFields(group)
-	data, _ := json.Marshal(fields)
-	o.PodGroup = string(data)
-	return o, fields
+	if written != nil {
+		data, _ := json.Marshal(written)
+		o.PodGroup = string(data)
+	}
+	return o, written, wait
 }
 
 func TestGangScheduling(t *testing.T) {
@@ -310,7 +366,7 @@ func TestGangScheduling(t *testing.T) {
 	checked := map[string]int{}
 	for i := 0; i < count; i++ {
 		c := genGangCase(r, i)
-		ours, ourpg := oursGangStep(t, c)
+		ours, ourpg, wait := oursGangStep(t, c)
 		kind := "volcano"
 		if c.gang == gangSchedulerPlugins {
 			kind = "scheduler-plugins"
@@ -319,10 +375,16 @@ func TestGangScheduling(t *testing.T) {
 		if c.job.Spec.RunPolicy.SchedulingPolicy != nil {
 			checked["steps-with-schedulingPolicy"]++
 		}
-		if c.existing {
+		switch {
+		case c.finished:
+			checked["steps-of-a-finished-job"]++
+		case c.existing:
 			checked["steps-updating-a-podgroup"]++
-		} else {
+		default:
 			checked["steps-creating-a-podgroup"]++
+		}
+		if wait {
+			checked["steps-where-pods-wait-"+kind]++
 		}
 		// v1.9 sorts the replica types by priority with sort.Sort over a Go map's order, so types of
 		// equal priority give minResources in either order: run v1.9 again (up to 32 times in all)
@@ -330,6 +392,9 @@ func TestGangScheduling(t *testing.T) {
 		var class, detail string
 		for run := 0; run < 32; run++ {
 			class, detail = compareGang(t, c, kind, ours, ourpg, checked, run == 0)
+			if class == "" && wait && len(ours.Objects) > 0 {
+				class, detail = kind+": libtfjob waits and creates pods", fmt.Sprint(ours.Objects)
+			}
 			if class == "" {
 				if run > 0 {
 					checked["steps-where-v1.9-depends-on-map-order"]++
@@ -350,27 +415,19 @@ func compareGang(t *testing.T, c gangCase, kind string, ours gangOutcome, ourpg 
 	v19, v19pg := v19Gang(t, c)
 	detail := fmt.Sprintf("v1.9 podgroup %s\n      ours podgroup %s\n      v1.9 pods %v events %q requeue %q\n      ours pods %v events %q",
 		v19.PodGroup, ours.PodGroup, v19.Objects, v19.Events, v19.Requeue, ours.Objects, ours.Events)
-	if v19pg == nil {
-		return kind + ": v1.9 writes no PodGroup", detail
+	if (v19pg == nil) != (ourpg == nil) {
+		return kind + ": one side writes a PodGroup, the other does not", detail
 	}
 	var diffs []string
-	if c.existing {
-		// an update: v1.9 writes the spec into the PodGroup it read (libtfjob's controller patches
-		// the spec); its metadata is the existing object's
+	if c.existing && v19pg != nil {
+		// an update: v1.9 writes the spec into the PodGroup it read (libtfjob's plan patches the
+		// spec); its metadata is the existing object's
 		diffJSON("podgroup.spec", v19pg["spec"], ourpg["spec"], &diffs)
-	} else {
+	} else if v19pg != nil {
 		diffJSON("podgroup", v19pg, ourpg, &diffs)
 	}
-	// A volcano PodGroup just created has no phase: v1.9 delays the pods (so does libtfjob's
-	// controller, outside the planner); nothing to compare but the PodGroup.
-	if c.gang == gangVolcano && !c.existing {
-		if count {
-			checked["steps-volcano-pods-delayed"]++
-		}
-		if len(v19.Objects) > 0 {
-			return kind + ": v1.9 creates pods before its PodGroup has a phase", detail
-		}
-		v19.Objects, v19.Events = ours.Objects, ours.Events
+	if count && c.gang == gangVolcano && !c.finished && len(v19.Objects) == 0 && len(ours.Objects) == 0 {
+		checked["steps-volcano-pods-delayed"]++
 	} else if count && len(v19.Objects) > 0 {
 		checked["steps-creating-pods-"+kind]++
 	}

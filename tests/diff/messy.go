@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -188,4 +190,45 @@ func createsBeyondReplicas(job *kubeflowv1.TFJob, created []string) bool {
 		}
 	}
 	return false
+}
+
+// mixOwners gives each child a uid ("uid-" + its name) and turns about one in eight into an orphan
+// (no owner reference: v1.9 ignores such pods and adopts such services) and one in eight into
+// another object's child (a controller reference of another uid: ignored by both).
+func mixOwners[T client.Object](r *rand.Rand, objs []T, kinds messKinds, kind string) {
+	truth := true
+	for _, o := range objs {
+		o.SetUID(types.UID("uid-" + o.GetName()))
+		switch r.Intn(8) {
+		case 0:
+			o.SetOwnerReferences(nil)
+			kinds[kind+"-orphan"] = true
+		case 1:
+			o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "other",
+				UID: "other-uid", Controller: &truth}})
+			kinds[kind+"-of-another-owner"] = true
+		}
+	}
+}
+
+// patchedChildren: "Kind name" of each child a v1.9 fake control patched (adoption: the patch
+// names the child by its uid).
+func patchedChildren[T client.Object](kind string, patches [][]byte, objs []T) []string {
+	var out []string
+	for _, p := range patches {
+		var patch struct {
+			Metadata struct {
+				UID string `json:"uid"`
+			} `json:"metadata"`
+		}
+		_ = json.Unmarshal(p, &patch)
+		name := "uid " + patch.Metadata.UID
+		for _, o := range objs {
+			if string(o.GetUID()) == patch.Metadata.UID {
+				name = o.GetName()
+			}
+		}
+		out = append(out, kind+" "+name)
+	}
+	return out
 }

@@ -46,6 +46,7 @@ type fullOutcome struct {
 	Requeue                                  string
 	Events                                   []string // "Type Reason Message", in order
 	Objects                                  []string // every created Pod and Service in full (objectText), sorted
+	Adopted                                  []string // "Kind name" of every child adopted (ClaimServices), sorted
 }
 
 // objectText is a created child as the API server would receive it, less what the pod and
@@ -63,8 +64,8 @@ func objectText(kind, name string, labels, annotations map[string]string, owner 
 }
 
 func (o fullOutcome) key() string {
-	return fmt.Sprintf("pods+%v pods-%v svc+%v svc-%v jobDeleted=%v conditions=%v counts=%s completion=%v events=%q requeue=%s objects=%v",
-		o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.JobDeleted, o.Conditions, o.Counts, o.Completion, o.Events, o.Requeue, o.Objects)
+	return fmt.Sprintf("pods+%v pods-%v svc+%v svc-%v jobDeleted=%v conditions=%v counts=%s completion=%v events=%q requeue=%s objects=%v adopted=%v",
+		o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.JobDeleted, o.Conditions, o.Counts, o.Completion, o.Events, o.Requeue, o.Objects, o.Adopted)
 }
 
 func requeueString(seconds *float64) string {
@@ -236,6 +237,8 @@ func genFullCase(r *rand.Rand, i int) fullCase {
 	}
 	c.pods = messUp(r, c.pods, replicas, now, c.kinds, "pod")
 	c.services = messUp(r, c.services, replicas, now, c.kinds, "service")
+	mixOwners(r, c.pods, c.kinds, "pod")
+	mixOwners(r, c.services, c.kinds, "service")
 	// libtfjob gets the children in the order v1.9's client lists them (the fake client: by name;
 	// an API server lists by name too) so that RecordAbnormalPods' events come in the same order
 	sort.Slice(c.pods, func(i, j int) bool { return c.pods[i].Name < c.pods[j].Name })
@@ -297,6 +300,7 @@ func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
 		s := res.RequeueAfter.Seconds()
 		o.Requeue = requeueString(&s)
 	}
+	o.Adopted = append(patchedChildren("Pod", pc.Patches, c.pods), patchedChildren("Service", sc.Patches, c.services)...)
 	for i, tpl := range pc.Templates {
 		o.Created = append(o.Created, podSummaryOf(tpl.Name, tpl.Labels, tpl.Spec.RestartPolicy, tpl.Spec.Containers))
 		o.Objects = append(o.Objects, objectText("Pod", tpl.Name, tpl.Labels, tpl.Annotations, pc.ControllerRefs[i], tpl.Spec))
@@ -322,7 +326,7 @@ func v19Reconcile(t *testing.T, c fullCase) fullOutcome {
 	}
 	o.Counts = countsOf(counts)
 	o.Completion = after.Status.CompletionTime != nil
-	for _, l := range [][]string{o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.Objects} {
+	for _, l := range [][]string{o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.Objects, o.Adopted} {
 		sort.Strings(l)
 	}
 	return o
@@ -369,6 +373,10 @@ func oursReconcile(t *testing.T, c fullCase) fullOutcome {
 			o.SvcDeleted = append(o.SvcDeleted, a.Name)
 		case a.Action == "delete" && a.Kind == "TFJob":
 			o.JobDeleted = true
+		case a.Action == "adopt":
+			o.Adopted = append(o.Adopted, a.Kind+" "+a.Name)
+		case a.Action == "release" || a.Action == "patch" || a.Action == "wait":
+			o.Adopted = append(o.Adopted, "unexpected "+a.Action+" "+a.Kind+" "+a.Name)
 		}
 	}
 	st := oursPlanStatus(t, p)
@@ -388,7 +396,7 @@ func oursReconcile(t *testing.T, c fullCase) fullOutcome {
 	}
 	o.Counts = countsOf(counts)
 	o.Completion = st.CompletionTime != nil
-	for _, l := range [][]string{o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.Objects} {
+	for _, l := range [][]string{o.Created, o.Deleted, o.SvcCreated, o.SvcDeleted, o.Objects, o.Adopted} {
 		sort.Strings(l)
 	}
 	return o
@@ -548,6 +556,8 @@ func classifyReconcile(c fullCase, ours fullOutcome, v19 map[string]fullOutcome)
 			return "reconcile: events differ", ""
 		case fmt.Sprint(o.Objects) != fmt.Sprint(ours.Objects):
 			return "reconcile: created objects differ (spec, labels, annotations or owner reference)", ""
+		case fmt.Sprint(o.Adopted) != fmt.Sprint(ours.Adopted):
+			return "reconcile: adopted children differ (controller references)", ""
 		}
 	}
 	return "reconcile: requeue differs", ""

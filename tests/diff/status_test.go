@@ -70,12 +70,20 @@ func recorderEvents(rec *record.FakeRecorder) []string {
 	}
 }
 
-// planEvents: the event actions of a libtfjob plan in the fake recorder's format, in plan order.
+// planEvents: the event actions of a libtfjob plan in the fake recorder's format, in plan order,
+// with the outcome events an executor records after carrying out a delete.
 func planEvents(p *tfjob.Plan) []string {
 	var out []string
 	for _, a := range p.Actions {
 		if a.Action == "event" && !libtfjobOnlyEvent(a.Type+" "+a.Reason+" "+a.Message) {
 			out = append(out, a.Type+" "+a.Reason+" "+a.Message)
+		}
+		// the outcome events the executor records after carrying out a delete (as v1.9 records them)
+		if a.Action == "delete" && a.Kind == "TFJob" {
+			out = append(out, "Normal SuccessfulDeleteJob Deleted job: "+a.Name)
+		}
+		if a.Action == "delete" && a.Kind == "PodGroup" {
+			out = append(out, "Normal SuccessfulDeletePodGroup Deleted PodGroup: "+a.Name)
 		}
 	}
 	return out

@@ -67,6 +67,30 @@ def events(jobname, ns=None):
     return [e["reason"] for e in ev.get("items", []) if e["involvedObject"]["name"] == jobname]
 
 
+def event_messages(jobname, reason, ns=None):
+    c, ev = api("GET", f"/api/v1/namespaces/{ns or NS}/events")
+    return [e.get("message", "") for e in ev.get("items", [])
+            if e["involvedObject"]["name"] == jobname and e["reason"] == reason]
+
+
+def labelled_pod(jobname, owner=None):
+    """Pod JOB-worker-0 with the job's labels (as the job would create it), owned by owner (an
+    ownerReference) or by nothing."""
+    meta = {"name": f"{jobname}-worker-0", "namespace": NS, "labels": {
+        "training.kubeflow.org/job-name": jobname, "training.kubeflow.org/operator-name": "tfjob-controller",
+        "training.kubeflow.org/replica-type": "worker", "training.kubeflow.org/replica-index": "0"}}
+    if owner:
+        meta["ownerReferences"] = [owner]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+            "spec": {"containers": [{"name": "tensorflow", "image": "x"}]}}
+
+
+def controller_of(kind, name):
+    c, obj = api("GET", f"/api/v1/namespaces/{NS}/{kind}/{name}")
+    refs = [r for r in (obj.get("metadata", {}).get("ownerReferences") or []) if r.get("controller")]
+    return refs[0] if refs else None
+
+
 def kubelet(pod, phase, code=None, restarts=0, ns=None):
     ns = ns or NS
     for _ in range(20):
@@ -326,6 +350,32 @@ wait("adopt: the orphan is owned by the job now", lambda: (api("GET", f"/api/v1/
 wait("adopt: and its service created", lambda: len(children("services", "adopt")) == 1)
 check("adopt: the same pod (not created again)", uid("pods", "adopt-worker-0") == u_orphan and
       "SuccessfulCreatePod" not in events("adopt"))
+ref = controller_of("pods", "adopt-worker-0") or {}
+check(f"adopt: the job is the pod's controller ({ref})", ref.get("kind") == "TFJob" and ref.get("name") == "adopt"
+      and ref.get("blockOwnerDeletion") is True)
+kubelet("adopt-worker-0", "Running")
+wait("adopt: the adopted pod counts (active 1, Running)", lambda: cond("adopt", "Running") == "True" and
+     (get_job("adopt").get("status", {}).get("replicaStatuses", {}).get("Worker", {}).get("active") == 1))
+
+# 8j2. A pod of the job's name and labels that another object controls is left alone; the job's
+# own pod cannot be created (AlreadyExists) and a Warning FailedCreatePod says why.
+c, cm = api("POST", f"/api/v1/namespaces/{NS}/configmaps", {"apiVersion": "v1", "kind": "ConfigMap",
+                                                            "metadata": {"name": "someone-else"}})
+owner = {"apiVersion": "v1", "kind": "ConfigMap", "name": "someone-else", "uid": cm["metadata"]["uid"], "controller": True}
+c, _ = api("POST", f"/api/v1/namespaces/{NS}/pods", labelled_pod("foreign", owner))
+check(f"foreign: pod of another owner created ({c})", c == 201)
+u_foreign = uid("pods", "foreign-worker-0")
+create_job(job("foreign", "Worker:1:Never"))
+wait("foreign: FailedCreatePod saying the name is taken",
+     lambda: any("already exists" in m for m in event_messages("foreign", "FailedCreatePod")))
+kubelet("foreign-worker-0", "Running")
+time.sleep(1)
+check("foreign: the other owner's pod is untouched", uid("pods", "foreign-worker-0") == u_foreign and
+      controller_of("pods", "foreign-worker-0") == owner)
+check("foreign: and not counted", cond("foreign", "Running") is None and
+      not get_job("foreign").get("status", {}).get("replicaStatuses", {}).get("Worker", {}).get("active"))
+api("DELETE", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs/foreign")
+api("DELETE", f"/api/v1/namespaces/{NS}/pods/foreign-worker-0")
 
 # 8k. A job being deleted (a finalizer holds it) is left alone: a pod deleted meanwhile is not recreated.
 fj = job("fin", "Worker:1:Never")
@@ -412,6 +462,23 @@ check(f"bench: each of the {int(calls['update_status'])} status writes changed t
       calls["update_status"] == len(status_changes) and calls["update_status"] >= 3)
 check("bench: no list or watch after the start", calls["list"] == 0 and calls["watch"] == 0)
 opb.stop()
+
+# 9c. training-operator-1.9 mode, as v1.9: an orphan pod with the job's labels is left alone (not
+# adopted, not counted) and the job's own pod cannot be created (FailedCreatePod).
+opc = Operator("opc", ["--compat", "training-operator-1.9"], kubeconfig=user_kc)
+c, _ = api("POST", f"/api/v1/namespaces/{NS}/pods", labelled_pod("compat"))
+check(f"compat: orphan pod created ({c})", c == 201)
+u_compat = uid("pods", "compat-worker-0")
+kubelet("compat-worker-0", "Running")
+create_job(job("compat", "Worker:1:Never"))
+wait("compat: FailedCreatePod (the orphan holds the name)",
+     lambda: any("already exists" in m for m in event_messages("compat", "FailedCreatePod")))
+check("compat: the orphan is not adopted", uid("pods", "compat-worker-0") == u_compat and
+      controller_of("pods", "compat-worker-0") is None)
+check("compat: and not counted", cond("compat", "Running") is None)
+opc.stop()
+api("DELETE", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs/compat")
+api("DELETE", f"/api/v1/namespaces/{NS}/pods/compat-worker-0")
 
 # 9b. Gang scheduling with volcano: the PodGroup CRDs (minimal schemas) are installed here, and
 # this script sets status.phase as volcano would. Pods wait while the PodGroup is Pending and are

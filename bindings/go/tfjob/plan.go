@@ -20,7 +20,8 @@ type Action struct {
 	Action  string         `json:"action"`
 	Kind    string         `json:"kind,omitempty"`
 	Name    string         `json:"name,omitempty"`
-	Object  map[string]any `json:"object,omitempty"`
+	Object  map[string]any `json:"object,omitempty"` // create: the object
+	Patch   map[string]any `json:"patch,omitempty"`  // adopt, release, patch: the merge patch
 	Type    string         `json:"type,omitempty"`
 	Reason  string         `json:"reason,omitempty"`
 	Message string         `json:"message,omitempty"`
