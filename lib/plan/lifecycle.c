@@ -18,24 +18,25 @@ static int cmp_name(const void *a, const void *b)
 /*
  * DeletePodsAndServices: each selected pod and the service of the same name. An object already
  * being deleted is not deleted again, but the service of a pod being deleted still is (v1.9
- * deletes it by the pod's name; it would otherwise stay until the TFJob goes).
+ * deletes it by the pod's name, whoever owns it; it would otherwise stay until the TFJob goes).
  */
 static int delete_pods_and_services(ctx *c, bool is_finished)
 {
 	const char *policy = tfjob_job_clean_pod_policy(c->job);
-	const char **going = NULL; /* names of the services being deleted, sorted */
-	size_t ngoing = 0;
-	for (size_t i = 0; i < c->services.n; i++)
-		if (c->services.items[i]->deleting && c->services.items[i]->name)
+	const char **going = NULL; /* names of the observed services being deleted, sorted */
+	size_t ngoing = 0, nall = tfjob__objects_size(c->all_services);
+	const tfjob__summary *all = nall ? c->all_services->sums : NULL;
+	for (size_t i = 0; i < nall; i++)
+		if (all[i].deleting && all[i].name)
 			ngoing++;
 	if (ngoing) {
 		going = malloc(ngoing * sizeof *going);
 		if (!going)
 			return tfjob__oom(c->err);
 		ngoing = 0;
-		for (size_t i = 0; i < c->services.n; i++)
-			if (c->services.items[i]->deleting && c->services.items[i]->name)
-				going[ngoing++] = c->services.items[i]->name;
+		for (size_t i = 0; i < nall; i++)
+			if (all[i].deleting && all[i].name)
+				going[ngoing++] = all[i].name;
 		qsort(going, ngoing, sizeof *going, cmp_name);
 	}
 	int rc = 0;

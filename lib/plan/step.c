@@ -232,6 +232,7 @@ static int plan_step(ctx *c, const tfjob_objects *pods, const tfjob_objects *ser
 		return 0;
 
 	/* the job's children, by their controller reference (adopted and released ones too) */
+	c->all_services = services;
 	int rc = tfjob__plan_claim_children(c, &c->pods, pods, TFJOB_OBJECT_POD);
 	if (!rc)
 		rc = tfjob__plan_claim_children(c, &c->services, services, TFJOB_OBJECT_SERVICE);

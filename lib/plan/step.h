@@ -84,6 +84,7 @@ typedef struct ctx {
 	json_t *status;
 	sum_list pods;     /* the observed pods that are the job's (claim.c) */
 	sum_list services; /* the same for services */
+	const tfjob_objects *all_services; /* every observed service, the job's or not (cleanup deletes by name) */
 	json_t *pod_group; /* the observed PodGroup, NULL = none (owned) */
 	bool pods_wait;    /* gang scheduling: no pod is created in this step (gang.c) */
 	const tfjob__summary **buckets; /* storage of the types' pod and service lists */
