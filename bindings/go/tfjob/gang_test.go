@@ -213,12 +213,31 @@ func TestPriorityCallbackPanic(t *testing.T) {
 	}
 }
 
+// actionKinds: "action Kind " of every action of a plan, in order.
+func actionKinds(p *Plan) string {
+	var b strings.Builder
+	for _, a := range p.Actions {
+		b.WriteString(a.Action + " " + a.Kind + " ")
+	}
+	return b.String()
+}
+
 func TestPlanStepGang(t *testing.T) {
 	j := mustParse(t, gangJob)
 	defer j.Close()
 	now := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	// volcano's pods wait for a PodGroup that is scheduled: the observed one is Running
+	running := []byte(`{"metadata":{"name":"gang"},"status":{"phase":"Running"}}`)
+	p, err := PlanStep(j, nil, nil, PlanOptions{Now: now, Render: RenderOptions{GangScheduler: GangVolcano}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds := actionKinds(p); !strings.Contains(kinds, "create PodGroup") || !strings.Contains(kinds, "wait PodGroup") ||
+		strings.Contains(kinds, "create Pod ") {
+		t.Errorf("volcano without a PodGroup: %s, want the PodGroup created and the pods waiting", kinds)
+	}
 	for _, gang := range []RenderOptions{{GangScheduler: GangVolcano}, {GangScheduler: GangSchedulerPlugins, SchedulerName: "sp"}} {
-		p, err := PlanStep(j, nil, nil, PlanOptions{Now: now, Render: gang})
+		p, err := PlanStep(j, nil, nil, PlanOptions{Now: now, Render: gang, PodGroup: running})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +264,7 @@ func TestPlanStepGang(t *testing.T) {
 	// A template naming another scheduler: a Warning SetPodTemplateSchedulerName with each pod created.
 	j2 := mustParse(t, strings.Replace(gangJob, "priorityClassName: low,", "priorityClassName: low, schedulerName: mine,", 1))
 	defer j2.Close()
-	p, err := PlanStep(j2, nil, nil, PlanOptions{Now: now, Render: RenderOptions{GangScheduler: GangVolcano}})
+	p, err = PlanStep(j2, nil, nil, PlanOptions{Now: now, Render: RenderOptions{GangScheduler: GangVolcano}, PodGroup: running})
 	if err != nil {
 		t.Fatal(err)
 	}

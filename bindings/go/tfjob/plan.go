@@ -15,7 +15,8 @@ import (
 	"unsafe"
 )
 
-// Action is one step of a plan: Action is "create", "delete" or "event".
+// Action is one step of a plan: Action is "create", "delete", "event", "adopt", "release",
+// "patch" or "wait" (docs/plan.md).
 type Action struct {
 	Action  string         `json:"action"`
 	Kind    string         `json:"kind,omitempty"`
@@ -43,6 +44,9 @@ type PlanOptions struct {
 	// Render tunes the children the plan creates: ClusterDomain, Namespace, Address,
 	// GangScheduler, SchedulerName, Priority ... Its Compat is overridden by Compat above.
 	Render RenderOptions
+	// PodGroup is the job's observed PodGroup (JSON or YAML; nil: none), read with
+	// Render.GangScheduler: the plan then creates, patches or deletes it and its pods wait for it.
+	PodGroup []byte
 }
 
 // PlanStep plans one reconcile step of job given its observed pods and services (each a JSON
@@ -76,9 +80,11 @@ func PlanStep(job *Job, pods, services []byte, o PlanOptions) (*Plan, error) {
 		}
 		return C.CString(string(b))
 	}
-	cpods, csvcs := cstr(pods), cstr(services)
+	cpods, csvcs, cgroup := cstr(pods), cstr(services), cstr(o.PodGroup)
 	defer C.free(unsafe.Pointer(cpods))
 	defer C.free(unsafe.Pointer(csvcs))
+	defer C.free(unsafe.Pointer(cgroup))
+	opts.pod_group_json = cgroup
 	var plan *C.tfjob_plan
 	var cerr *C.tfjob_error
 	rc := C.tfjob_plan_new(&plan, job.h, cpods, csvcs, &opts, &cerr)

@@ -154,8 +154,13 @@ def test_priority_callback_errors_propagate(gang):
 
 
 def test_plan_gang_options(gang):
+    # volcano's pods wait for a new PodGroup; they are created once it is scheduled
+    p = tfjob.plan(gang, now=NOW, gang_scheduler="volcano")
+    assert [(a.action, a.kind) for a in p.actions if a.kind == "PodGroup"] == [("create", "PodGroup"), ("wait", "PodGroup")]
+    assert not [a for a in p.actions if a.action == "create" and a.kind == "Pod"]
+    running = {"metadata": {"name": "gang"}, "status": {"phase": "Running"}}
     for kw in ({"gang_scheduler": "volcano"}, {"gang_scheduler": "scheduler-plugins", "scheduler_name": "sp"}):
-        p = tfjob.plan(gang, now=NOW, **kw)
+        p = tfjob.plan(gang, now=NOW, pod_group=running, **kw)
         created = [a for a in p.actions if a.action == "create" and a.kind == "Pod"]
         assert len(created) == 4
         assert not [a for a in p.actions if a.reason == "SetPodTemplateSchedulerName"]
@@ -164,7 +169,7 @@ def test_plan_gang_options(gang):
             assert a.object == gang.render_pod(labels["training.kubeflow.org/replica-type"],
                                                int(labels["training.kubeflow.org/replica-index"]), **kw)
     with tfjob.Job.from_yaml(GANG.replace("priorityClassName: low,", "priorityClassName: low, schedulerName: mine,")) as j:
-        p = tfjob.plan(j, now=NOW, gang_scheduler="volcano")
+        p = tfjob.plan(j, now=NOW, gang_scheduler="volcano", pod_group=running)
         pods = [a for a in p.actions if a.action == "create" and a.kind == "Pod"]
         warnings = [a for a in p.actions if a.action == "event" and a.type == "Warning"
                     and a.reason == "SetPodTemplateSchedulerName"]

@@ -171,7 +171,7 @@ tfjob_render_pod_group = _fn("tfjob_render_pod_group", c_int, P(c_void_p), c_voi
 # ---- plan.h ----
 class PlanOptions(ctypes.Structure):
     _fields_ = [("version", c_uint), ("compat", c_int), ("now", c_int64), ("requeues", c_int64),
-                ("render", P(RenderOptions))]
+                ("render", P(RenderOptions)), ("pod_group_json", c_char_p)]  # version 2
 
 
 tfjob_plan_options_init = _fn("tfjob_plan_options_init", c_int, P(PlanOptions), c_uint)

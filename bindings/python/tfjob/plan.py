@@ -17,15 +17,17 @@ Objects = Union[None, str, bytes, Iterable[Dict[str, Any]], Dict[str, Any]]
 
 @dataclass(frozen=True)
 class Action:
-    """One step of a plan: action is "create", "delete" or "event"."""
+    """One step of a plan: action is "create", "delete", "event", "adopt", "release", "patch" or
+    "wait" (docs/plan.md)."""
 
     action: str
-    kind: Optional[str] = None       # Pod, Service, TFJob (create/delete)
+    kind: Optional[str] = None       # Pod, Service, TFJob, PodGroup
     name: Optional[str] = None
     object: Optional[Dict[str, Any]] = None  # the object to create
     type: Optional[str] = None       # Normal or Warning (event)
     reason: Optional[str] = None
     message: Optional[str] = None
+    patch: Optional[Dict[str, Any]] = None   # the merge patch of adopt, release, patch
 
 
 @dataclass(frozen=True)
@@ -75,10 +77,12 @@ def _unix_seconds(now: Union[None, int, float, str, _dt.datetime]) -> int:
 
 
 def plan(job: Job, pods: Objects = None, services: Objects = None, *, now: Union[None, int, float, str,
-         _dt.datetime] = None, requeues: int = 0, compat: Optional[str] = None, **render: Any) -> Plan:
+         _dt.datetime] = None, requeues: int = 0, compat: Optional[str] = None,
+         pod_group: Union[None, str, bytes, Dict[str, Any]] = None, **render: Any) -> Plan:
     """Plan one reconcile step of ``job`` given the observed pods and services (lists of dicts,
     a Kubernetes List, or JSON/YAML text) at time ``now`` (aware datetime, Unix seconds or
-    RFC 3339; default: the current time).
+    RFC 3339; default: the current time). ``pod_group`` is the job's observed PodGroup (a dict or
+    JSON/YAML text; read with a gang scheduler).
 
     The other keyword arguments tune the children the plan creates, as for ``tfjob.render``:
     cluster_domain, namespace, exclude_evaluator, address, gang_scheduler ("volcano" or
@@ -89,8 +93,10 @@ def plan(job: Job, pods: Objects = None, services: Objects = None, *, now: Union
         raise ValueError(f"requeues must be a non-negative int, not {requeues!r}")
     ropts = render_options(compat=compat, **render)
     pods_text, services_text = _objects_text(pods, "pods"), _objects_text(services, "services")
+    group_text = _objects_text(pod_group, "pod_group")
     opts = _lib.PlanOptions()
-    _lib.tfjob_plan_options_init(ctypes.byref(opts), 1)
+    _lib.tfjob_plan_options_init(ctypes.byref(opts), 2)
+    opts.pod_group_json = group_text
     opts.compat = compat_value(compat)
     opts.now = _unix_seconds(now)
     opts.requeues = int(requeues)
@@ -106,7 +112,8 @@ def plan(job: Job, pods: Objects = None, services: Objects = None, *, now: Union
     finally:
         _lib.tfjob_plan_free(handle)
     actions = [Action(action=a["action"], kind=a.get("kind"), name=a.get("name"), object=a.get("object"),
-                      type=a.get("type"), reason=a.get("reason"), message=a.get("message")) for a in raw["actions"]]
+                      type=a.get("type"), reason=a.get("reason"), message=a.get("message"), patch=a.get("patch"))
+               for a in raw["actions"]]
     return Plan(actions=actions, status=raw["status"], changed=bool(raw["statusChanged"]),
                 requeue_after=raw["requeueAfterSeconds"], raw=raw)
 
