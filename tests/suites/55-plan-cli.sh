@@ -34,10 +34,15 @@ def shape(p):
     check(p["requeueAfterSeconds"] is None or isinstance(p["requeueAfterSeconds"], int), "requeue number|null")
     for a in p["actions"]:
         if a["action"] == "create":
-            check(set(a) == {"action", "kind", "name", "object"} and a["kind"] in ("Pod", "Service"), f"create {a.keys()}")
+            check(set(a) == {"action", "kind", "name", "object"} and a["kind"] in ("Pod", "Service", "PodGroup"),
+                  f"create {a.keys()}")
             check(a["object"]["metadata"]["name"] == a["name"], "create object carries its name")
         elif a["action"] == "delete":
-            check(set(a) == {"action", "kind", "name"} and a["kind"] in ("Pod", "Service", "TFJob"), f"delete {a}")
+            check(set(a) == {"action", "kind", "name"} and a["kind"] in ("Pod", "Service", "TFJob", "PodGroup"), f"delete {a}")
+        elif a["action"] in ("adopt", "release", "patch"):
+            check(set(a) == {"action", "kind", "name", "patch"} and isinstance(a["patch"], dict), f"{a['action']} {a}")
+        elif a["action"] == "wait":
+            check(a == {"action": "wait", "kind": "PodGroup", "name": a["name"]}, f"wait {a}")
         else:
             check(a["action"] == "event" and set(a) == {"action", "type", "reason", "message"}, f"event {a}")
             check(a["type"] in ("Normal", "Warning"), "event type")
@@ -131,6 +136,44 @@ with tempfile.TemporaryDirectory() as tmp:
     for t in ("2024-01-01T00:00:00", "2024-01-01T00:00:00+0100", "2024-02-30T00:00:00Z", "2024-01-01T00:00:00.Z", "2024-01-01"):
         rc, out, err = run("plan", "--job", job, "--now", t)
         check(rc == 2 and "--now" in err and out == "", f"--now {t}: exit {rc}, {err!r}")
+
+# 2b. gang scheduling: the PodGroup is created and volcano's pods wait for it; with the observed
+# PodGroup scheduled, they are created; an orphan pod is adopted in documented mode only
+def kinds(p):
+    return [(a["action"], a.get("kind")) for a in p["actions"] if a["action"] != "event"]
+p = plan("--job", job, "--now", now, "--gang-scheduler", "volcano")
+shape(p)
+check(("create", "PodGroup") in kinds(p) and ("wait", "PodGroup") in kinds(p) and ("create", "Pod") not in kinds(p),
+      f"volcano, no PodGroup: create it, pods wait: {kinds(p)}")
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    json.dump({"metadata": {"name": "dist"}, "status": {"phase": "Running"}}, f)
+    pg_path = f.name
+p = plan("--job", job, "--now", now, "--gang-scheduler", "volcano", "--pod-group", pg_path)
+check(("create", "Pod") in kinds(p) and ("wait", "PodGroup") not in kinds(p), f"volcano, scheduled: pods created: {kinds(p)}")
+check(("patch", "PodGroup") in kinds(p), "the observed PodGroup's spec is patched to the job's")
+rc, _, err = run("plan", "--job", job, "--now", now, "--pod-group", pg_path)
+check(rc == 2 and "--gang-scheduler" in err, "--pod-group without --gang-scheduler: exit 2")
+rc, _, err = run("plan", "--job", job, "--now", now, "--gang-scheduler", "kube-batch")
+check(rc == 2 and "kube-batch" in err, "unknown --gang-scheduler: exit 2, named")
+rc, out, _ = run("simulate", "--gang-scheduler", "volcano", os.path.join(scen, "ps-worker-success.yaml"))
+check(rc == 0 and "create PodGroup" in out and "wait PodGroup" in out and "SuccessfulDeletePodGroup" in out,
+      "simulate --gang-scheduler volcano: PodGroup created, waited for, deleted")
+orphan = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "dist-worker-0", "labels": {
+    "training.kubeflow.org/job-name": "dist", "training.kubeflow.org/operator-name": "tfjob-controller",
+    "training.kubeflow.org/replica-type": "worker", "training.kubeflow.org/replica-index": "0"}},
+    "status": {"phase": "Running"}}
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    json.dump([orphan], f)
+    orphan_path = f.name
+p = plan("--job", job, "--now", now, "--pods", orphan_path)
+shape(p)
+check(("adopt", "Pod") in kinds(p) and not [a for a in p["actions"] if a.get("name") == "dist-worker-0"
+                                            and a["action"] == "create" and a["kind"] == "Pod"],
+      f"documented: the orphan is adopted, not created again: {kinds(p)}")
+p = plan("--job", job, "--now", now, "--pods", orphan_path, "--compat", "training-operator-1.9")
+check(("adopt", "Pod") not in kinds(p) and [a for a in p["actions"] if a.get("name") == "dist-worker-0"
+                                            and a["action"] == "create" and a["kind"] == "Pod"],
+      f"v1.9: the orphan is left alone and the job's own pod planned: {kinds(p)}")
 
 # 3. --help
 rc, out, _ = run("plan", "--help")
