@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/versions.h"
+#include "util/versions.h"
 #include "testutil.h"
 
 START_TEST(size_tables_match_the_headers)

@@ -12,7 +12,7 @@
 
 #include "controller/ctrl.h"
 #include "util/timedwait.h"
-#include "core/versions.h"
+#include "util/versions.h"
 
 int tfjob_controller_hooks_init(tfjob_controller_hooks *hooks, unsigned int version)
 {

@@ -10,7 +10,7 @@
 
 #include "core/fielderr.h"
 #include "core/job.h"
-#include "core/versions.h"
+#include "util/versions.h"
 
 int tfjob_validate_options_init(tfjob_validate_options *opts, unsigned int version)
 {
@@ -117,7 +117,7 @@ static void validate_name(struct ctx *c, const tfjob_job *job)
 
 /* ---- runPolicy ---- */
 
-static const char *const managed_by_values[] = { "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue", NULL };
+static const char *const managed_by_values[] = { TFJOB_MANAGED_BY_TRAINING_OPERATOR, "kueue.x-k8s.io/multikueue", NULL };
 static const char *const clean_pod_policies[] = { "All", "Running", "None", NULL };
 static const char *const success_policies[] = { "", "AllWorkers", NULL };
 static const char *const restart_policies[] = { "Always", "OnFailure", "Never", "ExitCode", NULL };

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "local/internal.h"
-#include "core/versions.h"
+#include "util/versions.h"
 
 int64_t tfjob__local_now_ms(void)
 {

@@ -10,7 +10,7 @@
 #include "core/job.h"
 #include "local/internal.h"
 #include "local/run.h"
-#include "core/versions.h"
+#include "util/versions.h"
 
 #define IDLE_WAIT_MS 1000
 #define QUIET_REQUEUE_MS 100
@@ -96,7 +96,7 @@ static int list_items(char **out, run *r, const char *resource, tfjob_error **er
 	const tfjob_resource *res = tfjob_resource_lookup(resource);
 	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
 	char sel[400];
-	snprintf(sel, sizeof sel, "training.kubeflow.org/job-name=%s", r->name);
+	snprintf(sel, sizeof sel, TFJOB_LABEL_JOB_NAME "=%s", r->name);
 	lo.label_selector = sel;
 	char *text = NULL;
 	int rc = tfjob_transport_list(&text, r->t, res, r->ns, &lo, err);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "plan/step.h"
-#include "core/versions.h"
+#include "util/versions.h"
 
 /* ---- plan building ---- */
 

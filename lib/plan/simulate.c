@@ -12,7 +12,7 @@
 #include "core/job.h"
 #include "plan/planner.h"
 #include "util/sbuf.h"
-#include "core/versions.h"
+#include "util/versions.h"
 
 #define DEFAULT_START 1704067200 /* 2024-01-01T00:00:00Z */
 #define DEFAULT_MAX_STEPS 1000u

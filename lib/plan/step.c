@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "plan/step.h"
-#include "core/versions.h"
+#include "util/versions.h"
 
 static int step_normal(ctx *c)
 {
@@ -238,7 +238,7 @@ static int plan_step(ctx *c, char *defaults_error)
 {
 	/* 1. another controller manages the job, or it is being deleted: nothing to do */
 	const char *mb = tfjob_job_managed_by(c->job);
-	if ((mb && strcmp(mb, MANAGED_BY_US)) ||
+	if ((mb && strcmp(mb, TFJOB_MANAGED_BY_TRAINING_OPERATOR)) ||
 	    (json_object_get(tfjob__obj(c->job->root, "metadata"), "deletionTimestamp") &&
 	     !json_is_null(json_object_get(tfjob__obj(c->job->root, "metadata"), "deletionTimestamp"))))
 		return 0;

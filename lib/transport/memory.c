@@ -9,7 +9,7 @@
 
 #include "tfjob/memory.h"
 #include "transport/memory_store.h"
-#include "core/versions.h"
+#include "util/versions.h"
 
 #define DEFAULT_HISTORY 1000
 #define DEFAULT_BOOKMARK_MS 1000
@@ -302,7 +302,7 @@ static int prepare_create(struct mem_store *s, json_t *obj, const tfjob_resource
 	if (rc || (rc = choose_name(s, meta, res, ns, err)))
 		return rc;
 	char ts[32];
-	tfjob__format_time(ts, sizeof(ts), store_now(s));
+	tfjob_time_format(ts, sizeof(ts), store_now(s));
 	json_object_set_new(meta, "uid", new_uid(s));
 	json_object_set_new(meta, "creationTimestamp", json_string(ts));
 	json_object_set_new(meta, "generation", json_integer(1));
@@ -670,7 +670,7 @@ static int delete_key(struct mem_store *s, const char *key, tfjob_propagation po
 			return 0;
 		json_t *next = json_deep_copy(cur);
 		char ts[32];
-		tfjob__format_time(ts, sizeof(ts), store_now(s));
+		tfjob_time_format(ts, sizeof(ts), store_now(s));
 		json_object_set_new(json_object_get(next, "metadata"), "deletionTimestamp", json_string(ts));
 		json_object_set_new(json_object_get(next, "metadata"), "deletionGracePeriodSeconds", json_integer(0));
 		int rc = next ? commit(s, key, next, TFJOB_WATCH_MODIFIED, cur) : TFJOB_ENOMEM;

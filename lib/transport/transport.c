@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "transport/internal.h"
-#include "core/versions.h"
+#include "util/versions.h"
 
 static const tfjob_resource builtin_resources[] = {
 	TFJOB_RESOURCE_TFJOBS_INIT,   TFJOB_RESOURCE_PODS_INIT,      TFJOB_RESOURCE_SERVICES_INIT,
@@ -359,7 +359,7 @@ static int build_event(json_t **out, const char *ns, const json_t *involved, con
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	char now[32];
-	tfjob__format_time(now, sizeof(now), ts.tv_sec);
+	tfjob_time_format(now, sizeof(now), ts.tv_sec);
 	uint64_t unique = ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^ (uint64_t)rand();
 	char *name = tfjob__strdup_printf("%s.%016llx", iname, (unsigned long long)unique);
 	json_t *ev = json_object(), *ref = json_object(), *src = json_object(), *evmeta = json_object();
@@ -371,7 +371,7 @@ static int build_event(json_t **out, const char *ns, const json_t *involved, con
 	bad |= set_str(ref, "namespace", ins ? ins : ns);
 	bad |= set_str(ref, "uid", json_string_value(json_object_get(meta, "uid")));
 	bad |= set_str(ref, "resourceVersion", json_string_value(json_object_get(meta, "resourceVersion")));
-	bad |= set_str(src, "component", component ? component : "tfjob-controller");
+	bad |= set_str(src, "component", component ? component : TFJOB_OPERATOR_NAME);
 	bad |= set_str(evmeta, "name", name);
 	bad |= set_str(evmeta, "namespace", ns);
 	bad |= set_str(ev, "apiVersion", "v1") | set_str(ev, "kind", "Event");
@@ -380,7 +380,7 @@ static int build_event(json_t **out, const char *ns, const json_t *involved, con
 	bad |= json_object_set(ev, "source", src);
 	bad |= set_str(ev, "firstTimestamp", now) | set_str(ev, "lastTimestamp", now);
 	bad |= json_object_set_new(ev, "count", json_integer(1));
-	bad |= set_str(ev, "reportingComponent", component ? component : "tfjob-controller");
+	bad |= set_str(ev, "reportingComponent", component ? component : TFJOB_OPERATOR_NAME);
 	free(name);
 	json_decref(ref);
 	json_decref(src);

@@ -11,7 +11,7 @@
 
 #include "util/timedwait.h"
 #include "transport/internal.h"
-#include "core/versions.h"
+#include "util/versions.h"
 
 struct tfjob_watch_sink {
 	atomic_int stop;
