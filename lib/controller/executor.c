@@ -486,7 +486,7 @@ static int reconcile_once(rctx *r)
 	int finished_before = cond_true(old_status, "Succeeded") == 1 || cond_true(old_status, "Failed") == 1;
 
 	int delay_pods = 0;
-	if (ours && c->o.gang_scheduler != TFJOB_GANG_NONE && !finished_now && !tfjob_job_suspend(tj)) {
+	if (ours && c->o.gang_scheduler != TFJOB_GANG_NONE && !finished_now && !tfjob_job_is_suspended(tj)) {
 		rc = sync_pod_group(r, tj, &delay_pods);
 		if (rc)
 			goto out;

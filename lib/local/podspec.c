@@ -277,7 +277,7 @@ int tfjob_local_check(const tfjob_job *job, tfjob_error **err)
 	if (!job)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_check: job is required");
 	/* Jobs the planner would leave alone forever: nothing outside the run can change them here. */
-	if (tfjob_job_suspend(job))
+	if (tfjob_job_is_suspended(job))
 		return tfjob__fail_field(err, TFJOB_EINVAL, "spec.runPolicy.suspend",
 		                         "a suspended TFJob starts no replica, and nothing can resume it in a local run");
 	const char *manager = tfjob_job_managed_by(job);

@@ -289,7 +289,7 @@ static int plan_step(ctx *c, char *defaults_error)
 		return rc;
 
 	/* 3. suspended */
-	if (tfjob_job_suspend(c->job)) {
+	if (tfjob_job_is_suspended(c->job)) {
 		c->path = PATH_SUSPENDED;
 		return tfjob__plan_step_suspended(c);
 	}
