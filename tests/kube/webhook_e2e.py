@@ -70,7 +70,9 @@ class Operator:
 
     def stop(self):
         self.p.send_signal(signal.SIGTERM)
-        self.p.wait(timeout=30)
+        code = self.p.wait(timeout=30)
+        check(f"{os.path.basename(self.log_path)[:-4]}: SIGTERM, exit 0 ({code})", code == 0,
+              "".join(open(self.log_path).readlines()[-20:]))
 
 
 def load(path):
