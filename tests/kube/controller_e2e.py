@@ -4,8 +4,8 @@ script plays it, writing pod status through /status; nor volcano, so it installs
 and sets their status.phase itself. Run by tests/suites/64-controller-kube.sh with the harness's
 environment (the kube-apiserver is restarted through tests/kube/harness.sh restart commands).
 Prints ok/FAIL lines; exit status 1 when anything failed."""
-import json, os, signal, socket, subprocess, sys, time, urllib.request, urllib.error
-from e2e_lib import RUNNING, URL, api, check, ctx, exit_status, wait
+import json, os, signal, subprocess, sys, time, urllib.request, urllib.error
+from e2e_lib import RUNNING, URL, api, check, ctx, exit_status, http_get, operator_ports, wait
 
 OP = sys.argv[1]
 WORK = sys.argv[2]
@@ -94,31 +94,10 @@ class Operator:
         self.p = subprocess.Popen(args, stderr=self.log, stdout=self.log, env=dict(os.environ, **(env or {})))
         RUNNING.append(self.p)
         self.name = name
-        self.ports = None
-        end = time.time() + 20
-        while time.time() < end and self.ports is None:
-            for line in open(self.log.name):
-                if '"ports"' in line:
-                    a, b = json.loads(line)["ports"].split(",")
-                    self.ports = (int(a), int(b))
-            time.sleep(0.05)
+        self.ports = operator_ports(self.log.name)
 
     def http(self, which, path, raw=None):
-        s = socket.create_connection(("127.0.0.1", self.ports[which]), timeout=5)
-        s.sendall(raw if raw is not None else f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-        data = b""
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except (ConnectionResetError, socket.timeout):
-                break
-            if not chunk:
-                break
-            data += chunk
-        s.close()
-        head, _, body = data.partition(b"\r\n\r\n")
-        code = int(head.split(b" ")[1]) if head.startswith(b"HTTP/1.1 ") else 0
-        return code, body.decode(errors="replace")
+        return http_get(self.ports[which], path, raw)
 
     def metric(self, name):
         code, body = self.http(0, "/metrics")

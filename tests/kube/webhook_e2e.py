@@ -6,7 +6,7 @@ Every TFJob is created through the API server's REST API (as kubectl does), so i
 admission exactly as `kubectl apply` would. Prints ok/FAIL lines; exit status 1 on any failure."""
 import glob, hashlib, json, os, resource, signal, socket, ssl, subprocess, sys, threading, time
 import yaml
-from e2e_lib import RUNNING, api, check, exit_status, wait
+from e2e_lib import RUNNING, api, check, exit_status, http_get, operator_ports, wait
 
 OP, TFJOBCTL, WORK = sys.argv[1:4]
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
@@ -39,26 +39,10 @@ class Operator:
                 "--webhook-host", "127.0.0.1", "--webhook-server-port", str(webhook_port)] + list(extra)
         self.p = subprocess.Popen(args, stdout=self.log, stderr=self.log, env=dict(os.environ, MY_POD_NAMESPACE="kubeflow"))
         RUNNING.append(self.p)
-        self.ports = None
-        end = time.time() + 20
-        while time.time() < end and self.ports is None:
-            for line in open(self.log_path):
-                if '"ports"' in line:
-                    self.ports = [int(x) for x in json.loads(line)["ports"].split(",")]
-            time.sleep(0.05)
+        self.ports = operator_ports(self.log_path)
 
     def http(self, path, timeout=5):
-        s = socket.create_connection(("127.0.0.1", self.ports[1]), timeout=timeout)
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-        data = b""
-        while b"\r\n\r\n" not in data or len(data.partition(b"\r\n\r\n")[2]) < 2:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
-        head, _, body = data.partition(b"\r\n\r\n")
-        return int(head.split(b" ")[1]), body.decode()
+        return http_get(self.ports[1], path, timeout=timeout)
 
     def rss_kib(self):
         for line in open(f"/proc/{self.p.pid}/status"):
@@ -221,11 +205,22 @@ job["metadata"] = {"name": "immutable"}
 job["spec"].setdefault("runPolicy", {})["managedBy"] = "kubeflow.org/training-operator"
 code, stored = create(job)
 check(f"job with managedBy created ({code})", code == 201)
-stored["metadata"]["labels"] = {"team": "a"}
-code, stored = api("PUT", f"{TFJOBS}/immutable", stored)
+
+
+def update(change):
+    """PUT the job with change applied to its latest version (the operator writes its status too)."""
+    for _ in range(10):
+        c, latest = api("GET", f"{TFJOBS}/immutable")
+        change(latest)
+        code, body = api("PUT", f"{TFJOBS}/immutable", latest)
+        if code != 409:
+            return code, body
+    return code, body
+
+
+code, _ = update(lambda j: j["metadata"].update(labels={"team": "a"}))
 check(f"an update of a mutable field is allowed ({code})", code == 200)
-stored["spec"]["runPolicy"]["managedBy"] = "kueue.x-k8s.io/multikueue"
-code, body = api("PUT", f"{TFJOBS}/immutable", stored)
+code, body = update(lambda j: j["spec"]["runPolicy"].update(managedBy="kueue.x-k8s.io/multikueue"))
 want = PREFIX + 'spec.runPolicy.managedBy: Invalid value: "kueue.x-k8s.io/multikueue": field is immutable'
 check(f"changing managedBy is denied ({code})", code == 403 and body.get("message") == want, body.get("message"))
 
