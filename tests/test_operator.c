@@ -208,7 +208,7 @@ START_TEST(http_servers)
 	ck_assert_int_gt(health, 0);
 	ck_assert_int_eq(op_http_port(h, 2), -1);
 	ck_assert_int_eq(get(health, "/healthz"), 200);
-	ck_assert_int_eq(get(health, "/readyz"), 200); /* no controller, no webhook: nothing to wait for */
+	ck_assert_int_eq(get(health, "/readyz"), 503); /* no controller (yet) */
 	ck_assert_int_eq(get(health, "/nothing"), 404);
 	ck_assert_int_eq(get(health, "/metrics"), 404);
 	ck_assert_int_eq(get(metrics, "/metrics"), 500); /* no controller */

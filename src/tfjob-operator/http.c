@@ -50,6 +50,7 @@ typedef struct server {
 struct op_http {
 	op_http_options o;
 	server srv[SRV_COUNT];
+	pthread_rwlock_t controller_lock; /* o.controller */
 	pthread_mutex_t mu; /* conns, stopping */
 	pthread_cond_t cv;
 	conn_track *conns;
@@ -149,11 +150,16 @@ static enum MHD_Result text(struct MHD_Connection *conn, unsigned int code, cons
 	return answer(conn, code, "text/plain; charset=utf-8", body);
 }
 
-static int is_ready(const op_http *h, const char **why)
+/* Called with controller_lock held for reading. */
+static int is_ready(op_http *h, const char **why)
 {
 	tfjob_controller *c = h->o.controller;
+	if (!c) {
+		*why = "controller not started\n";
+		return 0;
+	}
 	/* caches synced; a standby replica waiting for the lease is ready too */
-	if (c && !tfjob_controller_is_ready(c) && !(h->o.leader_election && !tfjob_controller_is_leader(c))) {
+	if (!tfjob_controller_is_ready(c) && !(h->o.leader_election && !tfjob_controller_is_leader(c))) {
 		*why = "caches not synced\n";
 		return 0;
 	}
@@ -169,17 +175,23 @@ static enum MHD_Result serve_get(server *s, struct MHD_Connection *conn, const c
 	op_http *h = s->h;
 	if (s->which == SRV_METRICS && !strcmp(url, "/metrics")) {
 		char *body = NULL;
-		if (!h->o.controller || tfjob_controller_metrics_text(&body, h->o.controller, NULL))
+		pthread_rwlock_rdlock(&h->controller_lock);
+		int rc = h->o.controller ? tfjob_controller_metrics_text(&body, h->o.controller, NULL) : -1;
+		pthread_rwlock_unlock(&h->controller_lock);
+		if (rc)
 			return text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "metrics unavailable\n");
-		enum MHD_Result rc = answer(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body);
+		enum MHD_Result res = answer(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body);
 		tfjob_free(body);
-		return rc;
+		return res;
 	}
 	if (!strcmp(url, "/healthz"))
 		return text(conn, MHD_HTTP_OK, "ok\n");
 	if (!strcmp(url, "/readyz")) {
 		const char *why = NULL;
-		return is_ready(h, &why) ? text(conn, MHD_HTTP_OK, "ok\n") : text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, why);
+		pthread_rwlock_rdlock(&h->controller_lock);
+		int ready = is_ready(h, &why);
+		pthread_rwlock_unlock(&h->controller_lock);
+		return ready ? text(conn, MHD_HTTP_OK, "ok\n") : text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, why);
 	}
 	return text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
@@ -413,6 +425,7 @@ int op_http_start(op_http **out, const op_http_options *opts, char *errbuf, size
 		h->o.idle_timeout_s = OP_HTTP_DEFAULT_IDLE_TIMEOUT_S;
 	if (h->o.request_timeout_s <= 0)
 		h->o.request_timeout_s = OP_HTTP_DEFAULT_REQUEST_TIMEOUT_S;
+	pthread_rwlock_init(&h->controller_lock, NULL);
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_cond_init(&h->cv, NULL);
 	atomic_init(&h->body_bytes, 0);
@@ -455,5 +468,13 @@ void op_http_stop(op_http *h)
 	}
 	pthread_cond_destroy(&h->cv);
 	pthread_mutex_destroy(&h->mu);
+	pthread_rwlock_destroy(&h->controller_lock);
 	free(h);
+}
+
+void op_http_set_controller(op_http *h, tfjob_controller *c)
+{
+	pthread_rwlock_wrlock(&h->controller_lock);
+	h->o.controller = c;
+	pthread_rwlock_unlock(&h->controller_lock);
 }

@@ -23,7 +23,7 @@ typedef struct op_http_options {
 	const char *metrics_addr;   /* "host:port" (":8080" = all interfaces); NULL, "" or "0" = off */
 	const char *health_addr;    /* likewise, for /healthz and /readyz */
 	const char *webhook_addr;   /* likewise, HTTPS (the certificate comes from tlsstore.h) */
-	tfjob_controller *controller;
+	tfjob_controller *controller; /* NULL: not ready, no metrics (op_http_set_controller) */
 	int leader_election;
 	int idle_timeout_s;         /* no byte for this long closes a connection */
 	int request_timeout_s;      /* a request must be complete this long after the connection could start it */
@@ -47,6 +47,8 @@ typedef struct op_http_options {
 int op_http_start(op_http **out, const op_http_options *opts, char *errbuf, size_t errlen);
 /* The port actually bound (useful with port 0), or -1. which: 0 metrics, 1 health, 2 webhook. */
 int op_http_port(const op_http *h, int which);
+/* Serve c from now on (NULL: none); returns once no request uses the previous one. Thread-safe. */
+void op_http_set_controller(op_http *h, tfjob_controller *c);
 /* Stop every listener, close every connection and free h. Accepts NULL. */
 void op_http_stop(op_http *h);
 

@@ -436,6 +436,7 @@ int main(int argc, char **argv)
 		logf1(TFJOB_LOG_ERROR, "cannot start the controller, retrying", "error", tfjob_error_message(err));
 		tfjob_error_free(err);
 		err = NULL;
+		op_http_set_controller(http, NULL); /* the probes and the webhook stay up meanwhile */
 		tfjob_controller_free(c);
 		c = NULL;
 		struct timespec ts = { 2, 0 };
@@ -446,11 +447,7 @@ int main(int argc, char **argv)
 		}
 		if (tfjob_controller_new(&c, t, &co, &err))
 			goto out;
-		op_http_stop(http);
-		http = NULL;
-		ho.controller = c;
-		if (op_http_start(&http, &ho, ebuf, sizeof(ebuf)))
-			goto out;
+		op_http_set_controller(http, c);
 	}
 	for (;;) {
 		struct timespec ts = { 0, 200 * 1000 * 1000 };
