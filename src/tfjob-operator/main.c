@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,36 +149,67 @@ static long long duration_flag(const char *flag, const char *v)
 	return s;
 }
 
-/* Take argv's flag a (value v, fetched by get_value when needed) if it is a webhook flag: 1. */
+enum flag_kind { FLAG_PORT, FLAG_STRING, FLAG_VALIDITY, FLAG_TIMEOUT };
+
+/* The webhook's and the HTTP servers' flags: where each value goes, and whether the flag turns
+   the webhook on. */
+static const struct webhook_flag_spec {
+	const char *name;
+	enum flag_kind kind;
+	size_t offset;
+	int enables_webhook;
+} webhook_flag_specs[] = {
+	{ "--webhook-server-port", FLAG_PORT, offsetof(webhook_flags, port), 1 },
+	{ "--webhook-host", FLAG_STRING, offsetof(webhook_flags, host), 1 },
+	{ "--webhook-service-name", FLAG_STRING, offsetof(webhook_flags, service), 1 },
+	{ "--webhook-secret-name", FLAG_STRING, offsetof(webhook_flags, secret), 1 },
+	{ "--webhook-config-name", FLAG_STRING, offsetof(webhook_flags, config), 1 },
+	{ "--webhook-cert-dir", FLAG_STRING, offsetof(webhook_flags, cert_dir), 1 },
+	{ "--webhook-cert-hosts", FLAG_STRING, offsetof(webhook_flags, cert_hosts), 1 },
+	{ "--webhook-cert-validity", FLAG_VALIDITY, offsetof(webhook_flags, validity_s), 1 },
+	{ "--http-idle-timeout", FLAG_TIMEOUT, offsetof(webhook_flags, idle_timeout_s), 0 },
+	{ "--http-request-timeout", FLAG_TIMEOUT, offsetof(webhook_flags, request_timeout_s), 0 },
+};
+
+static long parse_port(const char *v)
+{
+	char *end;
+	long port = strtol(v, &end, 10);
+	if (*end || end == v || port < 0 || port > 65535) {
+		fprintf(stderr, "tfjob-operator: --webhook-server-port %s: expected a port number\n", v);
+		exit(2);
+	}
+	return port;
+}
+
+/* Take argv's flag a if it is one of webhook_flag_specs (its value fetched by get_value): 1. */
 static int webhook_flag(webhook_flags *w, const char *a, const char *(*get_value)(void *), void *ctx)
 {
-	static const char *const names[] = { "--webhook-server-port", "--webhook-host", "--webhook-service-name",
-		"--webhook-secret-name", "--webhook-config-name", "--webhook-cert-dir", "--webhook-cert-hosts",
-		"--webhook-cert-validity", "--http-idle-timeout", "--http-request-timeout" };
-	size_t i = 0;
-	while (i < sizeof(names) / sizeof(names[0]) && strcmp(a, names[i]))
-		i++;
-	if (i == sizeof(names) / sizeof(names[0]))
+	const struct webhook_flag_spec *f = webhook_flag_specs;
+	const struct webhook_flag_spec *end = f + sizeof(webhook_flag_specs) / sizeof(webhook_flag_specs[0]);
+	while (f < end && strcmp(a, f->name))
+		f++;
+	if (f == end)
 		return 0;
 	const char *v = get_value(ctx);
-	const char **str[] = { NULL, &w->host, &w->service, &w->secret, &w->config, &w->cert_dir, &w->cert_hosts };
-	if (i == 0) {
-		char *end;
-		w->port = strtol(v, &end, 10);
-		if (*end || end == v || w->port < 0 || w->port > 65535) {
-			fprintf(stderr, "tfjob-operator: --webhook-server-port %s: expected a port number\n", v);
-			exit(2);
-		}
-	} else if (i < sizeof(str) / sizeof(str[0])) {
-		*str[i] = v;
-	} else if (i == 7) {
-		w->validity_s = duration_flag(a, v);
-	} else {
-		long long s = duration_flag(a, v);
-		*(i == 8 ? &w->idle_timeout_s : &w->request_timeout_s) = s > 86400 ? 86400 : (int)s;
+	char *field = (char *)w + f->offset;
+	long long secs;
+	switch (f->kind) {
+	case FLAG_PORT:
+		*(long *)field = parse_port(v);
+		break;
+	case FLAG_STRING:
+		*(const char **)field = v;
+		break;
+	case FLAG_VALIDITY:
+		*(long long *)field = duration_flag(a, v);
+		break;
+	case FLAG_TIMEOUT:
+		secs = duration_flag(a, v);
+		*(int *)field = secs > 86400 ? 86400 : (int)secs;
+		break;
 	}
-	if (i < 8)
-		w->enabled = 1;
+	w->enabled |= f->enables_webhook;
 	return 1;
 }
 
