@@ -254,6 +254,134 @@ START_TEST(http_servers)
 }
 END_TEST
 
+/* ---- the webhook's HTTPS server ---- */
+
+typedef struct tls_client {
+	int fd;
+	gnutls_session_t session;
+	gnutls_certificate_credentials_t cred;
+} tls_client;
+
+static void tls_connect(tls_client *c, int port)
+{
+	c->fd = connect_to(port);
+	ck_assert_int_eq(gnutls_certificate_allocate_credentials(&c->cred), 0);
+	ck_assert_int_eq(gnutls_init(&c->session, GNUTLS_CLIENT), 0);
+	gnutls_set_default_priority(c->session);
+	gnutls_credentials_set(c->session, GNUTLS_CRD_CERTIFICATE, c->cred);
+	gnutls_transport_set_int(c->session, c->fd);
+	gnutls_handshake_set_timeout(c->session, 10000);
+	int rc;
+	do
+		rc = gnutls_handshake(c->session);
+	while (rc < 0 && !gnutls_error_is_fatal(rc));
+	ck_assert_msg(rc == 0, "handshake: %s", gnutls_strerror(rc));
+}
+
+static void tls_close(tls_client *c)
+{
+	gnutls_deinit(c->session);
+	gnutls_certificate_free_credentials(c->cred);
+	close(c->fd);
+}
+
+/* SHA-256 of the certificate the server presented, hex. */
+static void peer_fingerprint(tls_client *c, char *out, size_t len)
+{
+	unsigned int n = 0;
+	const gnutls_datum_t *certs = gnutls_certificate_get_peers(c->session, &n);
+	ck_assert_uint_ge(n, 1);
+	unsigned char md[32];
+	size_t ml = sizeof(md);
+	ck_assert_int_eq(gnutls_fingerprint(GNUTLS_DIG_SHA256, &certs[0], md, &ml), 0);
+	for (size_t i = 0; i < ml && 2 * i + 2 < len; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* POST body_len bytes of 'x' to path (announced with Content-Length); the status answered. */
+static int tls_post(int port, const char *path, size_t body_len)
+{
+	tls_client c;
+	tls_connect(&c, port);
+	char head[256];
+	int n = snprintf(head, sizeof(head), "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+	                 "Content-Length: %zu\r\n\r\n", path, body_len);
+	ck_assert_int_eq(gnutls_record_send(c.session, head, (size_t)n), n);
+	static char chunk[65536];
+	memset(chunk, 'x', sizeof(chunk));
+	for (size_t sent = 0; sent < body_len;) {
+		size_t k = body_len - sent < sizeof(chunk) ? body_len - sent : sizeof(chunk);
+		ssize_t w = gnutls_record_send(c.session, chunk, k);
+		if (w <= 0)
+			break; /* the server answered early and closed */
+		sent += (size_t)w;
+	}
+	char buf[1024];
+	ssize_t got = gnutls_record_recv(c.session, buf, sizeof(buf) - 1);
+	int code = 0;
+	if (got > 0) {
+		buf[got] = 0;
+		sscanf(buf, "HTTP/1.1 %d", &code);
+	}
+	tls_close(&c);
+	return code;
+}
+
+static size_t reviewed_len;
+
+static char *fake_review(void *payload, const char *path, const char *body, size_t len, int *status)
+{
+	(void)payload, (void)path, (void)body;
+	reviewed_len = len;
+	*status = 200;
+	return strdup("{}");
+}
+
+START_TEST(webhook_server)
+{
+	char e[256];
+	op_cert_pem ca = { 0 }, one = { 0 }, two = { 0 };
+	ck_assert_int_eq(op_certs_make_ca(&ca, "ca", NULL, 3600, e, sizeof(e)), 0);
+	ck_assert_int_eq(op_certs_make_serving(&one, &ca, names, 2, 3600, e, sizeof(e)), 0);
+	ck_assert_int_eq(op_certs_make_serving(&two, &ca, names, 2, 3600, e, sizeof(e)), 0);
+	ck_assert_int_eq(op_tls_store_set(one.crt, one.key, e, sizeof(e)), 0);
+	op_http_options o = { .webhook_addr = "127.0.0.1:0", .webhook = fake_review, .webhook_path = "/review" };
+	op_http *h = NULL;
+	ck_assert_int_eq(op_http_start(&h, &o, e, sizeof(e)), 0);
+	int port = op_http_port(h, 2);
+	ck_assert_int_gt(port, 0);
+	ck_assert_int_eq(tls_post(port, "/review", 100), 200);
+	ck_assert_uint_eq(reviewed_len, 100);
+	ck_assert_int_eq(tls_post(port, "/elsewhere", 10), 404);
+	/* the body limit: exactly OP_HTTP_MAX_BODY is read whole, one byte more is refused */
+	ck_assert_int_eq(tls_post(port, "/review", OP_HTTP_MAX_BODY), 200);
+	ck_assert_uint_eq(reviewed_len, OP_HTTP_MAX_BODY);
+	ck_assert_int_eq(tls_post(port, "/review", OP_HTTP_MAX_BODY + 1), 413);
+	/* a new certificate is presented from the next handshake on, without a restart */
+	char want[80], got[80] = "";
+	tls_client c;
+	tls_connect(&c, port);
+	peer_fingerprint(&c, got, sizeof(got));
+	tls_close(&c);
+	op_tls_store_fingerprint(want, sizeof(want));
+	ck_assert_str_eq(got, want);
+	char first[80];
+	snprintf(first, sizeof(first), "%s", got);
+	ck_assert_int_eq(op_tls_store_set(two.crt, two.key, e, sizeof(e)), 0);
+	tls_connect(&c, port);
+	peer_fingerprint(&c, got, sizeof(got));
+	tls_close(&c);
+	op_tls_store_fingerprint(want, sizeof(want));
+	ck_assert_str_eq(got, want);
+	ck_assert_str_ne(got, first);
+	op_http_stop(h);
+	op_tls_store_clear();
+	op_cert_pem_clear(&ca);
+	op_cert_pem_clear(&one);
+	op_cert_pem_clear(&two);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("operator");
@@ -262,6 +390,7 @@ int main(void)
 	tcase_add_test(tc, certificates);
 	tcase_add_test(tc, admission_reviews);
 	tcase_add_test(tc, http_servers);
+	tcase_add_test(tc, webhook_server);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
