@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "certs.h"
+#include "stopper.h"
 #include "tlsstore.h"
 
 #define OP_CERTMGR_PROPAGATION_S 5
@@ -42,9 +43,7 @@ struct op_certmgr {
 	char **names;
 	size_t name_count;
 	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int stopping;
+	op_stopper stop;
 	atomic_int ready;
 	char *served_crt; /* what the TLS store serves, to load a certificate once */
 	char *seen_crt, *seen_key; /* cert-dir: the files' last contents */
@@ -59,15 +58,7 @@ static void logm(op_certmgr *m, tfjob_log_level level, const char *msg, const ch
 /* Wait up to seconds; 1 when asked to stop. */
 static int sleep_or_stop(op_certmgr *m, long long seconds)
 {
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)seconds;
-	pthread_mutex_lock(&m->mu);
-	while (!m->stopping && pthread_cond_timedwait(&m->cv, &m->mu, &until) == 0)
-		;
-	int stop = m->stopping;
-	pthread_mutex_unlock(&m->mu);
-	return stop;
+	return op_stopper_wait_ms(&m->stop, seconds * 1000);
 }
 
 static long long lookahead_s(const op_certmgr *m)
@@ -482,12 +473,10 @@ int op_certmgr_start(op_certmgr **out, const op_certmgr_options *opts, char *err
 			return -1;
 		}
 	atomic_init(&m->ready, 0);
-	pthread_mutex_init(&m->mu, NULL);
-	pthread_cond_init(&m->cv, NULL);
+	op_stopper_init(&m->stop);
 	if (pthread_create(&m->thread, NULL, certmgr_main, m)) {
 		snprintf(errbuf, errlen, "cannot start the certificate thread");
-		pthread_cond_destroy(&m->cv);
-		pthread_mutex_destroy(&m->mu);
+		op_stopper_destroy(&m->stop);
 		free_names(m);
 		free(m);
 		return -1;
@@ -506,13 +495,9 @@ void op_certmgr_stop(op_certmgr *m)
 {
 	if (!m)
 		return;
-	pthread_mutex_lock(&m->mu);
-	m->stopping = 1;
-	pthread_cond_signal(&m->cv);
-	pthread_mutex_unlock(&m->mu);
+	op_stopper_stop(&m->stop);
 	pthread_join(m->thread, NULL);
-	pthread_cond_destroy(&m->cv);
-	pthread_mutex_destroy(&m->mu);
+	op_stopper_destroy(&m->stop);
 	free_names(m);
 	free(m->served_crt);
 	free(m->seen_crt);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stopper.h"
 #include "tlsstore.h"
 
 enum { SRV_METRICS, SRV_HEALTH, SRV_WEBHOOK, SRV_COUNT };
@@ -51,10 +52,9 @@ struct op_http {
 	op_http_options o;
 	server srv[SRV_COUNT];
 	pthread_rwlock_t controller_lock; /* o.controller */
-	pthread_mutex_t mu; /* conns, stopping */
-	pthread_cond_t cv;
+	pthread_mutex_t mu; /* conns */
 	conn_track *conns;
-	int stopping;
+	op_stopper reaper_stop;
 	int reaper_running;
 	pthread_t reaper;
 	atomic_size_t body_bytes; /* webhook body bytes held, across connections */
@@ -347,27 +347,25 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 }
 
+/* Shut down every connection past its deadline. */
+static void reap(op_http *h)
+{
+	int64_t now = now_ms();
+	pthread_mutex_lock(&h->mu);
+	for (conn_track *t = h->conns; t; t = t->next)
+		if (!t->reaped && t->deadline_ms < now) {
+			shutdown(t->fd, SHUT_RDWR); /* the event loop sees the end and closes it */
+			t->reaped = 1;
+		}
+	pthread_mutex_unlock(&h->mu);
+}
+
 static void *reaper_main(void *arg)
 {
 	op_http *h = arg;
-	pthread_mutex_lock(&h->mu);
-	while (!h->stopping) {
-		int64_t now = now_ms();
-		for (conn_track *t = h->conns; t; t = t->next)
-			if (!t->reaped && t->deadline_ms < now) {
-				shutdown(t->fd, SHUT_RDWR); /* the event loop sees the end and closes it */
-				t->reaped = 1;
-			}
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += REAPER_PERIOD_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&h->cv, &h->mu, &until);
-	}
-	pthread_mutex_unlock(&h->mu);
+	do
+		reap(h);
+	while (!op_stopper_wait_ms(&h->reaper_stop, REAPER_PERIOD_MS));
 	return NULL;
 }
 
@@ -427,7 +425,7 @@ int op_http_start(op_http **out, const op_http_options *opts, char *errbuf, size
 		h->o.request_timeout_s = OP_HTTP_DEFAULT_REQUEST_TIMEOUT_S;
 	pthread_rwlock_init(&h->controller_lock, NULL);
 	pthread_mutex_init(&h->mu, NULL);
-	pthread_cond_init(&h->cv, NULL);
+	op_stopper_init(&h->reaper_stop);
 	atomic_init(&h->body_bytes, 0);
 	for (int i = 0; i < SRV_COUNT; i++)
 		h->srv[i].port = -1;
@@ -460,13 +458,10 @@ void op_http_stop(op_http *h)
 		if (h->srv[i].daemon)
 			MHD_stop_daemon(h->srv[i].daemon);
 	if (h->reaper_running) {
-		pthread_mutex_lock(&h->mu);
-		h->stopping = 1;
-		pthread_cond_signal(&h->cv);
-		pthread_mutex_unlock(&h->mu);
+		op_stopper_stop(&h->reaper_stop);
 		pthread_join(h->reaper, NULL);
 	}
-	pthread_cond_destroy(&h->cv);
+	op_stopper_destroy(&h->reaper_stop);
 	pthread_mutex_destroy(&h->mu);
 	pthread_rwlock_destroy(&h->controller_lock);
 	free(h);
