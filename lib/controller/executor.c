@@ -49,7 +49,7 @@ static void record_event(rctx *r, const char *type, const char *reason, const ch
 	if (!r->job_text)
 		return;
 	tfjob_error *err = NULL;
-	int rc = tfjob_transport_create_event(NULL, c->t, r->ns, r->job_text, type, reason, message, TFJOB__OPERATOR_NAME, &err);
+	int rc = tfjob_transport_create_event(NULL, c->t, r->ns, r->job_text, type, reason, message, TFJOB_OPERATOR_NAME, &err);
 	tfjob__count(c, TFJOB_API_CREATE_EVENT, rc);
 	if (rc)
 		tfjob__log(c, TFJOB_LOG_WARN, "recording an event failed", r->key, reason, tfjob_error_message(err));
@@ -72,7 +72,7 @@ static int cond_true(json_t *status, const char *type)
 /* "worker/pods" for a child object. */
 static void sub_key(char *buf, size_t size, json_t *obj, int is_pod)
 {
-	const char *rt = label_of(obj, TFJOB__LABEL_REPLICA_TYPE);
+	const char *rt = label_of(obj, TFJOB_LABEL_REPLICA_TYPE);
 	snprintf(buf, size, "%s/%s", rt ? rt : "", is_pod ? "pods" : "services");
 }
 

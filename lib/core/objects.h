@@ -12,12 +12,6 @@
 
 #include "util/common.h"
 
-#define TFJOB__LABEL_JOB_NAME "training.kubeflow.org/job-name"
-#define TFJOB__LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
-#define TFJOB__LABEL_REPLICA_INDEX "training.kubeflow.org/replica-index"
-#define TFJOB__LABEL_OPERATOR_NAME "training.kubeflow.org/operator-name"
-/* The operator-name label's value on every child of a TFJob (v1.9's controller name). */
-#define TFJOB__OPERATOR_NAME "tfjob-controller"
 /* v1.9's "no exit code seen" marker. */
 #define TFJOB__NO_EXIT_CODE 0xbeef
 

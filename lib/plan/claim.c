@@ -22,7 +22,7 @@ typedef enum claim { CLAIM_IGNORE, CLAIM_OURS, CLAIM_ADOPT, CLAIM_RELEASE } clai
 static bool labels_match(const ctx *c, const tfjob__summary *s)
 {
 	return s->job_name && !strcmp(s->job_name, c->name) && s->operator_name &&
-	       !strcmp(s->operator_name, TFJOB__OPERATOR_NAME);
+	       !strcmp(s->operator_name, TFJOB_OPERATOR_NAME);
 }
 
 static claim claim_of(const ctx *c, const tfjob__summary *s, tfjob_object_kind kind)

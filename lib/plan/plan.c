@@ -3,12 +3,12 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan/step.h"
+#include "util/versions.h"
 
 /* ---- plan building ---- */
 
@@ -82,18 +82,7 @@ void tfjob__plan_requeue(ctx *c, int64_t secs)
 
 int tfjob_plan_options_init(tfjob_plan_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_PLAN_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	/* A version-1 caller's struct ends before pod_group_json: write only the bytes it has. */
-	static const size_t size_of_version[] = { 0, offsetof(tfjob_plan_options, pod_group_json),
-		                                  sizeof(tfjob_plan_options) };
-	_Static_assert(TFJOB_ARRAY_LEN(size_of_version) == TFJOB_PLAN_OPTIONS_VERSION + 1, "a size per version");
-	tfjob_plan_options init = TFJOB_PLAN_OPTIONS_INIT;
-	init.version = version;
-	memcpy(opts, &init, size_of_version[version]);
-	return 0;
+	return tfjob__versioned_init(&tfjob__plan_options_v, opts, version);
 }
 
 static int check_plan_args(tfjob_plan **out, const tfjob_job *job, const tfjob_plan_options *opts, tfjob_error **err)
