@@ -166,8 +166,12 @@ START_TEST(dns1035_names)
 		for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
 			char meta[128];
 			snprintf(meta, sizeof(meta), "{name: '%s'}", valid[i]);
-			tfjob_job *job = make_job(meta, NULL, "{Worker: " VALID_WORKER "}", NULL);
-			check(valid[i], job, (tfjob_compat)mode, NULL, NONE);
+			/* Worker x1: the child {name}-worker-0 must fit in 63 characters too (documented mode). */
+			tfjob_job *job = make_job(meta, NULL, "{Worker: {template: {spec: {containers: [" TF_CONTAINER "]}}}}", NULL);
+			if (mode == DOC && strlen(valid[i]) + strlen("-worker-0") > 63)
+				check(valid[i], job, DOC, NULL, ERRS({ "metadata.name", INV, NULL }));
+			else
+				check(valid[i], job, (tfjob_compat)mode, NULL, NONE);
 			tfjob_job_free(job);
 		}
 		for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
@@ -200,7 +204,10 @@ START_TEST(generate_name)
 		/* Long prefixes are cut to 58 characters by the API server before the suffix. */
 		job = make_job("{generateName: abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-}",
 		               NULL, "{Worker: " VALID_WORKER "}", NULL);
-		check("long generateName", job, c, NULL, NONE);
+		if (c == DOC) /* 58 + 5 random characters + "-worker-1" is too long for a Service name */
+			check("long generateName", job, c, NULL, ERRS({ "metadata.generateName", INV, NULL }));
+		else
+			check("long generateName", job, c, NULL, NONE);
 		tfjob_job_free(job);
 		job = make_job("{generateName: Mnist-}", NULL, "{Worker: " VALID_WORKER "}", NULL);
 		check("bad generateName", job, c, NULL, ERRS({ "metadata.generateName", INV, "should match: " DNS1035_DETAIL }));
@@ -219,6 +226,48 @@ START_TEST(generate_name)
 		check("empty name", job, c, NULL, ERRS({ "metadata.name", REQ, "name or generateName is required" }));
 		tfjob_job_free(job);
 	}
+}
+END_TEST
+
+/* Documented mode (defect 11): {name}-{type}-{index} of every child fits in a DNS-1035 label. */
+START_TEST(child_names_fit_a_dns_label)
+{
+	/* 54 characters + "-worker-1" = 63: fits. */
+	const char *name54 = "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij";
+	char meta[160], specs[512];
+	snprintf(meta, sizeof(meta), "{name: %s}", name54);
+	tfjob_job *job = make_job(meta, NULL, "{Worker: " VALID_WORKER "}", NULL);
+	check("63-character child", job, DOC, NULL, NONE);
+	tfjob_job_free(job);
+	/* 11 workers: worker-10 is one character more. v1.9 admits it (and fails at create). */
+	snprintf(specs, sizeof(specs), "{PS: {template: {spec: {containers: [" TF_CONTAINER "]}}}, "
+	                               "worker: {replicas: 11, template: {spec: {containers: [" TF_CONTAINER "]}}}}");
+	job = make_job(meta, NULL, specs, NULL);
+	char detail[512];
+	snprintf(detail, sizeof(detail), "the pod and service name \"%s-worker-10\" would be 64 characters: must be no "
+	         "more than 63 characters (a Service name is a DNS-1035 label)", name54);
+	check("64-character child", job, DOC, NULL, ERRS({ "metadata.name", INV, detail }));
+	check("64-character child, v1.9", job, V19, NULL, NONE);
+	tfjob_field_errors *errs = tu_validate(job, DOC, NULL);
+	ck_assert_ptr_nonnull(strstr(tfjob_field_errors_message(errs, 0), "metadata.name: Invalid value: \"abcdefghij-"));
+	tfjob_field_errors_free(errs);
+	tfjob_job_free(job);
+	/* The longest child decides, whatever the type's order; replicas 0 has no child. */
+	snprintf(meta, sizeof(meta), "{name: %.52s}", name54);
+	job = make_job(meta, NULL, "{Worker: " VALID_WORKER ", Evaluator: {template: {spec: {containers: [" TF_CONTAINER
+	               "]}}}}", NULL);
+	check("evaluator child", job, DOC, NULL, ERRS({ "metadata.name", INV, NULL }));
+	tfjob_job_free(job);
+	job = make_job(meta, NULL, "{Worker: " VALID_WORKER ", Evaluator: {replicas: 0, template: {spec: {containers: ["
+	               TF_CONTAINER "]}}}}", NULL);
+	check("evaluator without replicas", job, DOC, NULL, NONE);
+	tfjob_job_free(job);
+	/* A name too long itself is reported once, by the name rule. */
+	job = make_job("{name: abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij}", NULL,
+	               "{Worker: " VALID_WORKER "}", NULL);
+	check("long name reported once", job, DOC, NULL,
+	      ERRS({ "metadata.name", INV, "should match: must be no more than 63 characters" }));
+	tfjob_job_free(job);
 }
 END_TEST
 
@@ -685,6 +734,7 @@ int main(void)
 	tcase_add_test(tc, v19_webhook_table);
 	tcase_add_test(tc, dns1035_names);
 	tcase_add_test(tc, generate_name);
+	tcase_add_test(tc, child_names_fit_a_dns_label);
 	tcase_add_test(tc, replica_spec_rules);
 	tcase_add_test(tc, defect_9);
 	tcase_add_test(tc, defect_10);
