@@ -246,13 +246,16 @@ for code in 0 1 2 126 127 128 130 137 138 139 143 255; do
   run 0 "exit-code $code v1.9 after" -- exit-code "$code" --compat=training-operator-1.9
   [ "$(cat "$TMP/out")" = "$v19" ] && ok || bad "exit-code $code v1.9 (option after): '$(cat "$TMP/out")' != $v19"
 done
-for code in -1 -128 -2147483648; do
-  run 0 "exit-code $code" -- exit-code "$code"
-  [ "$(cat "$TMP/out")" = "permanent" ] && ok || bad "exit-code $code: $(cat "$TMP/out")"
-  run 0 "exit-code $code v1.9" -- exit-code --compat training-operator-1.9 "$code"
-  [ "$(cat "$TMP/out")" = "permanent" ] && ok || bad "exit-code $code v1.9: $(cat "$TMP/out")"
+# What no container can report is refused, with the rule (0 to 255) in the message.
+for code in -1 -128 -2147483648 256 1000 2147483647; do
+  run 2 "exit-code $code" -- exit-code "$code"
+  empty "exit-code $code stdout" "$TMP/out"
+  contains "exit-code $code rule" "$TMP/err" "exit codes are 0 to 255"
+  run 2 "exit-code $code v1.9" -- exit-code --compat training-operator-1.9 "$code"
 done
-run 0 "exit-code after --" -- exit-code -- -5
+run 2 "exit-code after --" -- exit-code -- -5
+contains "exit-code after -- rule" "$TMP/err" "-5 is not an exit code a container can report"
+run 0 "exit-code 7 after --" -- exit-code -- 7
 for badcode in abc 1.5 "" 0x10 12abc 99999999999 " 1" -; do
   run 2 "exit-code '$badcode'" -- exit-code "$badcode"
   empty "exit-code '$badcode' stdout" "$TMP/out"
