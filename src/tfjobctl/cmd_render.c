@@ -27,7 +27,8 @@ void usage_tf_config(FILE *out)
 	        "                          FILE TYPE INDEX\n\n"
 	        "Print the TF_CONFIG of replica INDEX of replica type TYPE (matched case-insensitively) of the\n"
 	        "TFJob in FILE, on one line, byte for byte as training-operator v1.9 sets it. The output is\n"
-	        "empty when the job is not distributed (one replica in total). Defaults are applied first.\n\n"
+	        "empty when the job is not distributed (one replica in total; stderr then says so).\n"
+	        "Defaults are applied first.\n\n"
 	        COMMON_FLAGS_HELP "\n"
 	        "Exit status: 0 ok, 2 usage or input error (unknown type, index out of range, bad file).\n");
 }
@@ -103,6 +104,15 @@ static int load_defaulted(tfjob_job **out, const char *path, tfjob_compat compat
 	return 0;
 }
 
+/* Say on stderr why a replica gets no TF_CONFIG (stdout stays empty, as the contract says). */
+static void explain_no_tf_config(char *empty, const tfjob_job *job)
+{
+	tfjob_free(empty);
+	const char *name = tfjob_job_name(job);
+	fprintf(stderr, "tfjobctl: tf-config: TFJob %s gets no TF_CONFIG: it has one replica in total, and the operator "
+	        "sets TF_CONFIG only on the replicas of a distributed job (more than one replica)\n", name ? name : "(unnamed)");
+}
+
 int cmd_tf_config(int argc, char **argv)
 {
 	tfjob_render_options ro = TFJOB_RENDER_OPTIONS_INIT;
@@ -126,7 +136,7 @@ int cmd_tf_config(int argc, char **argv)
 	if (tfjob_tf_config(&text, job, type, (int64_t)index, &ro, &err))
 		status = ctl_fail_err(err);
 	else if (!*text)
-		tfjob_free(text); /* not distributed: no output at all */
+		explain_no_tf_config(text, job); /* not distributed: nothing on stdout, the reason on stderr */
 	else
 		ctl_print_owned(text);
 	tfjob_job_free(job);

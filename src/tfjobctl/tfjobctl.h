@@ -10,8 +10,8 @@
 
 #include <tfjob/tfjob.h>
 
-/* Exit codes of the tfjobctl contract. */
-enum { EXIT_OK = 0, EXIT_NEGATIVE = 1, EXIT_USAGE = 2 };
+/* Exit codes of the tfjobctl contract; 130 (128 + SIGINT) when Ctrl-C or SIGTERM stopped a command. */
+enum { EXIT_OK = 0, EXIT_NEGATIVE = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
 struct command {
 	const char *name;

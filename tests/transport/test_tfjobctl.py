@@ -5,6 +5,7 @@ Run by tests/suites/62-transport.sh with TFJOBCTL set to the built binary.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -503,6 +504,23 @@ class TfjobctlTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("did not finish", err)
         self.assertLess(time.time() - start, 6)
+
+    def test_watch_ctrl_c_exits_130(self):
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", state="Running", rv="5")},
+                   {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true", "chunks": [],
+                    "hang_ms": 20000})
+        p = subprocess.Popen([TFJOBCTL, "watch", "w", "--kubeconfig", self.kubeconfig], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        # The first line (ADDED) is printed once the job was read: the watch is then under way.
+        first = p.stdout.readline()
+        self.assertEqual(first.split()[:3], ["ADDED", "w", "Running"])
+        p.send_signal(signal.SIGINT)
+        start = time.time()
+        rc = p.wait(timeout=10)
+        p.stdout.close()
+        p.stderr.close()
+        self.assertEqual(rc, 130)
+        self.assertLess(time.time() - start, 5)
 
 
 if __name__ == "__main__":
