@@ -1,9 +1,10 @@
 /*
- * tfjobctl validate [--old OLD] [--compat C] [-o json] FILE
+ * tfjobctl validate [--old OLD] [--compat C] [-o json] FILE | -f FILE...
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tfjobctl.h"
@@ -11,15 +12,32 @@
 void usage_validate(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl validate [--old OLD] [--compat C] [-o json] FILE\n\n"
+	        "usage: tfjobctl validate [--old OLD] [--compat C] [-o json] FILE\n"
+	        "       tfjobctl validate [--old OLD] [--compat C] [-o json] -f FILE|DIR|- [-f ...]\n\n"
 	        "Validate every TFJob in FILE as the API server (CRD schema) and the training-operator\n"
-	        "admission webhook would, on create, or on update when --old gives the stored object.\n\n"
+	        "admission webhook would, on create, or on update when --old gives the stored object.\n"
+	        "With -f, one result per TFJob: \"tfjob/NAME valid\", or a line per error\n"
+	        "\"FILE:LINE: tfjob/NAME: FIELD: ...\" (LINE: where its document starts).\n\n"
+	        "  -f, --filename F  a file, a directory (its .yaml, .yml and .json files, in name order)\n"
+	        "                  or '-' for standard input; repeatable; multi-document YAML streams\n"
 	        "  --old OLD       the stored TFJob: also apply the update rules (immutable fields)\n"
 	        "  --compat C      'documented' (default) or 'training-operator-1.9'\n"
 	        "  -o, --output F  'text' (default) or 'json':\n"
 	        "                  {\"valid\":bool,\"errors\":[{\"field\":...,\"type\":...,\"detail\":...}]}\n"
 	        "                  (one line per TFJob when FILE holds several)\n\n"
 	        "Exit status: 0 valid, 1 invalid, 2 usage or input error.\n");
+}
+
+/* The -f form's text: "tfjob/NAME valid", or one line per error named by file and line. */
+static void print_doc_result(const tfjob_field_errors *errs, const struct ctl_doc *d)
+{
+	size_t n = tfjob_field_errors_count(errs);
+	if (n == 0)
+		printf("tfjob/%s valid\n", ctl_job_label(d->job));
+	for (size_t i = 0; i < n; i++) {
+		ctl_doc_prefix(stdout, d);
+		printf("%s\n", tfjob_field_errors_message(errs, i));
+	}
 }
 
 static int print_result(const tfjob_field_errors *errs, bool json, const char *path, const tfjob_job *job)
@@ -41,21 +59,52 @@ static int print_result(const tfjob_field_errors *errs, bool json, const char *p
 	return 0;
 }
 
+/* The -f form: every TFJob of the sources, each with its own result; the worst status. */
+static int validate_inputs(struct ctl_sources *sources, const tfjob_validate_options *opts, bool json)
+{
+	struct ctl_inputs in = { 0 };
+	int status = ctl_inputs_read(&in, sources);
+	for (size_t i = 0; i < in.count; i++) {
+		tfjob_field_errors *errs = NULL;
+		tfjob_error *err = NULL;
+		int rc = EXIT_OK;
+		if (tfjob_job_validate(&errs, in.docs[i].job, opts, &err))
+			rc = ctl_fail_err(err);
+		else if (json)
+			rc = print_result(errs, true, NULL, NULL) ? EXIT_USAGE : EXIT_OK;
+		else
+			print_doc_result(errs, &in.docs[i]);
+		if (rc == EXIT_OK && tfjob_field_errors_count(errs) > 0)
+			rc = EXIT_NEGATIVE;
+		if (rc > status)
+			status = rc;
+		tfjob_field_errors_free(errs);
+	}
+	ctl_inputs_free(&in);
+	return status;
+}
+
 int cmd_validate(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "old", required_argument, NULL, 'O' },
 		{ "compat", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "filename", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct ctl_sources sources = { 0 };
 	tfjob_validate_options opts = TFJOB_VALIDATE_OPTIONS_INIT;
 	const char *old_path = NULL;
 	bool json = false;
 	int ch;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":o:f:", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'f':
+			if (ctl_sources_add(&sources, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'O':
 			old_path = optarg;
 			break;
@@ -75,14 +124,25 @@ int cmd_validate(int argc, char **argv)
 			return ctl_fail("validate: unknown option '%s' (see tfjobctl validate --help)", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1)
+	if (sources.count && optind != argc) {
+		free(sources.paths);
+		return ctl_fail("validate: give FILE or -f, not both (see tfjobctl validate --help)");
+	}
+	if (!sources.count && optind != argc - 1)
 		return ctl_fail("validate: expected exactly one FILE (see tfjobctl validate --help)");
-	const char *path = argv[optind];
 
 	tfjob_job *old = NULL;
-	if (old_path && ctl_load_job(&old, old_path))
+	if (old_path && ctl_load_job(&old, old_path)) {
+		free(sources.paths);
 		return EXIT_USAGE;
+	}
 	opts.old = old;
+	if (sources.count) {
+		int status = validate_inputs(&sources, &opts, json);
+		tfjob_job_free(old);
+		return status;
+	}
+	const char *path = argv[optind];
 	tfjob_job **jobs = NULL;
 	size_t count = 0;
 	if (ctl_load_jobs(&jobs, &count, path)) {

@@ -1,0 +1,296 @@
+/*
+ * tfjobctl: the TFJobs of -f sources, as kubectl reads them: files, '-' (standard input),
+ * directories (their .yaml, .yml and .json files, sorted), each file a stream of documents.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <getopt.h>
+
+#include "tfjobctl.h"
+
+static int add_doc(struct ctl_inputs *in, tfjob_job *job, const char *file, unsigned int line)
+{
+	if (in->count >= TFJOB_DEFAULT_MAX_DOCUMENTS) {
+		tfjob_job_free(job);
+		return ctl_fail("%s:%u: more than %u TFJobs in the inputs", file, line, TFJOB_DEFAULT_MAX_DOCUMENTS);
+	}
+	struct ctl_doc *grown = realloc(in->docs, (in->count + 1) * sizeof(*grown));
+	if (!grown) {
+		tfjob_job_free(job);
+		return ctl_fail("out of memory");
+	}
+	in->docs = grown;
+	in->docs[in->count++] = (struct ctl_doc){ job, file, line };
+	return 0;
+}
+
+/* The source's name as the inputs keep it (errors name it; "-" is "<stdin>"). */
+static const char *keep_name(struct ctl_inputs *in, const char *path)
+{
+	char **grown = realloc(in->names, (in->nnames + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	in->names = grown;
+	char *copy = strdup(strcmp(path, "-") ? path : "<stdin>");
+	if (copy)
+		in->names[in->nnames++] = copy;
+	return copy;
+}
+
+/* kubectl's YAML reader splits a stream at lines that start with "---" followed by nothing but
+ * blanks or a comment. The length of the separator line at p, or 0 when it is none. */
+static size_t separator_length(const char *p, const char *end)
+{
+	if (end - p < 3 || strncmp(p, "---", 3))
+		return 0;
+	const char *q = p + 3;
+	while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
+		q++;
+	if (q < end && *q == '#')
+		while (q < end && *q != '\n')
+			q++;
+	if (q < end && *q != '\n')
+		return 0; /* "--- {inline}": part of the document, the parser reads it */
+	return (size_t)(q - p) + (q < end);
+}
+
+/* The line of the first character that is not blank or part of a comment (the document's own
+ * first line), counting from line. */
+static unsigned int content_line(const char *p, const char *end, unsigned int line)
+{
+	while (p < end) {
+		if (*p == '\n')
+			line++;
+		else if (*p == '#')
+			while (p < end && *p != '\n')
+				p++;
+		else if (*p != ' ' && *p != '\t' && *p != '\r')
+			return line;
+		if (p < end)
+			p++;
+	}
+	return line;
+}
+
+/* Parse one document (text [p, end) starting at line); its TFJobs go into in. A document that is
+ * not one is reported and counted as failed; the others are read all the same. */
+static int add_document(struct ctl_inputs *in, const char *name, const char *p, const char *end, unsigned int line)
+{
+	tfjob_parse_options opts = TFJOB_PARSE_OPTIONS_INIT;
+	opts.filename = name;
+	opts.first_line = content_line(p, end, line);
+	tfjob_job **jobs = NULL;
+	size_t n = 0;
+	tfjob_error *err = NULL;
+	if (tfjob_job_parse_all(&jobs, &n, p, (size_t)(end - p), &opts, &err))
+		return ctl_fail_err(err);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!rc)
+			rc = add_doc(in, jobs[i], name, opts.first_line);
+		else
+			tfjob_job_free(jobs[i]);
+	}
+	free(jobs);
+	return rc;
+}
+
+static bool looks_like_json(const char *p, const char *end)
+{
+	if (end - p >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
+		p += 3;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	return p < end && (*p == '{' || *p == '[');
+}
+
+static int add_file(struct ctl_inputs *in, const char *path)
+{
+	char *data;
+	size_t len;
+	if (ctl_read_file(&data, &len, path, TFJOB_DEFAULT_MAX_INPUT_BYTES))
+		return EXIT_USAGE;
+	const char *name = keep_name(in, path);
+	if (!name) {
+		free(data);
+		return ctl_fail("out of memory");
+	}
+	size_t before = in->count;
+	int status = EXIT_OK;
+	const char *end = data + len, *doc = data, *p = data;
+	unsigned int line = 1, doc_line = 1;
+	bool json = looks_like_json(data, end);
+	while (!json && p < end) {
+		size_t sep = (p == data || p[-1] == '\n') ? separator_length(p, end) : 0;
+		if (sep) {
+			if (add_document(in, name, doc, p, doc_line))
+				status = EXIT_USAGE;
+			p += sep;
+			line++;
+			doc = p;
+			doc_line = line;
+			continue;
+		}
+		if (*p++ == '\n')
+			line++;
+	}
+	if (add_document(in, name, doc, end, doc_line))
+		status = EXIT_USAGE;
+	free(data);
+	if (status == EXIT_OK && in->count == before)
+		return ctl_fail("%s: empty input: no TFJob document", name);
+	return status;
+}
+
+static bool is_manifest(const char *name)
+{
+	static const char *const exts[] = { ".yaml", ".yml", ".json" };
+	size_t n = strlen(name);
+	if (name[0] == '.')
+		return false;
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		size_t e = strlen(exts[i]);
+		if (n > e && !strcmp(name + n - e, exts[i]))
+			return true;
+	}
+	return false;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int add_dir(struct ctl_inputs *in, const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return ctl_fail("%s: %s", dir, strerror(errno));
+	char **files = NULL;
+	size_t n = 0;
+	int status = EXIT_OK;
+	struct dirent *e;
+	while ((e = readdir(d)) && status == EXIT_OK) {
+		if (!is_manifest(e->d_name))
+			continue;
+		char **grown = realloc(files, (n + 1) * sizeof(*files));
+		size_t size = strlen(dir) + strlen(e->d_name) + 2;
+		char *path = grown ? malloc(size) : NULL;
+		if (grown)
+			files = grown;
+		if (path)
+			snprintf(path, size, "%s/%s", dir, e->d_name);
+		if (!path)
+			status = ctl_fail("out of memory");
+		else
+			files[n++] = path;
+	}
+	closedir(d);
+	qsort(files, n, sizeof(*files), by_name);
+	if (status == EXIT_OK && n == 0)
+		status = ctl_fail("%s: no .yaml, .yml or .json file in this directory", dir);
+	for (size_t i = 0; i < n; i++) {
+		if (status == EXIT_OK || i > 0) {
+			int rc = add_file(in, files[i]);
+			if (rc > status)
+				status = rc;
+		}
+		free(files[i]);
+	}
+	free(files);
+	return status;
+}
+
+int ctl_inputs_add(struct ctl_inputs *in, const char *source)
+{
+	struct stat st;
+	if (strcmp(source, "-") && stat(source, &st) == 0 && S_ISDIR(st.st_mode))
+		return add_dir(in, source);
+	return add_file(in, source);
+}
+
+int ctl_sources_add(struct ctl_sources *s, const char *path)
+{
+	const char **grown = realloc(s->paths, (s->count + 1) * sizeof(*grown));
+	if (!grown)
+		return ctl_fail("out of memory");
+	s->paths = grown;
+	s->paths[s->count++] = path;
+	return 0;
+}
+
+int ctl_inputs_read(struct ctl_inputs *in, struct ctl_sources *s)
+{
+	int status = EXIT_OK;
+	for (size_t i = 0; i < s->count; i++) {
+		int rc = ctl_inputs_add(in, s->paths[i]);
+		if (rc > status)
+			status = rc;
+	}
+	free(s->paths);
+	*s = (struct ctl_sources){ 0 };
+	return status;
+}
+
+int ctl_inputs_whole_file(struct ctl_inputs *in, const char *path)
+{
+	tfjob_job **jobs = NULL;
+	size_t n = 0;
+	if (ctl_load_jobs(&jobs, &n, path))
+		return EXIT_USAGE;
+	const char *name = keep_name(in, path);
+	int rc = name ? 0 : ctl_fail("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (!rc)
+			rc = add_doc(in, jobs[i], name, 0);
+		else
+			tfjob_job_free(jobs[i]);
+	}
+	free(jobs);
+	return rc;
+}
+
+int ctl_inputs_of_command(struct ctl_inputs *in, struct ctl_sources *s, int argc, char **argv, const char *command)
+{
+	int rest = argc - optind;
+	if (s->count && rest > 0) {
+		free(s->paths);
+		*s = (struct ctl_sources){ 0 };
+		return ctl_fail("%s: give FILE or -f, not both (see tfjobctl %s --help)", command, command);
+	}
+	if (s->count)
+		return ctl_inputs_read(in, s);
+	if (rest != 1)
+		return ctl_fail("%s: expected exactly one FILE (see tfjobctl %s --help)", command, command);
+	return ctl_inputs_whole_file(in, argv[optind]);
+}
+
+void ctl_inputs_free(struct ctl_inputs *in)
+{
+	for (size_t i = 0; i < in->count; i++)
+		tfjob_job_free(in->docs[i].job);
+	free(in->docs);
+	for (size_t i = 0; i < in->nnames; i++)
+		free(in->names[i]);
+	free(in->names);
+	*in = (struct ctl_inputs){ 0 };
+}
+
+const char *ctl_job_label(const tfjob_job *job)
+{
+	const char *name = tfjob_job_name(job);
+	if (name && name[0])
+		return name;
+	name = tfjob_job_generate_name(job);
+	return name && name[0] ? name : "(unnamed)";
+}
+
+void ctl_doc_prefix(FILE *out, const struct ctl_doc *d)
+{
+	if (d->line)
+		fprintf(out, "%s:%u: tfjob/%s: ", d->file, d->line, ctl_job_label(d->job));
+	else
+		fprintf(out, "%s: ", d->file); /* the positional FILE's form */
+}
