@@ -212,13 +212,17 @@ void ctl_table_print(FILE *out, struct ctl_table *tb)
 				width[c] = n + 3 < 10 ? 10 : n + 3;
 		}
 	for (size_t r = 0; r < tb->rows; r++) {
-		for (size_t c = 0; c < tb->cols; c++) {
+		size_t last = tb->cols; /* no padding after the last cell that is not empty */
+		while (last > 1 && (!tb->cells[r * tb->cols + last - 1] || !tb->cells[r * tb->cols + last - 1][0]))
+			last--;
+		for (size_t c = 0; c < last; c++) {
 			const char *cell = tb->cells[r * tb->cols + c];
-			if (c + 1 < tb->cols)
+			if (c + 1 < last)
 				fprintf(out, "%-*s", (int)width[c], cell ? cell : "");
 			else
-				fprintf(out, "%s\n", cell ? cell : "");
+				fprintf(out, "%s", cell ? cell : "");
 		}
+		fputc('\n', out);
 	}
 	for (size_t i = 0; i < tb->rows * tb->cols; i++)
 		free(tb->cells[i]);
