@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# tfjobctl's kubectl conventions: -f FILE|DIR|- (repeatable, multi-document streams, one result
+# per document with FILE:LINE), -o json|yaml|name|wide|list, and that what -o yaml / -o list
+# print reads back unchanged (our own parser and PyYAML, a YAML 1.1 reader as kubectl's is).
+# Usage: tests/cli/test_tfjobctl_kubectl.sh [PATH/TO/tfjobctl]   (run from the source root)
+set -u
+CTL="${1:-build/src/tfjobctl/tfjobctl}"
+[ -x "$CTL" ] || { echo "tfjobctl not found at $CTL" >&2; exit 2; }
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+# run EXPECTED_RC LABEL -- ARGS...: stdout in $TMP/out, stderr in $TMP/err (stdin: $STDIN or /dev/null).
+run() {
+  local want="$1" label="$2"; shift 3
+  "$CTL" "$@" >"$TMP/out" 2>"$TMP/err" <"${STDIN:-/dev/null}"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then ok; else bad "$label: exit $rc, want $want (stderr: $(head -c 300 "$TMP/err"))"; fi
+}
+same() { # same LABEL FILE EXPECTED-TEXT: the whole file
+  if [ "$(cat "$2")" = "$3" ]; then ok; else bad "$1: got:"$'\n'"$(cat "$2")"$'\n'"want:"$'\n'"$3"; fi
+}
+contains() { if grep -qF -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 400 "$2")"; fi; }
+pycheck() { # pycheck LABEL CODE [ARGS...]: CODE reads $TMP/out on stdin
+  if python3 -c "$2" "${@:3}" <"$TMP/out" 2>"$TMP/pyerr"; then ok; else bad "$1: $(tail -3 "$TMP/pyerr")"; fi
+}
+
+JOB='apiVersion: kubeflow.org/v1
+kind: TFJob'
+WORKER='    Worker: {replicas: 2, template: {spec: {containers: [{name: tensorflow, image: tf}]}}}'
+{
+  echo "# a comment before the first document"
+  echo "$JOB"; echo 'metadata: {name: a}'; echo 'spec:'; echo '  tfReplicaSpecs:'; echo "$WORKER"
+  echo '---'
+  echo 'apiVersion: v1'; echo 'kind: ConfigMap'; echo 'metadata: {name: cm}'   # lines 9-11
+  echo '--- # the invalid one'
+  echo
+  echo "$JOB"; echo 'metadata: {name: b}'; echo 'spec:'; echo '  tfReplicaSpecs:'   # line 14
+  echo '    Worker: {template: {spec: {containers: [{name: tensorflow}]}}}'
+  echo '---'
+  echo "$JOB"; echo 'metadata: {name: c'                                          # lines 21-23
+  echo '---'
+} >"$TMP/multi.yaml"
+{ echo "$JOB"; echo 'metadata: {name: one}'; echo 'spec:'; echo '  tfReplicaSpecs:'; echo "$WORKER"; } >"$TMP/one.yaml"
+sed 's/name: one/name: two/' "$TMP/one.yaml" >"$TMP/two.yaml"
+mkdir -p "$TMP/dir" "$TMP/empty"
+"$CTL" default -o json -f "$TMP/one.yaml" >"$TMP/dir/b.json"
+cp "$TMP/two.yaml" "$TMP/dir/a.yml"
+cp "$TMP/multi.yaml" "$TMP/dir/c.yaml"
+echo 'not a manifest' >"$TMP/dir/notes.txt"
+
+# ---- -f: one result per document, FILE:LINE, the worst status ----
+run 2 "validate -f multi" -- validate -f "$TMP/multi.yaml"
+same "validate -f multi stdout" "$TMP/out" "tfjob/a valid
+$TMP/multi.yaml:14: tfjob/b: spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Required value: must be required"
+contains "not a TFJob names its line" "$TMP/err" "$TMP/multi.yaml:9: not a TFJob"
+contains "syntax error at the file's line" "$TMP/err" "$TMP/multi.yaml:24:1: YAML syntax error"
+contains "syntax context at the file's line" "$TMP/err" "(line 23 column 11)"
+sed -n '13,19p' "$TMP/multi.yaml" >"$TMP/invalid-only.yaml"
+run 1 "validate -f invalid: exit 1" -- validate -f "$TMP/invalid-only.yaml"
+run 0 "validate -f repeatable" -- validate -f "$TMP/one.yaml" -f "$TMP/two.yaml"
+same "validate -f repeatable stdout" "$TMP/out" "tfjob/one valid
+tfjob/two valid"
+STDIN="$TMP/two.yaml" run 0 "validate -f -" -- validate -f "$TMP/one.yaml" --filename -
+same "validate -f - stdout" "$TMP/out" "tfjob/one valid
+tfjob/two valid"
+run 2 "validate -f DIR" -- validate -f "$TMP/dir"
+same "validate -f DIR: .yaml/.yml/.json in name order" "$TMP/out" "tfjob/two valid
+tfjob/one valid
+tfjob/a valid
+$TMP/dir/c.yaml:14: tfjob/b: spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Required value: must be required"
+run 2 "validate -f empty DIR" -- validate -f "$TMP/empty"
+contains "empty DIR" "$TMP/err" "no .yaml, .yml or .json file"
+run 2 "validate -f missing" -- validate -f "$TMP/nope.yaml" -f "$TMP/one.yaml"
+contains "missing file named" "$TMP/err" "$TMP/nope.yaml"
+contains "the others still validated" "$TMP/out" "tfjob/one valid"
+run 2 "validate FILE and -f" -- validate -f "$TMP/one.yaml" "$TMP/two.yaml"
+run 1 "validate -o json -f" -- validate -o json -f "$TMP/one.yaml" -f "$TMP/invalid-only.yaml"
+pycheck "validate -o json -f: a contract line per TFJob" '
+import json, sys
+lines = [json.loads(l) for l in sys.stdin]
+assert [d["valid"] for d in lines] == [True, False], lines
+assert all(list(d) == ["valid", "errors"] for d in lines)'
+# The positional FILE keeps its exact output and its all-or-nothing reading.
+run 2 "validate FILE multi" -- validate "$TMP/multi.yaml"
+[ ! -s "$TMP/out" ] && ok || bad "positional FILE with a bad document printed: $(cat "$TMP/out")"
+run 0 "validate FILE" -- validate "$TMP/one.yaml"
+same "validate FILE text" "$TMP/out" "$TMP/one.yaml: TFJob one is valid"
+
+# ---- default -o ----
+run 0 "default -o yaml" -- default -o yaml -f "$TMP/one.yaml" -f "$TMP/two.yaml"
+cp "$TMP/out" "$TMP/defaulted.yaml"
+STDIN="$TMP/defaulted.yaml" run 0 "default -o yaml reads back" -- validate -f -
+same "default -o yaml reads back: both" "$TMP/out" "tfjob/one valid
+tfjob/two valid"
+run 0 "default -o name" -- default -o name -f "$TMP/one.yaml" -f "$TMP/two.yaml"
+same "default -o name" "$TMP/out" "tfjob.kubeflow.org/one
+tfjob.kubeflow.org/two"
+run 0 "default -o wide" -- default -o wide "$TMP/one.yaml"
+pycheck "default -o wide" 'import sys; l=sys.stdin.read().splitlines(); assert l[0].split()==["NAME","NAMESPACE","REPLICAS","CLEAN-POD-POLICY","SUCCESS-POLICY"], l; assert l[1].split()==["one","default","Worker:2","Running","<default>"], l'
+run 0 "default -o json several: a List" -- default -o json -f "$TMP/one.yaml" -f "$TMP/two.yaml"
+pycheck "default -o json List" 'import json,sys; d=json.load(sys.stdin); assert d["kind"]=="List" and [i["metadata"]["name"] for i in d["items"]]==["one","two"], d'
+run 2 "default -o bogus" -- default -o bogus "$TMP/one.yaml"
+contains "default -o bogus lists formats" "$TMP/err" "expected json, yaml, name, wide"
+
+# Strings a YAML 1.1 reader would take for something else come back as the same strings.
+cat >"$TMP/tricky.yaml" <<'EOF'
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: tricky
+  labels: {a: "yes", b: "on", c: "0755", d: "1e3", e: "2024-01-01", f: "~", g: "null", h: "1_000", i: "0x1F", j: "12:30"}
+  annotations: {k: "- x", l: "a: b", m: "#x", n: " lead", o: "tail ", p: "multi\nline", q: "", r: "<<", s: ".inf", t: "@x", u: "=", v: "true"}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: tf
+            args: ["--lr", "0.1", "yes", "3"]
+            env: [{name: X, value: "no"}]
+EOF
+"$CTL" default "$TMP/tricky.yaml" >"$TMP/tricky.json"
+run 0 "default -o yaml tricky" -- default -o yaml "$TMP/tricky.yaml"
+cp "$TMP/out" "$TMP/tricky-out.yaml"
+pycheck "PyYAML reads -o yaml as the JSON" 'import json,sys,yaml; assert yaml.safe_load(sys.stdin) == json.load(open(sys.argv[1]))' "$TMP/tricky.json"
+run 0 "our parser reads -o yaml as the JSON" -- default "$TMP/tricky-out.yaml"
+pycheck "our parser round trip" 'import json,sys; assert json.load(sys.stdin) == json.load(open(sys.argv[1]))' "$TMP/tricky.json"
+
+# ---- render -o ----
+run 0 "render JSON" -- render "$TMP/tricky.yaml"
+cp "$TMP/out" "$TMP/render.json"
+run 0 "render -o yaml" -- render -o yaml "$TMP/tricky.yaml"
+cp "$TMP/out" "$TMP/render.yaml"
+pycheck "render -o yaml: a stream of the Pods then the Services" '
+import json, sys, yaml
+docs = list(yaml.safe_load_all(sys.stdin))
+want = json.load(open(sys.argv[1]))
+for o in want["pods"] + want["services"]:
+    o["metadata"].pop("ownerReferences")  # the job has no uid: an owner reference would be refused
+assert docs == want["pods"] + want["services"], docs
+assert [d["kind"] for d in docs] == ["Pod", "Pod", "Service", "Service"]
+assert all(d["apiVersion"] == "v1" for d in docs)' "$TMP/render.json"
+run 0 "render -o list" -- render -o list -f "$TMP/tricky.yaml" -f "$TMP/one.yaml"
+cp "$TMP/out" "$TMP/list.yaml"
+pycheck "render -o list: one kind: List" '
+import sys, yaml
+d = yaml.safe_load(sys.stdin)
+assert d["kind"] == "List" and d["apiVersion"] == "v1", d.keys()
+assert [i["metadata"]["name"] for i in d["items"]] == ["tricky-worker-0", "tricky-worker-1", "tricky-worker-0",
+    "tricky-worker-1", "one-worker-0", "one-worker-1", "one-worker-0", "one-worker-1"]'
+run 0 "render -o list reads back through our parser" -- plan --job "$TMP/tricky.yaml" --pods "$TMP/list.yaml" --now 2024-01-01T00:00:00Z
+python3 -c 'import yaml,sys; d=yaml.safe_load(open(sys.argv[1])); print("\n---\n".join(yaml.safe_dump(o) for o in d["items"]))' "$TMP/list.yaml" >/dev/null && ok || bad "list items"
+# A job with a uid keeps its owner references (the API server needs the uid).
+sed 's/  name: tricky/  name: tricky\n  uid: 1234-5678/' "$TMP/tricky.yaml" >"$TMP/uid.yaml"
+run 0 "render -o json with a uid" -- render -o json "$TMP/uid.yaml"
+pycheck "owner reference kept with its uid" 'import json,sys; d=json.load(sys.stdin); assert d["kind"]=="List"; assert all(i["metadata"]["ownerReferences"][0]["uid"]=="1234-5678" for i in d["items"])'
+run 0 "render -o name" -- render -o name "$TMP/one.yaml"
+same "render -o name" "$TMP/out" "pod/one-worker-0
+pod/one-worker-1
+service/one-worker-0
+service/one-worker-1"
+run 0 "render -o wide" -- render -o wide "$TMP/one.yaml"
+pycheck "render -o wide" 'import sys; l=sys.stdin.read().splitlines(); assert l[0].split()==["KIND","NAME","REPLICA-TYPE","INDEX","PORT","IMAGE"]; assert l[1].split()==["Pod","one-worker-0","worker","0","<none>","tf"], l; assert l[3].split()[:5]==["Service","one-worker-0","worker","0","2222"], l'
+run 0 "render -f: a contract line per TFJob" -- render -f "$TMP/one.yaml" -f "$TMP/two.yaml"
+pycheck "render -f lines" 'import json,sys; l=[json.loads(x) for x in sys.stdin]; assert [d["pods"][0]["metadata"]["name"] for d in l]==["one-worker-0","two-worker-0"]'
+run 2 "render -o bogus" -- render -o bogus "$TMP/one.yaml"
+
+# ---- tf-config -f ----
+run 0 "tf-config -f" -- tf-config -f "$TMP/one.yaml" -f "$TMP/two.yaml" worker 1
+pycheck "tf-config -f: a line per TFJob" 'import json,sys; l=[json.loads(x) for x in sys.stdin]; assert [d["cluster"]["worker"][1] for d in l]==["one-worker-1.default.svc:2222","two-worker-1.default.svc:2222"], l'
+
+# ---- plan -f, -o ----
+run 0 "plan -o yaml" -- plan -f "$TMP/one.yaml" -o yaml --now 2024-01-01T00:00:00Z
+cp "$TMP/out" "$TMP/plan.yaml"
+run 0 "plan JSON" -- plan --job "$TMP/one.yaml" --now 2024-01-01T00:00:00Z
+pycheck "plan -o yaml is the plan" 'import json,sys,yaml; assert yaml.safe_load(open(sys.argv[1])) == json.load(sys.stdin)' "$TMP/plan.yaml"
+run 0 "plan -o name" -- plan -f "$TMP/one.yaml" -o name --now 2024-01-01T00:00:00Z
+same "plan -o name" "$TMP/out" "create pod/one-worker-0
+create pod/one-worker-1
+create service/one-worker-0
+create service/one-worker-1"
+run 0 "plan -o wide" -- plan -f "$TMP/one.yaml" -o wide --now 2024-01-01T00:00:00Z
+contains "plan -o wide header" "$TMP/out" "ACTION"
+run 2 "plan two jobs" -- plan -f "$TMP/one.yaml" --job "$TMP/two.yaml"
+
+echo "tfjobctl kubectl conventions: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
