@@ -271,6 +271,87 @@ START_TEST(child_names_fit_a_dns_label)
 }
 END_TEST
 
+/* Warnings: valid jobs the TFJob docs advise against; each rule fires exactly where it should. */
+static tfjob_warnings *warnings_of(const char *specs, int istio)
+{
+	tfjob_job *job = make_job(NULL, NULL, specs, NULL);
+	tfjob_warning_options opts = TFJOB_WARNING_OPTIONS_INIT;
+	opts.istio_injection = istio;
+	tfjob_warnings *w = NULL;
+	ck_assert_int_eq(tfjob_job_warnings(&w, job, &opts, NULL), 0);
+	tfjob_field_errors *errs = tu_validate(job, DOC, NULL);
+	ck_assert_uint_eq(tfjob_field_errors_count(errs), 0); /* warnings are about valid jobs */
+	tfjob_field_errors_free(errs);
+	tfjob_job_free(job);
+	return w;
+}
+
+#define ISTIO_OFF "template: {metadata: {annotations: {sidecar.istio.io/inject: 'false'}}, spec: {containers: [" TF_CONTAINER "]}}"
+
+START_TEST(warnings_rules)
+{
+	tfjob_warnings *w = warnings_of("{Worker: " VALID_WORKER "}", 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 0);
+	tfjob_warnings_free(w);
+	/* restartPolicy Never, explicit only (the default is documented behaviour). */
+	w = warnings_of("{PS: {restartPolicy: Never, " ISTIO_OFF "}, Worker: {template: {spec: {containers: [" TF_CONTAINER
+	                "]}}}}", 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 1);
+	ck_assert_str_eq(tfjob_warnings_reason(w, 0), "RestartPolicyNever");
+	ck_assert_str_eq(tfjob_warnings_field(w, 0), "spec.tfReplicaSpecs[PS].restartPolicy");
+	ck_assert_ptr_nonnull(strstr(tfjob_warnings_message(w, 0), "spec.tfReplicaSpecs[PS].restartPolicy: restartPolicy "
+	                                                           "Never should rarely be used"));
+	ck_assert_ptr_null(tfjob_warnings_reason(w, 1));
+	ck_assert_ptr_null(tfjob_warnings_field(w, 1));
+	ck_assert_ptr_null(tfjob_warnings_message(w, 1));
+	tfjob_warnings_free(w);
+	/* Istio: only when the namespace injects; the annotation or the label opts out. */
+	const char *istio = "{PS: {restartPolicy: OnFailure, " ISTIO_OFF "}, Worker: {restartPolicy: OnFailure, template: "
+	                    "{metadata: {labels: {sidecar.istio.io/inject: 'true'}}, spec: {containers: [" TF_CONTAINER "]}}},"
+	                    " Chief: {restartPolicy: OnFailure, template: {metadata: {labels: {sidecar.istio.io/inject: "
+	                    "'false'}}, spec: {containers: [" TF_CONTAINER "]}}}}";
+	w = warnings_of(istio, 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 0);
+	tfjob_warnings_free(w);
+	w = warnings_of(istio, 1);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 1);
+	ck_assert_str_eq(tfjob_warnings_reason(w, 0), "IstioSidecar");
+	ck_assert_str_eq(tfjob_warnings_field(w, 0), "spec.tfReplicaSpecs[Worker].template.metadata.annotations");
+	tfjob_warnings_free(w);
+	/* GPU limits: cpu and memory requested (or limited, which the request defaults to) or a warning. */
+	w = warnings_of("{Worker: {restartPolicy: OnFailure, template: {spec: {containers: ["
+	                "{name: tensorflow, image: tf, resources: {limits: {nvidia.com/gpu: 1}}},"
+	                "{name: side, image: s, resources: {limits: {amd.com/gpu: 1, memory: 1Gi}}},"
+	                "{name: ok, image: s, resources: {limits: {nvidia.com/gpu: 1, cpu: 2}, requests: {memory: 1Gi}}},"
+	                "{name: nogpu, image: s, resources: {limits: {cpu: 1}}}]}}}}", 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 2);
+	ck_assert_str_eq(tfjob_warnings_reason(w, 0), "GPUWithoutRequests");
+	ck_assert_str_eq(tfjob_warnings_field(w, 0), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.requests");
+	ck_assert_ptr_nonnull(strstr(tfjob_warnings_message(w, 0), "without a cpu or memory request"));
+	ck_assert_str_eq(tfjob_warnings_field(w, 1), "spec.tfReplicaSpecs[Worker].template.spec.containers[1].resources.requests");
+	ck_assert_ptr_nonnull(strstr(tfjob_warnings_message(w, 1), "without a cpu request"));
+	tfjob_warnings_free(w);
+	/* Options and arguments. */
+	tfjob_warning_options opts;
+	ck_assert_int_eq(tfjob_warning_options_init(&opts, TFJOB_WARNING_OPTIONS_VERSION), 0);
+	ck_assert_int_eq(opts.istio_injection, 0);
+	ck_assert_int_eq(tfjob_warning_options_init(&opts, 2), TFJOB_EVERSION);
+	ck_assert_int_eq(tfjob_warning_options_init(NULL, 1), TFJOB_EINVAL);
+	tfjob_job *job = make_job(NULL, NULL, "{Worker: " VALID_WORKER "}", NULL);
+	opts.version = 7;
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_job_warnings(&w, job, &opts, &err), TFJOB_EVERSION);
+	tfjob_error_free(err);
+	ck_assert_int_eq(tfjob_job_warnings(NULL, job, NULL, NULL), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_job_warnings(&w, NULL, NULL, NULL), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_job_warnings(&w, job, NULL, NULL), 0);
+	tfjob_warnings_free(w);
+	tfjob_warnings_free(NULL);
+	ck_assert_uint_eq(tfjob_warnings_count(NULL), 0);
+	tfjob_job_free(job);
+}
+END_TEST
+
 /* ---- tfReplicaSpecs rules ---- */
 
 START_TEST(replica_spec_rules)
@@ -735,6 +816,7 @@ int main(void)
 	tcase_add_test(tc, dns1035_names);
 	tcase_add_test(tc, generate_name);
 	tcase_add_test(tc, child_names_fit_a_dns_label);
+	tcase_add_test(tc, warnings_rules);
 	tcase_add_test(tc, replica_spec_rules);
 	tcase_add_test(tc, defect_9);
 	tcase_add_test(tc, defect_10);
