@@ -21,11 +21,28 @@ void usage_validate(FILE *out)
 	        "  -f, --filename F  a file, a directory (its .yaml, .yml and .json files, in name order)\n"
 	        "                  or '-' for standard input; repeatable; multi-document YAML streams\n"
 	        "  --old OLD       the stored TFJob: also apply the update rules (immutable fields)\n"
+	        "  --istio-injection  warn as for a namespace labelled istio-injection=enabled\n"
+	        CTL_WARNINGS_AS_ERRORS_USAGE
 	        "  --compat C      'documented' (default) or 'training-operator-1.9'\n"
 	        "  -o, --output F  'text' (default) or 'json':\n"
 	        "                  {\"valid\":bool,\"errors\":[{\"field\":...,\"type\":...,\"detail\":...}]}\n"
 	        "                  (one line per TFJob when FILE holds several)\n\n"
-	        "Exit status: 0 valid, 1 invalid, 2 usage or input error.\n");
+	        "A valid TFJob may get warnings, on stderr, for what the TFJob docs advise against\n"
+	        "(restartPolicy Never, GPUs without cpu/memory requests, the Istio sidecar).\n\n"
+	        "Exit status: 0 valid, 1 invalid (or warned, with --warnings-as-errors), 2 usage or input error.\n");
+}
+
+struct warn_flags {
+	bool istio_injection, as_errors;
+};
+
+/* The warnings of a valid job: EXIT_NEGATIVE when there are some and they count as errors. */
+static int warn_valid(const tfjob_job *job, const tfjob_field_errors *errs, const struct warn_flags *warn)
+{
+	if (tfjob_field_errors_count(errs) > 0)
+		return EXIT_OK; /* only admitted objects get warnings */
+	int n = ctl_print_warnings(job, warn->istio_injection);
+	return n < 0 ? EXIT_USAGE : n > 0 && warn->as_errors ? EXIT_NEGATIVE : EXIT_OK;
 }
 
 /* The -f form's text: "tfjob/NAME valid", or one line per error named by file and line. */
@@ -60,7 +77,8 @@ static int print_result(const tfjob_field_errors *errs, bool json, const char *p
 }
 
 /* The -f form: every TFJob of the sources, each with its own result; the worst status. */
-static int validate_inputs(struct ctl_sources *sources, const tfjob_validate_options *opts, bool json)
+static int validate_inputs(struct ctl_sources *sources, const tfjob_validate_options *opts, bool json,
+                           const struct warn_flags *warn)
 {
 	struct ctl_inputs in = { 0 };
 	int status = ctl_inputs_read(&in, sources);
@@ -76,6 +94,8 @@ static int validate_inputs(struct ctl_sources *sources, const tfjob_validate_opt
 			print_doc_result(errs, &in.docs[i]);
 		if (rc == EXIT_OK && tfjob_field_errors_count(errs) > 0)
 			rc = EXIT_NEGATIVE;
+		if (rc == EXIT_OK)
+			rc = warn_valid(in.docs[i].job, errs, warn);
 		if (rc > status)
 			status = rc;
 		tfjob_field_errors_free(errs);
@@ -91,8 +111,11 @@ int cmd_validate(int argc, char **argv)
 		{ "compat", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "filename", required_argument, NULL, 'f' },
+		{ "istio-injection", no_argument, NULL, 'I' },
+		{ "warnings-as-errors", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct warn_flags warn = { false, false };
 	struct ctl_sources sources = { 0 };
 	tfjob_validate_options opts = TFJOB_VALIDATE_OPTIONS_INIT;
 	const char *old_path = NULL;
@@ -104,6 +127,12 @@ int cmd_validate(int argc, char **argv)
 		case 'f':
 			if (ctl_sources_add(&sources, optarg))
 				return EXIT_USAGE;
+			break;
+		case 'I':
+			warn.istio_injection = true;
+			break;
+		case 'W':
+			warn.as_errors = true;
 			break;
 		case 'O':
 			old_path = optarg;
@@ -138,7 +167,7 @@ int cmd_validate(int argc, char **argv)
 	}
 	opts.old = old;
 	if (sources.count) {
-		int status = validate_inputs(&sources, &opts, json);
+		int status = validate_inputs(&sources, &opts, json, &warn);
 		tfjob_job_free(old);
 		return status;
 	}
@@ -157,10 +186,15 @@ int cmd_validate(int argc, char **argv)
 			status = ctl_fail_err(err);
 			break;
 		}
+		int rc = EXIT_OK;
 		if (print_result(errs, json, path, jobs[i]))
-			status = EXIT_USAGE;
+			rc = EXIT_USAGE;
 		else if (tfjob_field_errors_count(errs) > 0)
-			status = EXIT_NEGATIVE;
+			rc = EXIT_NEGATIVE;
+		else
+			rc = warn_valid(jobs[i], errs, &warn);
+		if (rc > status)
+			status = rc;
 		tfjob_field_errors_free(errs);
 	}
 	tfjob_job_array_free(jobs, count);

@@ -110,6 +110,12 @@ int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse --compat's value; prints an error and returns false when unknown. */
 bool ctl_parse_compat(tfjob_compat *out, const char *value);
 
+/* Print the job's warnings (tfjob_job_warnings) as kubectl prints an API server's:
+ * "Warning: tfjob/NAME: FIELD: text" on stderr. Returns how many, or -1 (reported) on error. */
+int ctl_print_warnings(const tfjob_job *job, bool istio_injection);
+#define CTL_WARNINGS_AS_ERRORS_USAGE \
+	"  --warnings-as-errors  warnings (\"Warning: ...\" on stderr) fail the command, exit 1\n"
+
 /* Print a string the library allocated, then free it. */
 void ctl_print_owned(char *text);
 

@@ -112,6 +112,23 @@ bool ctl_parse_compat(tfjob_compat *out, const char *value)
 	return false;
 }
 
+int ctl_print_warnings(const tfjob_job *job, bool istio_injection)
+{
+	tfjob_warning_options opts = TFJOB_WARNING_OPTIONS_INIT;
+	opts.istio_injection = istio_injection;
+	tfjob_warnings *w = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_job_warnings(&w, job, &opts, &err)) {
+		ctl_fail_err(err);
+		return -1;
+	}
+	size_t n = tfjob_warnings_count(w);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "Warning: tfjob/%s: %s\n", ctl_job_label(job), tfjob_warnings_message(w, i));
+	tfjob_warnings_free(w);
+	return (int)n;
+}
+
 void ctl_print_owned(char *text)
 {
 	if (text)

@@ -189,5 +189,35 @@ run 0 "plan -o wide" -- plan -f "$TMP/one.yaml" -o wide --now 2024-01-01T00:00:0
 contains "plan -o wide header" "$TMP/out" "ACTION"
 run 2 "plan two jobs" -- plan -f "$TMP/one.yaml" --job "$TMP/two.yaml"
 
+# ---- warnings: what the TFJob docs advise against (exit 0; kubectl's "Warning: " on stderr) ----
+cat >"$TMP/warned.yaml" <<'EOF'
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: w}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 2
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - {name: tensorflow, image: tf, resources: {limits: {nvidia.com/gpu: 1}, requests: {cpu: 1}}}
+EOF
+run 0 "validate warned" -- validate "$TMP/warned.yaml"
+same "validate warned: stdout as ever" "$TMP/out" "$TMP/warned.yaml: TFJob w is valid"
+same "validate warned: the warnings" "$TMP/err" "Warning: tfjob/w: spec.tfReplicaSpecs[Worker].restartPolicy: restartPolicy Never should rarely be used: a pod that fails, or whose node fails, is not restarted and the job fails with it; use OnFailure or ExitCode (and resume from a checkpoint)
+Warning: tfjob/w: spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.requests: a GPU limit without a memory request: the scheduler then reserves no memory for this replica, which may land on a node that cannot feed its GPUs; request cpu and memory next to the GPU limit"
+run 0 "validate -o json warned" -- validate -o json "$TMP/warned.yaml"
+same "validate -o json warned: the contract line" "$TMP/out" '{"valid":true,"errors":[]}'
+run 1 "validate --warnings-as-errors" -- validate --warnings-as-errors -f "$TMP/warned.yaml"
+contains "--warnings-as-errors prints them" "$TMP/err" "Warning: tfjob/w:"
+run 0 "validate --warnings-as-errors, nothing to warn" -- validate --warnings-as-errors -f "$TMP/one.yaml"
+[ ! -s "$TMP/err" ] && ok || bad "no warning expected: $(cat "$TMP/err")"
+run 0 "validate --istio-injection" -- validate --istio-injection -f "$TMP/one.yaml"
+contains "istio warning" "$TMP/err" "Warning: tfjob/one: spec.tfReplicaSpecs[Worker].template.metadata.annotations: the namespace injects the Istio sidecar"
+run 1 "invalid: no warnings" -- validate -f "$TMP/invalid-only.yaml" --istio-injection
+if grep -q "Warning" "$TMP/err"; then bad "an invalid job got warnings"; else ok; fi
+
 echo "tfjobctl kubectl conventions: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -5,6 +5,7 @@ Run by tests/suites/62-transport.sh with TFJOBCTL set to the built binary.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TFJOBCTL = os.environ.get("TFJOBCTL", os.path.join(ROOT, "build", "src", "tfjobctl", "tfjobctl"))
 BASE = "/apis/kubeflow.org/v1/namespaces"
+NAMESPACE_OBJECT = re.compile(r"^/api/v1/namespaces/[^/]+$")
 
 
 def job(name, ns="default", state=None, rv="5"):
@@ -24,7 +26,7 @@ def job(name, ns="default", state=None, rv="5"):
            "metadata": {"name": name, "namespace": ns, "uid": "uid-" + name, "resourceVersion": rv,
                         "creationTimestamp": "2020-01-01T00:00:00Z", "labels": {"team": "ml"}},
            "spec": {"runPolicy": {"cleanPodPolicy": "None"},
-                    "tfReplicaSpecs": {"Worker": {"replicas": 2, "restartPolicy": "Never",
+                    "tfReplicaSpecs": {"Worker": {"replicas": 2, "restartPolicy": "OnFailure",
                                                   "template": {"spec": {"containers": [
                                                       {"name": "tensorflow", "image": "tf:2"}]}}}}},
            "status": {}}
@@ -76,10 +78,16 @@ class TfjobctlTest(unittest.TestCase):
         self.control("/_control/reset", {})
 
     def rules(self, *rules):
-        self.control("/_control/rules", list(rules))
+        # Last, for apply's read of the target namespace when a test gives none: not found.
+        any_namespace = {"method": "GET", "path": "/api/v1/namespaces/default", "times": -1, "status": 404,
+                         "body": status(404, "NotFound", 'namespaces "default" not found')}
+        self.control("/_control/rules", list(rules) + [any_namespace])
 
-    def log(self):
-        return self.control("/_control/log")
+    def log(self, namespace_reads=False):
+        """The requests the server got; without the reads of Namespace objects (apply reads the
+        target namespace's labels for its warnings) unless namespace_reads."""
+        log = self.control("/_control/log")
+        return log if namespace_reads else [e for e in log if not NAMESPACE_OBJECT.match(e["path"])]
 
     def run_ctl(self, *args, stdin=None, timeout=30):
         p = subprocess.run([TFJOBCTL] + list(args) + ["--kubeconfig", self.kubeconfig], input=stdin,
@@ -414,6 +422,52 @@ class TfjobctlTest(unittest.TestCase):
         self.assertEqual(rc, 1, err)
         self.assertEqual(out, "tfjob.kubeflow.org/m2 created\n")
         self.assertEqual(err, 'Error from server (Forbidden): tfjobs.kubeflow.org "m1" is forbidden\n')
+
+    def test_apply_warnings(self):
+        # What the TFJob docs advise against: "Warning: ..." on stderr, applied all the same.
+        gpu = job("g")
+        del gpu["status"], gpu["metadata"]["resourceVersion"], gpu["metadata"]["uid"]
+        w = gpu["spec"]["tfReplicaSpecs"]["Worker"]
+        w["restartPolicy"] = "Never"
+        w["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 1}}
+        ns = {"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "default", "labels": {"istio-injection": "enabled"}}}
+        rules = ({"method": "GET", "path": "/api/v1/namespaces/default", "times": -1, "body": ns},
+                 {"method": "GET", "path": BASE + "/default/tfjobs/g", "status": 404, "body": status(404, "NotFound", "nf")},
+                 {"method": "POST", "path": BASE + "/default/tfjobs", "status": 201, "body": job("g")})
+        self.rules(*rules)
+        rc, out, err = self.run_ctl("apply", "-f", "-", stdin=json.dumps(gpu))
+        self.assertEqual((rc, out), (0, "tfjob.kubeflow.org/g created\n"), err)
+        lines = err.splitlines()
+        self.assertEqual(len(lines), 3, err)
+        self.assertTrue(all(l.startswith("Warning: tfjob/g: spec.tfReplicaSpecs[Worker].") for l in lines), err)
+        self.assertIn("restartPolicy Never should rarely be used", err)
+        self.assertIn("sidecar.istio.io/inject: \"false\"", err)
+        self.assertIn("a GPU limit without a cpu or memory request", err)
+        self.assertEqual(self.log(namespace_reads=True)[0]["path"], "/api/v1/namespaces/default")
+        # The sidecar opted out: no Istio warning. A namespace without the label: none either.
+        self.setUp()
+        self.rules(*rules)
+        w["template"]["metadata"] = {"annotations": {"sidecar.istio.io/inject": "false"}}
+        rc, out, err = self.run_ctl("apply", "-f", "-", stdin=json.dumps(gpu))
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("istio", err)
+        self.assertEqual(len(err.splitlines()), 2, err)
+        # --warnings-as-errors: exit 1 and nothing sent.
+        self.setUp()
+        self.rules(*rules)
+        rc, out, err = self.run_ctl("apply", "--warnings-as-errors", "-f", "-", stdin=json.dumps(gpu))
+        self.assertEqual((rc, out), (1, ""), err)
+        self.assertIn("Warning: ", err)
+        self.assertEqual([e["method"] for e in self.log()], [])
+        # A namespace that cannot be read is taken as not injecting the sidecar.
+        self.setUp()
+        self.rules({"method": "GET", "path": "/api/v1/namespaces/default", "status": 403,
+                    "body": status(403, "Forbidden", "no")}, *rules[1:])
+        del w["template"]["metadata"]
+        w["restartPolicy"] = "OnFailure"
+        w["template"]["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "1", "memory": "1Gi"}
+        rc, out, err = self.run_ctl("apply", "-f", "-", stdin=json.dumps(gpu))
+        self.assertEqual((rc, out, err), (0, "tfjob.kubeflow.org/g created\n", ""))
 
     def test_apply_invalid_is_not_sent(self):
         bad = ("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: bad}\nspec:\n  tfReplicaSpecs:\n"
