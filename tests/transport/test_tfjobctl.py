@@ -483,14 +483,59 @@ class TfjobctlTest(unittest.TestCase):
              "count": 3, "firstTimestamp": "2020-01-01T00:00:02Z", "lastTimestamp": "2020-01-01T00:00:09Z"},
             {"type": "Normal", "reason": "SuccessfulCreatePod", "message": "Created pod: x-worker-0",
              "source": {"component": "tfjob-controller"}, "lastTimestamp": "2020-01-01T00:00:01Z"}]}
-        self.rules({"path": BASE + "/default/tfjobs/x", "body": job("x", state="Running")},
+        x = job("x", state="Running")
+        x["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"] = [
+            {"name": "tensorflow", "image": "tf:2", "command": ["python", "train.py"], "args": ["--lr", "0.1"],
+             "ports": [{"name": "tfjob-port", "containerPort": 2222}],
+             "env": [{"name": "MODE", "value": "fast"},
+                     {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}],
+             "resources": {"limits": {"nvidia.com/gpu": 1}, "requests": {"cpu": "2", "memory": "4Gi"}}},
+            {"name": "sidecar", "image": "log:1"}]
+        self.rules({"path": BASE + "/default/tfjobs/x", "body": x},
                    {"path": "/api/v1/namespaces/default/events", "body": ev})
         rc, out, err = self.run_ctl("describe", "x")
         self.assertEqual(rc, 0, err)
         for text in ("Name:        x", "Labels:      team=ml", "Kind:        TFJob", "Worker:", "Replicas:        2",
-                     "Container tensorflow:  tf:2", "Conditions:", "Running", "now Running",
+                     "Conditions:", "Running", "now Running",
                      "Active: 2", "Events:", "SuccessfulCreatePod", "Created pod: x-worker-0", "tfjob-controller"):
             self.assertIn(text, out)
+        # The pod template's containers, as kubectl describe shows a pod's.
+        tmpl = out[out.index("Pod Template:"):out.index("Status:")]
+        self.assertIn("""          tensorflow:
+            Image:  tf:2
+            Port:   2222/TCP (tfjob-port)
+            Command:
+              python
+              train.py
+            Args:
+              --lr
+              0.1
+            Limits:
+              nvidia.com/gpu:  1
+            Requests:
+              cpu:  2
+              memory:  4Gi
+            Environment:
+              MODE:  fast
+              KEY:  <set to the key 'k' in secret 's'>
+              TF_CONFIG:  (set by the operator; replica 0 shown, the other replicas differ in task.index)
+                {
+                  "cluster": {
+                    "worker": [
+                      "x-worker-0.default.svc:2222",
+                      "x-worker-1.default.svc:2222"
+                    ]
+                  },
+                  "task": {
+                    "type": "worker",
+                    "index": 0
+                  },
+                  "environment": "cloud"
+                }
+          sidecar:
+            Image:  log:1
+            Environment:  <none>
+""", tmpl)
         q = self.log()[1]["query"]
         self.assertIn("fieldSelector=involvedObject.name%3Dx%2CinvolvedObject.kind%3DTFJob", q)
         # Oldest first; repeated events as kubectl shows them; From falls back to the reporter.
