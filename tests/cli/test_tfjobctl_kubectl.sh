@@ -219,5 +219,60 @@ contains "istio warning" "$TMP/err" "Warning: tfjob/one: spec.tfReplicaSpecs[Wor
 run 1 "invalid: no warnings" -- validate -f "$TMP/invalid-only.yaml" --istio-injection
 if grep -q "Warning" "$TMP/err"; then bad "an invalid job got warnings"; else ok; fi
 
+# ---- logs of a local run: --tail, --prefix, --all, -f over every replica, Ctrl-C ----
+RUN="$TMP/run"
+mkdir -p "$RUN"
+echo '{"apiVersion":"kubeflow.org/v1","kind":"TFJob","metadata":{"name":"t"}}' >"$RUN/job.json"
+printf 'one\ntwo\nthree\nfour\n' >"$RUN/t-worker-0.log"
+printf 'alpha\nbeta\nno newline' >"$RUN/t-ps-0.log"
+pods_json() { # pods_json PID: worker-0 Succeeded, ps-0 Running with that process
+  printf '{"items":[{"metadata":{"name":"t-worker-0"},"status":{"phase":"Succeeded"}},{"metadata":{"name":"t-ps-0","annotations":{"local.kubeflow.org/pid":"%s"}},"status":{"phase":"Running"}}]}\n' "$1" >"$RUN/pods.json"
+}
+pods_json 999999
+run 0 "logs --tail 2" -- logs --tail 2 "$RUN" worker-0
+same "logs --tail 2" "$TMP/out" "three
+four"
+run 0 "logs --tail 1, no final newline" -- logs --tail 1 "$RUN" ps-0
+same "logs --tail 1, no final newline" "$TMP/out" "no newline"
+run 0 "logs --tail 0" -- logs --tail 0 "$RUN" worker-0
+[ ! -s "$TMP/out" ] && ok || bad "logs --tail 0 printed $(cat "$TMP/out")"
+run 0 "logs --tail 9" -- logs --tail 9 "$RUN" t-worker-0
+same "logs --tail beyond the start" "$TMP/out" "one
+two
+three
+four"
+run 2 "logs --tail x" -- logs --tail x "$RUN" worker-0
+run 0 "logs --prefix" -- logs --prefix --tail 1 "$RUN" worker-0
+same "logs --prefix" "$TMP/out" "[pod/t-worker-0/tensorflow] four"
+run 0 "logs --all" -- logs --all --tail 2 "$RUN"
+same "logs --all: name order, prefixed" "$TMP/out" "[pod/t-ps-0/tensorflow] beta
+[pod/t-ps-0/tensorflow] no newline
+[pod/t-worker-0/tensorflow] three
+[pod/t-worker-0/tensorflow] four"
+run 2 "logs --all with a POD" -- logs --all "$RUN" worker-0
+# -f --all: follows the replica that still writes, until its process has ended.
+( sleep 0.5; for i in 1 2 3; do echo "tick $i" >>"$RUN/t-ps-0.log"; sleep 0.3; done ) &
+writer=$!
+pods_json "$writer"
+timeout 20 "$CTL" logs -f --all --tail 0 "$RUN" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+wait "$writer" 2>/dev/null
+[ "$rc" -eq 0 ] && ok || bad "logs -f --all: exit $rc: $(cat "$TMP/err")"
+same "logs -f --all: what was written meanwhile" "$TMP/out" "[pod/t-ps-0/tensorflow] tick 1
+[pod/t-ps-0/tensorflow] tick 2
+[pod/t-ps-0/tensorflow] tick 3"
+# Ctrl-C ends -f with 130, as every command.
+sleep 30 &
+sleeper=$!
+pods_json "$sleeper"
+"$CTL" logs -f "$RUN" ps-0 >"$TMP/out" 2>"$TMP/err" &
+follower=$!
+sleep 0.5
+kill -INT "$follower"
+wait "$follower"
+rc=$?
+kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
+[ "$rc" -eq 130 ] && ok || bad "logs -f Ctrl-C: exit $rc, want 130"
+
 echo "tfjobctl kubectl conventions: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
