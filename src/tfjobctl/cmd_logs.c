@@ -2,7 +2,6 @@
  * tfjobctl logs RUN POD|--all [-f] [--tail N] [--prefix]: print (and follow) replicas' logs of a local run.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -62,8 +61,6 @@ static bool pod_alive(const char *run, const char *pod)
 	json_decref(pods);
 	return alive;
 }
-
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* POD as given, else "<job>-POD". */
 static FILE *open_log(char *name, size_t size, const char *run, const char *pod)
@@ -165,29 +162,12 @@ static size_t drain(struct source *s, bool prefix, bool last)
 /* The pods of the run with a log, in name order ("<pod>.log" in RUN). */
 static int all_pods(char ***out, size_t *count, const char *run)
 {
-	DIR *d = opendir(run);
-	if (!d)
-		return ctl_fail("logs: %s: %s", run, strerror(errno));
-	char **names = NULL;
-	size_t n = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		if (len <= 4 || strcmp(e->d_name + len - 4, ".log") || e->d_name[0] == '.')
-			continue;
-		char **grown = realloc(names, (n + 1) * sizeof(*names));
-		char *name = grown ? strndup(e->d_name, len - 4) : NULL;
-		if (grown)
-			names = grown;
-		if (!name)
-			break;
-		names[n++] = name;
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), by_name);
-	*out = names;
-	*count = n;
-	return n ? 0 : ctl_fail("logs: no replica log in %s", run);
+	static const char *const logs[] = { ".log", NULL };
+	if (ctl_list_dir(out, count, run, logs))
+		return EXIT_USAGE;
+	for (size_t i = 0; i < *count; i++)
+		(*out)[i][strlen((*out)[i]) - 4] = '\0';
+	return *count ? 0 : ctl_fail("logs: no replica log in %s", run);
 }
 
 static int print_logs(struct source *src, size_t n, const char *run, const struct log_flags *lf)
@@ -283,8 +263,6 @@ int cmd_logs(int argc, char **argv)
 		free(src[i].partial);
 	}
 	free(src);
-	for (size_t i = 0; all && i < n; i++)
-		free(pods[i]);
-	free(pods);
+	ctl_free_names(pods, all ? n : 0);
 	return status;
 }

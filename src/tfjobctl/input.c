@@ -3,8 +3,6 @@
  * directories (their .yaml, .yml and .json files, sorted), each file a stream of documents.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,59 +145,27 @@ static int add_file(struct ctl_inputs *in, const char *path)
 	return status;
 }
 
-static bool is_manifest(const char *name)
-{
-	static const char *const exts[] = { ".yaml", ".yml", ".json" };
-	size_t n = strlen(name);
-	if (name[0] == '.')
-		return false;
-	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
-		size_t e = strlen(exts[i]);
-		if (n > e && !strcmp(name + n - e, exts[i]))
-			return true;
-	}
-	return false;
-}
-
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static int add_dir(struct ctl_inputs *in, const char *dir)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return ctl_fail("%s: %s", dir, strerror(errno));
-	char **files = NULL;
-	size_t n = 0;
-	int status = EXIT_OK;
-	struct dirent *e;
-	while ((e = readdir(d)) && status == EXIT_OK) {
-		if (!is_manifest(e->d_name))
-			continue;
-		char **grown = realloc(files, (n + 1) * sizeof(*files));
-		size_t size = strlen(dir) + strlen(e->d_name) + 2;
-		char *path = grown ? malloc(size) : NULL;
-		if (grown)
-			files = grown;
-		if (path)
-			snprintf(path, size, "%s/%s", dir, e->d_name);
-		if (!path)
-			status = ctl_fail("out of memory");
-		else
-			files[n++] = path;
-	}
-	closedir(d);
-	qsort(files, n, sizeof(*files), by_name);
-	if (status == EXIT_OK && n == 0)
-		status = ctl_fail("%s: no .yaml, .yml or .json file in this directory", dir);
+	static const char *const manifests[] = { ".yaml", ".yml", ".json", NULL };
+	char **names;
+	size_t n;
+	if (ctl_list_dir(&names, &n, dir, manifests))
+		return EXIT_USAGE;
+	int status = n ? EXIT_OK : ctl_fail("%s: no .yaml, .yml or .json file in this directory", dir);
 	for (size_t i = 0; i < n; i++) {
-		if (status == EXIT_OK || i > 0) {
-			int rc = add_file(in, files[i]);
-			if (rc > status)
-				status = rc;
+		size_t size = strlen(dir) + strlen(names[i]) + 2;
+		char *path = malloc(size);
+		int rc = path ? 0 : ctl_fail("out of memory");
+		if (path) {
+			snprintf(path, size, "%s/%s", dir, names[i]);
+			rc = add_file(in, path);
 		}
-		free(files[i]);
+		free(path);
+		if (rc > status)
+			status = rc;
 	}
-	free(files);
+	ctl_free_names(names, n);
 	return status;
 }
 

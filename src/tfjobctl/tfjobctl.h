@@ -116,6 +116,12 @@ int ctl_print_warnings(const tfjob_job *job, bool istio_injection);
 #define CTL_WARNINGS_AS_ERRORS_USAGE \
 	"  --warnings-as-errors  warnings (\"Warning: ...\" on stderr) fail the command, exit 1\n"
 
+/* The entries of dir whose name ends in one of the suffixes (NULL-terminated; the name is more
+ * than the suffix, and does not start with '.'), in byte order: *out an array of count names
+ * (each, and the array, released with free()). Reports errors; 0 or EXIT_USAGE. */
+int ctl_list_dir(char ***out, size_t *count, const char *dir, const char *const *suffixes);
+void ctl_free_names(char **names, size_t count);
+
 /* Print a string the library allocated, then free it. */
 void ctl_print_owned(char *text);
 

@@ -8,24 +8,8 @@ CTL="${1:-build/src/tfjobctl/tfjobctl}"
 [ -x "$CTL" ] || { echo "tfjobctl not found at $CTL" >&2; exit 2; }
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-# run EXPECTED_RC LABEL -- ARGS...: stdout in $TMP/out, stderr in $TMP/err (stdin: $STDIN or /dev/null).
-run() {
-  local want="$1" label="$2"; shift 3
-  "$CTL" "$@" >"$TMP/out" 2>"$TMP/err" <"${STDIN:-/dev/null}"
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then ok; else bad "$label: exit $rc, want $want (stderr: $(head -c 300 "$TMP/err"))"; fi
-}
-same() { # same LABEL FILE EXPECTED-TEXT: the whole file
-  if [ "$(cat "$2")" = "$3" ]; then ok; else bad "$1: got:"$'\n'"$(cat "$2")"$'\n'"want:"$'\n'"$3"; fi
-}
-contains() { if grep -qF -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 400 "$2")"; fi; }
-pycheck() { # pycheck LABEL CODE [ARGS...]: CODE reads $TMP/out on stdin
-  if python3 -c "$2" "${@:3}" <"$TMP/out" 2>"$TMP/pyerr"; then ok; else bad "$1: $(tail -3 "$TMP/pyerr")"; fi
-}
+# shellcheck source=tests/cli/common.bash
+. "$(dirname "$0")/common.bash"
 
 JOB='apiVersion: kubeflow.org/v1
 kind: TFJob'
