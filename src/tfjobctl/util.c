@@ -168,7 +168,8 @@ int ctl_list_dir(char ***out, size_t *count, const char *dir, const char *const 
 		ctl_free_names(names, n);
 		return ctl_fail("out of memory");
 	}
-	qsort(names, n, sizeof(*names), compare_names);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), compare_names);
 	*out = names;
 	*count = n;
 	return 0;
