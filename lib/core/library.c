@@ -1,0 +1,80 @@
+/*
+ * Version, compat names, memory release and process-wide initialisation.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/common.h"
+
+const char *tfjob_version(void) { return TFJOB_VERSION; }
+
+int tfjob_version_numbers(int *major, int *minor, int *patch)
+{
+	if (major)
+		*major = TFJOB_VERSION_MAJOR;
+	if (minor)
+		*minor = TFJOB_VERSION_MINOR;
+	if (patch)
+		*patch = TFJOB_VERSION_PATCH;
+	return TFJOB_VERSION_NUMBER;
+}
+
+int tfjob_compat_from_string(tfjob_compat *out, const char *name)
+{
+	if (!out || !name)
+		return TFJOB_EINVAL;
+	if (!strcmp(name, "") || !strcmp(name, "documented") || !strcmp(name, "default")) {
+		*out = TFJOB_COMPAT_DOCUMENTED;
+		return 0;
+	}
+	if (!strcmp(name, "training-operator-1.9")) {
+		*out = TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
+		return 0;
+	}
+	return TFJOB_EINVAL;
+}
+
+const char *tfjob_compat_name(tfjob_compat compat)
+{
+	switch (compat) {
+	case TFJOB_COMPAT_DOCUMENTED:
+		return "documented";
+	case TFJOB_COMPAT_TRAINING_OPERATOR_1_9:
+		return "training-operator-1.9";
+	}
+	return "unknown";
+}
+
+void tfjob_free(void *ptr) { free(ptr); }
+
+/* The transport layer (when built) initialises libcurl here. */
+static int init_count;
+
+#ifdef TFJOB_HAVE_TRANSPORT
+int tfjob__transport_global_init(void);
+void tfjob__transport_global_cleanup(void);
+#endif
+
+int tfjob_global_init(void)
+{
+	if (init_count++ > 0)
+		return 0;
+#ifdef TFJOB_HAVE_TRANSPORT
+	int rc = tfjob__transport_global_init();
+	if (rc) {
+		init_count = 0;
+		return rc;
+	}
+#endif
+	return 0;
+}
+
+void tfjob_global_cleanup(void)
+{
+	if (init_count == 0 || --init_count > 0)
+		return;
+#ifdef TFJOB_HAVE_TRANSPORT
+	tfjob__transport_global_cleanup();
+#endif
+}

@@ -1,0 +1,72 @@
+/*
+ * The tfjob_objects handle: a jansson array of objects and, beside it, a compact summary of each
+ * object (what the planner reads for every pod and service), computed once when the object
+ * enters the list. The planner reads the summaries in its per-object loops and touches the JSON
+ * only for the few objects that need more (abnormal pods, created children).
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef TFJOB_INTERNAL_OBJECTS_H
+#define TFJOB_INTERNAL_OBJECTS_H
+
+#include <jansson.h>
+
+#include "util/common.h"
+
+#define TFJOB__LABEL_JOB_NAME "training.kubeflow.org/job-name"
+#define TFJOB__LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
+#define TFJOB__LABEL_REPLICA_INDEX "training.kubeflow.org/replica-index"
+/* v1.9's "no exit code seen" marker. */
+#define TFJOB__NO_EXIT_CODE 0xbeef
+
+/* status.phase, compared exactly (strcmp) with Kubernetes' spellings. */
+typedef enum tfjob__phase {
+	TFJOB__PHASE_OTHER = 0, /* absent, not a string, or another value */
+	TFJOB__PHASE_RUNNING,
+	TFJOB__PHASE_SUCCEEDED,
+	TFJOB__PHASE_FAILED
+} tfjob__phase;
+
+/*
+ * What the planner reads of one object. Every pointer is borrowed from the object's JSON (which
+ * the list owns and never changes); NULL where the field is absent or not a string.
+ */
+typedef struct tfjob__summary {
+	json_t *obj;            /* the object itself */
+	const char *name;       /* metadata.name */
+	const char *job_name;   /* label training.kubeflow.org/job-name */
+	const char *rtype;      /* label training.kubeflow.org/replica-type, as written */
+	const char *rindex;     /* label training.kubeflow.org/replica-index, as written */
+	const char *phase;      /* status.phase */
+	int64_t index;          /* the replica index when index_ok */
+	int64_t exit_code;      /* exitCode of the `tensorflow` container's terminated state, else TFJOB__NO_EXIT_CODE */
+	int64_t restarts;       /* restartCount summed over initContainerStatuses, then containerStatuses (wrapping) */
+	unsigned char phase_kind; /* tfjob__phase */
+	bool index_ok;          /* rindex parses as strconv.Atoi would and is >= 0 */
+	bool deleting;          /* metadata.deletionTimestamp present and not null */
+	bool exit_found;        /* exit_code came from a terminated `tensorflow` container */
+	bool maybe_abnormal;    /* RecordAbnormalPods may report something: the planner looks at the JSON */
+} tfjob__summary;
+
+struct tfjob_objects {
+	json_t *items;         /* array of objects (owned) */
+	tfjob__summary *sums;  /* sums[i] describes items[i] */
+	size_t cap;            /* allocated summaries */
+};
+
+/* Summarise one object (an object, as checked on entry to a list). */
+void tfjob__summarize(tfjob__summary *out, json_t *obj);
+
+/*
+ * A new list around items (takes the reference, also on error): the items are checked (what
+ * names the list in errors) and summarised.
+ */
+int tfjob__objects_wrap(tfjob_objects **out, json_t *items, const char *what, tfjob_error **err);
+
+/* Parse text (NULL = none) into a new list; what names the list in errors. */
+int tfjob__objects_load(tfjob_objects **out, const char *data, size_t len, size_t max_bytes, const char *what,
+                        tfjob_error **err);
+
+/* Number of objects of a list (0 for NULL); objects->sums[i] describes the i-th. */
+size_t tfjob__objects_size(const tfjob_objects *objects);
+
+#endif

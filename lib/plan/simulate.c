@@ -1,0 +1,506 @@
+/*
+ * The simulator: runs the planner step by step on an in-memory cluster driven by a scenario
+ * (docs/simulate.md) and reports the condition timeline and the events.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse/doc.h"
+#include "core/job.h"
+#include "plan/planner.h"
+#include "util/sbuf.h"
+
+#define DEFAULT_START 1704067200 /* 2024-01-01T00:00:00Z */
+#define DEFAULT_MAX_STEPS 1000u
+#define STEPS_PER_INSTANT 20
+/* 'at' and 'until' are seconds after the start, at most this (about 317 years): the sums of
+ * times below stay far from int64 overflow, and requeues are capped just beyond it. */
+#define MAX_OFFSET INT64_C(10000000000)
+
+typedef struct sim {
+	tfjob__sbuf out;
+	tfjob__sbuf events;
+	tfjob_job *job;
+	json_t *pods;
+	json_t *services;
+	tfjob_plan_options popts;
+	int64_t start;
+	int64_t now;
+	unsigned steps, max_steps;
+	bool deleted;
+	bool has_requeue;
+	int64_t requeue_at;
+	tfjob_error **err;
+	char *last_conditions;
+} sim;
+
+static void addf(tfjob__sbuf *b, const char *fmt, ...) TFJOB_PRINTF(2, 3);
+static void addf(tfjob__sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = tfjob__strdup_vprintf(fmt, ap);
+	va_end(ap);
+	if (!s) {
+		b->oom = true;
+		return;
+	}
+	tfjob__sbuf_adds(b, s);
+	free(s);
+}
+
+static const char *job_name(sim *s) { return tfjob_job_name(s->job) ? tfjob_job_name(s->job) : ""; }
+
+/* ---- the in-memory cluster ---- */
+
+static json_t *find_named(json_t *items, const char *name, size_t *pos)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(items, i, o) {
+		const char *n = tfjob__str(tfjob__obj(o, "metadata"), "name");
+		if (n && !strcmp(n, name)) {
+			if (pos)
+				*pos = i;
+			return o;
+		}
+	}
+	return NULL;
+}
+
+static int apply_plan(sim *s, const tfjob_plan *plan, bool *acted)
+{
+	*acted = false;
+	size_t n = tfjob_plan_action_count(plan);
+	for (size_t i = 0; i < n; i++) {
+		tfjob_action_type type = tfjob_plan_action_type(plan, i);
+		tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
+		if (type == TFJOB_ACTION_EVENT) {
+			addf(&s->events, "  %-8s %-28s +%-6" PRId64 " %s\n", tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
+			     tfjob_plan_action_reason(plan, i), s->now - s->start, tfjob_plan_action_message(plan, i));
+			continue;
+		}
+		*acted = true;
+		const char *name = tfjob_plan_action_name(plan, i);
+		addf(&s->out, "           %s %s %s\n", tfjob_action_type_name(type), tfjob_object_kind_name(kind), name);
+		if (kind == TFJOB_OBJECT_TFJOB) {
+			s->deleted = true;
+			continue;
+		}
+		json_t *items = kind == TFJOB_OBJECT_POD ? s->pods : s->services;
+		if (type == TFJOB_ACTION_DELETE) {
+			size_t pos;
+			if (find_named(items, name, &pos))
+				json_array_remove(items, pos);
+			continue;
+		}
+		char *text = NULL;
+		int rc = tfjob_plan_action_object_json(&text, plan, i, 0, s->err);
+		if (rc)
+			return rc;
+		json_t *obj = json_loads(text, 0, NULL);
+		tfjob_free(text);
+		if (!obj)
+			return tfjob__oom(s->err);
+		if (kind == TFJOB_OBJECT_POD)
+			json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+		if (find_named(items, name, NULL) || json_array_append_new(items, obj)) {
+			json_decref(obj); /* AlreadyExists: nothing to do */
+			continue;
+		}
+	}
+	return 0;
+}
+
+static void print_conditions(sim *s, const char *indent)
+{
+	json_t *st = tfjob__status(s->job);
+	json_t *conds = tfjob__arr(st, "conditions");
+	tfjob__sbuf line = TFJOB__SBUF_INIT;
+	tfjob__sbuf_adds(&line, "conditions:");
+	size_t i;
+	json_t *c;
+	json_array_foreach(conds, i, c) {
+		const char *t = tfjob__str(c, "type"), *v = tfjob__str(c, "status");
+		addf(&line, " %s=%s", t ? t : "?", v ? v : "?");
+	}
+	if (!json_array_size(conds))
+		tfjob__sbuf_adds(&line, " (none)");
+	char *text = tfjob__sbuf_take(&line);
+	if (!text) {
+		s->out.oom = true;
+		return;
+	}
+	if (!s->last_conditions || strcmp(text, s->last_conditions)) {
+		addf(&s->out, "%s%s\n", indent, text);
+		free(s->last_conditions);
+		s->last_conditions = text;
+	} else {
+		free(text);
+	}
+}
+
+/* One reconcile; *quiet when it neither acted nor changed the status. */
+static int step(sim *s, bool *quiet)
+{
+	*quiet = true;
+	char *pods = json_dumps(s->pods, JSON_COMPACT), *svcs = json_dumps(s->services, JSON_COMPACT);
+	if (!pods || !svcs) {
+		free(pods);
+		free(svcs);
+		return tfjob__oom(s->err);
+	}
+	s->popts.now = s->now;
+	tfjob_plan *plan = NULL;
+	int rc = tfjob_plan_new(&plan, s->job, pods, svcs, &s->popts, s->err);
+	free(pods);
+	free(svcs);
+	if (rc)
+		return rc;
+	s->steps++;
+	bool acted = false;
+	rc = apply_plan(s, plan, &acted);
+	if (!rc && tfjob_plan_status_changed(plan)) {
+		char *st = NULL;
+		rc = tfjob_plan_status_json(&st, plan, 0, s->err);
+		if (!rc)
+			rc = tfjob_job_set_status_json(s->job, st, s->err);
+		tfjob_free(st);
+		if (!rc)
+			print_conditions(s, "           ");
+	}
+	int64_t after;
+	if (!rc && tfjob_plan_requeue_after(&after, plan) == 0) {
+		int64_t at = s->now + (after > MAX_OFFSET ? MAX_OFFSET + 1 : after);
+		if (!s->has_requeue || at < s->requeue_at || s->requeue_at <= s->now) {
+			s->has_requeue = true;
+			s->requeue_at = at;
+		}
+	}
+	*quiet = !acted && !tfjob_plan_status_changed(plan);
+	tfjob_plan_free(plan);
+	return rc;
+}
+
+/* Reconcile until the cluster is quiet at this instant (the controller reacting to its own writes). */
+static int settle(sim *s)
+{
+	for (int i = 0; i < STEPS_PER_INSTANT && !s->deleted; i++) {
+		if (s->steps >= s->max_steps)
+			return 0;
+		bool quiet;
+		int rc = step(s, &quiet);
+		if (rc)
+			return rc;
+		if (quiet && !(s->has_requeue && s->requeue_at <= s->now))
+			return 0;
+		if (quiet)
+			s->has_requeue = false; /* a requeue at once that changed nothing: wait for the next event */
+	}
+	return 0;
+}
+
+/* ---- scenario changes ---- */
+
+static void merge(json_t *dst, json_t *src)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(src, k, v) {
+		json_t *cur = json_object_get(dst, k);
+		if (json_is_object(cur) && json_is_object(v))
+			merge(cur, v);
+		else
+			json_object_set(dst, k, v);
+	}
+}
+
+static int apply_pod_change(sim *s, const char *key, json_t *change)
+{
+	char *name = tfjob__strdup_printf("%s-%s", job_name(s), key);
+	if (!name)
+		return tfjob__oom(s->err);
+	json_t *pod = find_named(s->pods, name, NULL);
+	if (!pod) {
+		addf(&s->out, "           (no pod %s: change ignored)\n", name);
+		free(name);
+		return 0;
+	}
+	free(name);
+	const char *phase = json_is_string(change) ? json_string_value(change) : tfjob__str(change, "phase");
+	json_t *status = json_object();
+	if (!status)
+		return tfjob__oom(s->err);
+	if (phase)
+		json_object_set_new(status, "phase", json_string(phase));
+	int64_t code = 0, restarts = 0;
+	bool has_code = json_is_object(change) && tfjob__int(&code, change, "exitCode") == 0;
+	if (json_is_object(change))
+		tfjob__int(&restarts, change, "restartCount");
+	json_t *state = json_object();
+	const char *waiting = json_is_object(change) ? tfjob__str(change, "waiting") : NULL;
+	const char *reason = json_is_object(change) ? tfjob__str(change, "reason") : NULL;
+	const char *message = json_is_object(change) ? tfjob__str(change, "message") : NULL;
+	if (has_code) {
+		json_t *term = json_pack("{s:I}", "exitCode", (json_int_t)code);
+		if (reason)
+			json_object_set_new(term, "reason", json_string(reason));
+		if (message)
+			json_object_set_new(term, "message", json_string(message));
+		json_object_set_new(state, "terminated", term);
+	} else if (waiting) {
+		json_object_set_new(state, "waiting", json_pack("{s:s,s:s}", "reason", waiting, "message", message ? message : waiting));
+	} else if (phase && !strcmp(phase, "Running")) {
+		json_object_set_new(state, "running", json_object());
+	}
+	json_object_set_new(status, "containerStatuses",
+	                    json_pack("[{s:s,s:I,s:o}]", "name", TFJOB__CONTAINER_NAME, "restartCount", (json_int_t)restarts,
+	                              "state", state));
+	json_object_set_new(pod, "status", status);
+	return 0;
+}
+
+static int apply_entry(sim *s, json_t *entry)
+{
+	json_t *pods = tfjob__obj(entry, "pods");
+	const char *key;
+	json_t *change;
+	tfjob__sbuf_adds(&s->out, "changes:");
+	json_object_foreach(pods, key, change) {
+		const char *phase = json_is_string(change) ? json_string_value(change) : tfjob__str(change, "phase");
+		int64_t code;
+		addf(&s->out, " %s %s", key, phase ? phase : "");
+		if (json_is_object(change) && tfjob__int(&code, change, "exitCode") == 0)
+			addf(&s->out, " (exit %" PRId64 ")", code);
+		tfjob__sbuf_addc(&s->out, ';');
+	}
+	json_t *spec = tfjob__obj(entry, "spec");
+	if (spec) {
+		char *text = json_dumps(spec, JSON_COMPACT);
+		addf(&s->out, " spec %s;", text ? text : "");
+		free(text);
+	}
+	json_t *deletes = tfjob__arr(entry, "deletePods");
+	size_t i;
+	json_t *d;
+	json_array_foreach(deletes, i, d)
+		addf(&s->out, " delete %s;", json_string_value(d) ? json_string_value(d) : "?");
+	tfjob__sbuf_addc(&s->out, '\n');
+	json_object_foreach(pods, key, change) {
+		int rc = apply_pod_change(s, key, change);
+		if (rc)
+			return rc;
+	}
+	if (spec) {
+		json_t *js = tfjob__spec(s->job);
+		if (js)
+			merge(js, spec);
+	}
+	json_array_foreach(deletes, i, d) {
+		char *name = tfjob__strdup_printf("%s-%s", job_name(s), json_string_value(d) ? json_string_value(d) : "");
+		size_t pos;
+		if (name && find_named(s->pods, name, &pos))
+			json_array_remove(s->pods, pos);
+		free(name);
+	}
+	return 0;
+}
+
+static void report_final(sim *s)
+{
+	json_t *st = tfjob__status(s->job);
+	char buf[48];
+	tfjob__sbuf_adds(&s->out, "\nStatus:\n  Conditions:\n    Type        Status  Reason                 Last Transition       Message\n");
+	json_t *conds = tfjob__arr(st, "conditions");
+	size_t i;
+	json_t *c;
+	json_array_foreach(conds, i, c) {
+		const char *t = tfjob__str(c, "type"), *v = tfjob__str(c, "status"), *r = tfjob__str(c, "reason"),
+		           *lt = tfjob__str(c, "lastTransitionTime"), *m = tfjob__str(c, "message");
+		addf(&s->out, "    %-11s %-7s %-22s %-21s %s\n", t ? t : "", v ? v : "", r ? r : "", lt ? lt : "", m ? m : "");
+	}
+	tfjob__sbuf_adds(&s->out, "  Replica Statuses:\n");
+	json_t *rs = tfjob__obj(st, "replicaStatuses");
+	const char *k;
+	json_t *v;
+	json_object_foreach(rs, k, v) {
+		int64_t a = 0, su = 0, f = 0;
+		tfjob__int(&a, v, "active");
+		tfjob__int(&su, v, "succeeded");
+		tfjob__int(&f, v, "failed");
+		addf(&s->out, "    %-10s active %" PRId64 ", succeeded %" PRId64 ", failed %" PRId64 "\n", k, a, su, f);
+	}
+	const char *start = tfjob__str(st, "startTime"), *done = tfjob__str(st, "completionTime");
+	addf(&s->out, "  Start Time:       %s\n  Completion Time:  %s\n", start ? start : "<none>", done ? done : "<none>");
+	addf(&s->out, "  Pods left:        %zu   Services left: %zu   TFJob deleted: %s\n", json_array_size(s->pods),
+	     json_array_size(s->services), s->deleted ? "yes" : "no");
+	addf(&s->out, "  Reconcile steps:  %u   Simulated until: %s\n", s->steps, tfjob_time_format(buf, sizeof buf, s->now));
+	tfjob__sbuf_adds(&s->out, "\nEvents:\n  Type     Reason                       At      Message\n"
+	                          "  ----     ------                       --      -------\n");
+	if (s->events.len)
+		tfjob__sbuf_add(&s->out, s->events.p, s->events.len);
+}
+
+int tfjob_simulate_options_init(tfjob_simulate_options *opts, unsigned int version)
+{
+	if (!opts)
+		return TFJOB_EINVAL;
+	if (version == 0 || version > TFJOB_SIMULATE_OPTIONS_VERSION)
+		return TFJOB_EVERSION;
+	tfjob_simulate_options init = TFJOB_SIMULATE_OPTIONS_INIT;
+	init.version = version;
+	*opts = init;
+	return 0;
+}
+
+static int scenario_error(tfjob_error **err, const char *what)
+{
+	return tfjob__fail(err, TFJOB_ESCHEMA, "scenario: %s (see docs/simulate.md)", what);
+}
+
+int tfjob_simulate(char **out, const char *scenario, size_t len, const tfjob_simulate_options *opts, tfjob_error **err)
+{
+	if (!out || !scenario)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_simulate: out and scenario are required");
+	*out = NULL;
+	tfjob_simulate_options defaults = TFJOB_SIMULATE_OPTIONS_INIT;
+	if (!opts)
+		opts = &defaults;
+	int rc = tfjob__check_version(err, opts->version, TFJOB_SIMULATE_OPTIONS_VERSION, "tfjob_simulate_options");
+	if (rc)
+		return rc;
+	json_t *root = NULL;
+	rc = tfjob__load_one(&root, scenario, len, "scenario", err);
+	if (rc)
+		return rc;
+	sim s;
+	memset(&s, 0, sizeof s);
+	s.err = err;
+	tfjob_plan_options pinit = TFJOB_PLAN_OPTIONS_INIT;
+	s.popts = pinit;
+	s.popts.render = opts->render;
+	s.max_steps = opts->max_steps ? opts->max_steps : DEFAULT_MAX_STEPS;
+	s.pods = json_array();
+	s.services = json_array();
+	json_t *timeline = json_object_get(root, "timeline");
+	json_t *jobv = json_object_get(root, "job");
+	const char *compat = tfjob__str(root, "compat");
+	const char *start = tfjob__str(root, "start");
+	if (!s.pods || !s.services) {
+		rc = tfjob__oom(err);
+		goto out;
+	}
+	if (!json_is_object(root) || !json_is_object(jobv)) {
+		rc = scenario_error(err, "a mapping with a 'job' mapping is required");
+		goto out;
+	}
+	if (timeline && !json_is_array(timeline)) {
+		rc = scenario_error(err, "'timeline' must be a list");
+		goto out;
+	}
+	if (opts->override_compat)
+		s.popts.compat = opts->compat;
+	else if (compat && tfjob_compat_from_string(&s.popts.compat, compat)) {
+		rc = tfjob__fail(err, TFJOB_ESCHEMA, "scenario: unknown compat '%s'", compat);
+		goto out;
+	}
+	s.start = DEFAULT_START;
+	if (start && tfjob_time_parse(&s.start, start)) {
+		rc = tfjob__fail(err, TFJOB_ESCHEMA, "scenario: start '%s' is not an RFC 3339 time", start);
+		goto out;
+	}
+	int64_t last = 0, until;
+	size_t i;
+	json_t *e;
+	json_array_foreach(timeline, i, e) {
+		int64_t at;
+		if (!json_is_object(e) || tfjob__int(&at, e, "at") || at < last || at > MAX_OFFSET) {
+			rc = tfjob__fail(err, TFJOB_ESCHEMA,
+			                 "scenario: timeline[%zu] needs 'at' (seconds, not before the previous entry, at most "
+			                 "%" PRId64 ")", i, MAX_OFFSET);
+			goto out;
+		}
+		last = at;
+	}
+	if (tfjob__int(&until, root, "until")) {
+		until = last + 3600;
+	} else if (until < 0 || until > MAX_OFFSET) {
+		rc = tfjob__fail(err, TFJOB_ESCHEMA, "scenario: 'until' must be 0 to %" PRId64 " seconds", MAX_OFFSET);
+		goto out;
+	}
+	rc = tfjob__job_wrap(&s.job, json_deep_copy(jobv), "scenario job", err);
+	if (rc)
+		goto out;
+	if (!tfjob_job_name(s.job)) {
+		rc = scenario_error(err, "the job needs metadata.name");
+		goto out;
+	}
+
+	const char *desc = tfjob__str(root, "description");
+	char buf[48];
+	addf(&s.out, "Scenario: %s\nTFJob:    %s/%s   compat: %s   start: %s\n\nTimeline:\n", desc ? desc : "(no description)",
+	     tfjob_job_namespace(s.job) ? tfjob_job_namespace(s.job) : "default", job_name(&s),
+	     tfjob_compat_name(s.popts.compat), tfjob_time_format(buf, sizeof buf, s.start));
+
+	size_t next = 0;
+	s.now = s.start;
+	addf(&s.out, "  +%-7" PRId64 " job created\n", (int64_t)0);
+	rc = settle(&s);
+	while (!rc && !s.deleted && s.steps < s.max_steps) {
+		bool have_entry = next < json_array_size(timeline);
+		int64_t entry_at = 0;
+		if (have_entry)
+			tfjob__int(&entry_at, json_array_get(timeline, next), "at");
+		entry_at += s.start;
+		bool have_requeue = s.has_requeue && s.requeue_at > s.now && s.requeue_at - s.start <= until;
+		if (!have_entry && !have_requeue)
+			break;
+		if (have_entry && (!have_requeue || entry_at <= s.requeue_at)) {
+			s.now = entry_at > s.now ? entry_at : s.now;
+			bool first = true;
+			while (!rc && next < json_array_size(timeline)) {
+				int64_t at;
+				tfjob__int(&at, json_array_get(timeline, next), "at");
+				if (at + s.start != entry_at)
+					break;
+				if (first)
+					addf(&s.out, "  +%-7" PRId64 " ", s.now - s.start);
+				else
+					tfjob__sbuf_adds(&s.out, "           ");
+				first = false;
+				rc = apply_entry(&s, json_array_get(timeline, next));
+				next++;
+			}
+		} else {
+			s.now = s.requeue_at;
+			s.has_requeue = false;
+			addf(&s.out, "  +%-7" PRId64 " requeue\n", s.now - s.start);
+		}
+		if (!rc)
+			rc = settle(&s);
+	}
+	if (!rc && !s.deleted && s.steps >= s.max_steps)
+		addf(&s.out, "           (stopped: %u reconcile steps)\n", s.steps);
+	if (!rc) {
+		report_final(&s);
+		if (s.out.oom || s.events.oom) {
+			rc = tfjob__oom(err);
+		} else {
+			*out = tfjob__sbuf_take(&s.out);
+			if (!*out)
+				rc = tfjob__oom(err);
+		}
+	}
+out:
+	tfjob__sbuf_free(&s.out);
+	tfjob__sbuf_free(&s.events);
+	free(s.last_conditions);
+	tfjob_job_free(s.job);
+	json_decref(s.pods);
+	json_decref(s.services);
+	json_decref(root);
+	return rc;
+}
