@@ -1,9 +1,10 @@
 /*
- * tfjobctl delete NAME... [--kubeconfig F] [--context C] [-n NS]
+ * tfjobctl delete NAME...|-f FILE... [--kubeconfig F] [--context C] [-n NS]
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cluster.h"
@@ -11,15 +12,74 @@
 void usage_delete(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl delete NAME... [--cascade background|foreground|orphan] [--ignore-not-found]\n"
-	        "                       [--kubeconfig F] [--context C] [-n NS]\n\n"
+	        "usage: tfjobctl delete NAME...|-f FILE... [--cascade background|foreground|orphan]\n"
+	        "                       [--ignore-not-found] [--kubeconfig F] [--context C] [-n NS]\n\n"
 	        "Delete TFJobs from the cluster. Their pods and services go with them (garbage collection\n"
 	        "through ownerReferences) unless --cascade orphan.\n\n"
+	        "  -f, --filename F  the TFJobs of a file, a directory (its .yaml, .yml and .json files) or\n"
+	        "                  '-', repeatable: each by its name, in its own namespace if it has one\n"
 	        "  --cascade P     the propagation policy (default: background; kubectl's legacy 'true' is\n"
 	        "                  background, 'false' orphan)\n"
 	        "  --ignore-not-found  a TFJob that does not exist is not an error\n" CTL_CLUSTER_USAGE "\n"
 	        "Exit status: 0 all deleted, 1 the server refused one (e.g. NotFound), 2 usage,\n"
 	        "configuration or connection error.\n");
+}
+
+/* One TFJob to delete: its namespace (NULL: -n or the context's) and name. */
+struct target {
+	const char *ns, *name;
+};
+
+static int delete_all(tfjob_transport *t, const struct target *targets, size_t n, const tfjob_delete_options *opts,
+                      int ignore_not_found)
+{
+	int status = EXIT_OK;
+	for (size_t i = 0; i < n; i++) {
+		tfjob_error *err = NULL;
+		int drc = tfjob_transport_delete(NULL, t, &ctl_tfjobs, targets[i].ns, targets[i].name, opts, &err);
+		if (drc == TFJOB_ENOTFOUND && ignore_not_found) {
+			tfjob_error_free(err);
+			continue;
+		}
+		if (drc) {
+			int r = ctl_api_fail(err);
+			if (r > status)
+				status = r;
+			continue;
+		}
+		printf("tfjob.kubeflow.org \"%s\" deleted\n", targets[i].name);
+	}
+	return status;
+}
+
+/* The targets: the NAMEs of the command line, or the TFJobs of the -f sources (in). */
+static int collect(struct target **out, size_t *n, int argc, char **argv, struct ctl_inputs *in)
+{
+	size_t count = in->count ? in->count : (size_t)(argc - optind);
+	struct target *targets = calloc(count ? count : 1, sizeof(*targets));
+	if (!targets)
+		return ctl_fail("out of memory");
+	for (size_t i = 0; i < count; i++) {
+		if (in->count) {
+			targets[i] = (struct target){ tfjob_job_namespace(in->docs[i].job), tfjob_job_name(in->docs[i].job) };
+			if (!targets[i].name || !targets[i].name[0]) {
+				free(targets);
+				fputs("tfjobctl: delete: ", stderr);
+				ctl_doc_prefix(stderr, &in->docs[i]);
+				fputs("a TFJob without metadata.name cannot be deleted by its file\n", stderr);
+				return EXIT_USAGE;
+			}
+		} else {
+			targets[i] = (struct target){ NULL, ctl_object_name(argv[optind + (int)i], "delete") };
+			if (!targets[i].name) {
+				free(targets);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	*out = targets;
+	*n = count;
+	return 0;
 }
 
 int cmd_delete(int argc, char **argv)
@@ -28,17 +88,22 @@ int cmd_delete(int argc, char **argv)
 		CTL_CLUSTER_LONGOPTS,
 		{ "cascade", required_argument, NULL, 'c' },
 		{ "ignore-not-found", no_argument, NULL, 'I' },
+		{ "filename", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct ctl_sources sources = { 0 };
 	struct ctl_cluster cl = { 0 };
 	tfjob_delete_options opts = TFJOB_DELETE_OPTIONS_INIT;
 	opts.propagation = TFJOB_PROPAGATION_BACKGROUND;
 	int ch, ignore_not_found = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":n:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":n:f:", longopts, NULL)) != -1) {
 		if (ctl_cluster_option(&cl, ch, optarg))
 			continue;
-		if (ch == 'c') {
+		if (ch == 'f') {
+			if (ctl_sources_add(&sources, ctl_flag_value(optarg)))
+				return EXIT_USAGE;
+		} else if (ch == 'c') {
 			if (!strcmp(optarg, "background") || !strcmp(optarg, "true"))
 				opts.propagation = TFJOB_PROPAGATION_BACKGROUND;
 			else if (!strcmp(optarg, "foreground"))
@@ -55,32 +120,24 @@ int cmd_delete(int argc, char **argv)
 			return ctl_fail("delete: unknown option '%s' (see tfjobctl delete --help)", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		return ctl_fail("delete: expected a NAME (see tfjobctl delete --help)");
-	for (int i = optind; i < argc; i++)
-		if (!ctl_object_name(argv[i], "delete"))
-			return EXIT_USAGE;
-	tfjob_transport *t;
-	int rc = ctl_connect(&t, &cl);
-	if (rc)
-		return rc;
-	int status = EXIT_OK;
-	for (int i = optind; i < argc; i++) {
-		tfjob_error *err = NULL;
-		const char *name = ctl_object_name(argv[i], "delete");
-		int drc = tfjob_transport_delete(NULL, t, &ctl_tfjobs, NULL, name, &opts, &err);
-		if (drc == TFJOB_ENOTFOUND && ignore_not_found) {
-			tfjob_error_free(err);
-			continue;
-		}
-		if (drc) {
-			int r = ctl_api_fail(err);
-			if (r > status)
-				status = r;
-			continue;
-		}
-		printf("tfjob.kubeflow.org \"%s\" deleted\n", name);
+	if (sources.count ? optind < argc : optind >= argc) {
+		free(sources.paths);
+		return ctl_fail("delete: expected NAMEs or -f, not both, not neither (see tfjobctl delete --help)");
 	}
-	ctl_disconnect(t);
+	struct ctl_inputs in = { 0 };
+	struct target *targets = NULL;
+	size_t n = 0;
+	int status = sources.count ? ctl_inputs_read(&in, &sources) : EXIT_OK;
+	if (status == EXIT_OK)
+		status = collect(&targets, &n, argc, argv, &in);
+	tfjob_transport *t = NULL;
+	if (status == EXIT_OK)
+		status = ctl_connect(&t, &cl);
+	if (status == EXIT_OK) {
+		status = delete_all(t, targets, n, &opts, ignore_not_found);
+		ctl_disconnect(t);
+	}
+	free(targets);
+	ctl_inputs_free(&in);
 	return status;
 }

@@ -561,6 +561,18 @@ class TfjobctlTest(unittest.TestCase):
         self.assertEqual((rc, out, err), (0, 'tfjob.kubeflow.org "x" deleted\n', ""))
         self.assertEqual(json.loads(self.log()[1]["body"])["propagationPolicy"], "Orphan")
 
+    def test_delete_by_file(self):
+        # -f: each TFJob of the files by its name, in its own namespace (else -n).
+        a, b = job("a", ns="team"), job("b")
+        del b["metadata"]["namespace"]
+        self.rules({"method": "DELETE", "path": BASE + "/team/tfjobs/a", "body": {"kind": "Status", "status": "Success"}},
+                   {"method": "DELETE", "path": BASE + "/other/tfjobs/b", "body": {"kind": "Status", "status": "Success"}})
+        rc, out, err = self.run_ctl("delete", "-n", "other", "-f", "-", stdin="---\n" + json.dumps(a) + "\n---\n" + json.dumps(b))
+        self.assertEqual((rc, out), (0, 'tfjob.kubeflow.org "a" deleted\ntfjob.kubeflow.org "b" deleted\n'), err)
+        self.assertEqual([e["path"] for e in self.log()], [BASE + "/team/tfjobs/a", BASE + "/other/tfjobs/b"])
+        rc, out, err = self.run_ctl("delete", "x", "-f", "-", stdin=json.dumps(a))
+        self.assertEqual(rc, 2, err)
+
     def test_watch_until_succeeded(self):
         def ev(t, obj):
             return json.dumps({"type": t, "object": obj}) + "\n"
