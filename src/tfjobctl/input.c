@@ -57,31 +57,36 @@ static size_t separator_length(const char *p, const char *end)
 	return (size_t)(q - p) + (q < end);
 }
 
-/* The line of the first character that is not blank or part of a comment (the document's own
- * first line), counting from line. */
-static unsigned int content_line(const char *p, const char *end, unsigned int line)
+/* Move *p past the lines that hold only blanks or a comment, counting them in *line: the document
+ * then starts on its own first line, which its errors count from. */
+static void skip_to_content(const char **p, const char *end, unsigned int *line)
 {
-	while (p < end) {
-		if (*p == '\n')
-			line++;
-		else if (*p == '#')
-			while (p < end && *p != '\n')
-				p++;
-		else if (*p != ' ' && *p != '\t' && *p != '\r')
-			return line;
-		if (p < end)
-			p++;
+	const char *q = *p;
+	while (q < end) {
+		const char *start = q;
+		while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
+			q++;
+		if (q < end && *q == '#')
+			while (q < end && *q != '\n')
+				q++;
+		if (q == end || *q != '\n') {
+			*p = start; /* content on this line */
+			return;
+		}
+		q++;
+		(*line)++;
 	}
-	return line;
+	*p = end;
 }
 
 /* Parse one document (text [p, end) starting at line); its TFJobs go into in. A document that is
  * not one is reported and counted as failed; the others are read all the same. */
 static int add_document(struct ctl_inputs *in, const char *name, const char *p, const char *end, unsigned int line)
 {
+	skip_to_content(&p, end, &line);
 	tfjob_parse_options opts = TFJOB_PARSE_OPTIONS_INIT;
 	opts.filename = name;
-	opts.first_line = content_line(p, end, line);
+	opts.first_line = line;
 	tfjob_job **jobs = NULL;
 	size_t n = 0;
 	tfjob_error *err = NULL;

@@ -42,6 +42,11 @@ $TMP/multi.yaml:14: tfjob/b: spec.tfReplicaSpecs[Worker].template.spec.container
 contains "not a TFJob names its line" "$TMP/err" "$TMP/multi.yaml:9: not a TFJob"
 contains "syntax error at the file's line" "$TMP/err" "$TMP/multi.yaml:24:1: YAML syntax error"
 contains "syntax context at the file's line" "$TMP/err" "(line 23 column 11)"
+# Blank and comment lines before a document do not shift the lines of its errors.
+printf 'apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: a}\n---\n\n# c\n\napiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: c\n' >"$TMP/lead.yaml"
+run 2 "validate -f, comments before a bad document" -- validate -f "$TMP/lead.yaml"
+contains "syntax error line after comments" "$TMP/err" "$TMP/lead.yaml:11:1: YAML syntax error"
+contains "syntax context line after comments" "$TMP/err" "(line 10 column 11)"
 sed -n '13,19p' "$TMP/multi.yaml" >"$TMP/invalid-only.yaml"
 run 1 "validate -f invalid: exit 1" -- validate -f "$TMP/invalid-only.yaml"
 run 0 "validate -f repeatable" -- validate -f "$TMP/one.yaml" -f "$TMP/two.yaml"
