@@ -82,6 +82,20 @@ static int collect(struct target **out, size_t *n, int argc, char **argv, struct
 	return 0;
 }
 
+/* --cascade: kubectl's propagation policies, and its legacy true/false. Reports a bad value. */
+static bool parse_cascade(tfjob_delete_options *opts, const char *value)
+{
+	if (!strcmp(value, "background") || !strcmp(value, "true"))
+		opts->propagation = TFJOB_PROPAGATION_BACKGROUND;
+	else if (!strcmp(value, "foreground"))
+		opts->propagation = TFJOB_PROPAGATION_FOREGROUND;
+	else if (!strcmp(value, "orphan") || !strcmp(value, "false"))
+		opts->propagation = TFJOB_PROPAGATION_ORPHAN;
+	else
+		return ctl_fail("delete: unknown --cascade '%s' (background, foreground or orphan)", value) == 0;
+	return true;
+}
+
 int cmd_delete(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -100,24 +114,20 @@ int cmd_delete(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, ":n:f:", longopts, NULL)) != -1) {
 		if (ctl_cluster_option(&cl, ch, optarg))
 			continue;
-		if (ch == 'f') {
-			if (ctl_sources_add(&sources, ctl_flag_value(optarg)))
-				return EXIT_USAGE;
-		} else if (ch == 'c') {
-			if (!strcmp(optarg, "background") || !strcmp(optarg, "true"))
-				opts.propagation = TFJOB_PROPAGATION_BACKGROUND;
-			else if (!strcmp(optarg, "foreground"))
-				opts.propagation = TFJOB_PROPAGATION_FOREGROUND;
-			else if (!strcmp(optarg, "orphan") || !strcmp(optarg, "false"))
-				opts.propagation = TFJOB_PROPAGATION_ORPHAN;
-			else
-				return ctl_fail("delete: unknown --cascade '%s' (background, foreground or orphan)", optarg);
-		} else if (ch == 'I') {
+		int bad = 0;
+		if (ch == 'f')
+			bad = ctl_sources_add(&sources, ctl_flag_value(optarg));
+		else if (ch == 'c')
+			bad = !parse_cascade(&opts, optarg);
+		else if (ch == 'I')
 			ignore_not_found = 1;
-		} else if (ch == ':') {
-			return ctl_fail("delete: option '%s' needs a value", argv[optind - 1]);
-		} else {
-			return ctl_fail("delete: unknown option '%s' (see tfjobctl delete --help)", argv[optind - 1]);
+		else if (ch == ':')
+			bad = ctl_fail("delete: option '%s' needs a value", argv[optind - 1]);
+		else
+			bad = ctl_fail("delete: unknown option '%s' (see tfjobctl delete --help)", argv[optind - 1]);
+		if (bad) {
+			free(sources.paths);
+			return EXIT_USAGE;
 		}
 	}
 	if (sources.count ? optind < argc : optind >= argc) {

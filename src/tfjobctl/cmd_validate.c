@@ -45,63 +45,41 @@ static int warn_valid(const tfjob_job *job, const tfjob_field_errors *errs, cons
 	return n < 0 ? EXIT_USAGE : n > 0 && warn->as_errors ? EXIT_NEGATIVE : EXIT_OK;
 }
 
-/* The -f form's text: "tfjob/NAME valid", or one line per error named by file and line. */
-static void print_doc_result(const tfjob_field_errors *errs, const struct ctl_doc *d)
+/* The text result of a document: the -f form's "tfjob/NAME valid" or "FILE:LINE: tfjob/NAME: error"
+ * lines, or the positional FILE's "FILE: TFJob NAME is valid" / "FILE: error" (its line is 0). */
+static void print_text(const tfjob_field_errors *errs, const struct ctl_doc *d)
 {
 	size_t n = tfjob_field_errors_count(errs);
-	if (n == 0)
+	if (n == 0 && d->line)
 		printf("tfjob/%s valid\n", ctl_job_label(d->job));
+	else if (n == 0)
+		printf("%s: TFJob %s is valid\n", d->file, tfjob_job_name(d->job) ? tfjob_job_name(d->job) : "(unnamed)");
 	for (size_t i = 0; i < n; i++) {
 		ctl_doc_prefix(stdout, d);
 		printf("%s\n", tfjob_field_errors_message(errs, i));
 	}
 }
 
-static int print_result(const tfjob_field_errors *errs, bool json, const char *path, const tfjob_job *job)
+/* Validate one document and print its result; its exit status. */
+static int validate_doc(const struct ctl_doc *d, const tfjob_validate_options *opts, bool json,
+                        const struct warn_flags *warn)
 {
-	if (json) {
-		char *text = NULL;
-		tfjob_error *err = NULL;
-		if (tfjob_field_errors_to_json(&text, errs, TFJOB_JSON_COMPACT, &err))
-			return ctl_fail_err(err);
+	tfjob_field_errors *errs = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_job_validate(&errs, d->job, opts, &err))
+		return ctl_fail_err(err);
+	int rc = EXIT_OK;
+	char *text = NULL;
+	if (!json)
+		print_text(errs, d);
+	else if (tfjob_field_errors_to_json(&text, errs, TFJOB_JSON_COMPACT, &err))
+		rc = ctl_fail_err(err);
+	else
 		ctl_print_owned(text);
-		return 0;
-	}
-	const char *name = tfjob_job_name(job);
-	size_t n = tfjob_field_errors_count(errs);
-	if (n == 0)
-		printf("%s: TFJob %s is valid\n", path, name ? name : "(unnamed)");
-	for (size_t i = 0; i < n; i++)
-		printf("%s: %s\n", path, tfjob_field_errors_message(errs, i));
-	return 0;
-}
-
-/* The -f form: every TFJob of the sources, each with its own result; the worst status. */
-static int validate_inputs(struct ctl_sources *sources, const tfjob_validate_options *opts, bool json,
-                           const struct warn_flags *warn)
-{
-	struct ctl_inputs in = { 0 };
-	int status = ctl_inputs_read(&in, sources);
-	for (size_t i = 0; i < in.count; i++) {
-		tfjob_field_errors *errs = NULL;
-		tfjob_error *err = NULL;
-		int rc = EXIT_OK;
-		if (tfjob_job_validate(&errs, in.docs[i].job, opts, &err))
-			rc = ctl_fail_err(err);
-		else if (json)
-			rc = print_result(errs, true, NULL, NULL) ? EXIT_USAGE : EXIT_OK;
-		else
-			print_doc_result(errs, &in.docs[i]);
-		if (rc == EXIT_OK && tfjob_field_errors_count(errs) > 0)
-			rc = EXIT_NEGATIVE;
-		if (rc == EXIT_OK)
-			rc = warn_valid(in.docs[i].job, errs, warn);
-		if (rc > status)
-			status = rc;
-		tfjob_field_errors_free(errs);
-	}
-	ctl_inputs_free(&in);
-	return status;
+	if (rc == EXIT_OK)
+		rc = tfjob_field_errors_count(errs) > 0 ? EXIT_NEGATIVE : warn_valid(d->job, errs, warn);
+	tfjob_field_errors_free(errs);
+	return rc;
 }
 
 int cmd_validate(int argc, char **argv)
@@ -123,10 +101,10 @@ int cmd_validate(int argc, char **argv)
 	int ch;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":o:f:", longopts, NULL)) != -1) {
+		int bad = 0;
 		switch (ch) {
 		case 'f':
-			if (ctl_sources_add(&sources, optarg))
-				return EXIT_USAGE;
+			bad = ctl_sources_add(&sources, optarg);
 			break;
 		case 'I':
 			warn.istio_injection = true;
@@ -138,66 +116,40 @@ int cmd_validate(int argc, char **argv)
 			old_path = optarg;
 			break;
 		case 'c':
-			if (!ctl_parse_compat(&opts.compat, optarg))
-				return EXIT_USAGE;
+			bad = !ctl_parse_compat(&opts.compat, optarg);
 			break;
 		case 'o':
 			if (!strcmp(optarg, "json"))
 				json = true;
 			else if (strcmp(optarg, "text"))
-				return ctl_fail("validate: unknown output format '%s' (expected json or text)", optarg);
+				bad = ctl_fail("validate: unknown output format '%s' (expected json or text)", optarg);
 			break;
 		case ':':
-			return ctl_fail("validate: option '%s' needs a value", argv[optind - 1]);
+			bad = ctl_fail("validate: option '%s' needs a value", argv[optind - 1]);
+			break;
 		default:
-			return ctl_fail("validate: unknown option '%s' (see tfjobctl validate --help)", argv[optind - 1]);
+			bad = ctl_fail("validate: unknown option '%s' (see tfjobctl validate --help)", argv[optind - 1]);
+			break;
+		}
+		if (bad) {
+			free(sources.paths);
+			return EXIT_USAGE;
 		}
 	}
-	if (sources.count && optind != argc) {
-		free(sources.paths);
-		return ctl_fail("validate: give FILE or -f, not both (see tfjobctl validate --help)");
-	}
-	if (!sources.count && optind != argc - 1)
-		return ctl_fail("validate: expected exactly one FILE (see tfjobctl validate --help)");
-
 	tfjob_job *old = NULL;
 	if (old_path && ctl_load_job(&old, old_path)) {
 		free(sources.paths);
 		return EXIT_USAGE;
 	}
 	opts.old = old;
-	if (sources.count) {
-		int status = validate_inputs(&sources, &opts, json, &warn);
-		tfjob_job_free(old);
-		return status;
-	}
-	const char *path = argv[optind];
-	tfjob_job **jobs = NULL;
-	size_t count = 0;
-	if (ctl_load_jobs(&jobs, &count, path)) {
-		tfjob_job_free(old);
-		return EXIT_USAGE;
-	}
-	int status = EXIT_OK;
-	for (size_t i = 0; i < count && status != EXIT_USAGE; i++) {
-		tfjob_field_errors *errs = NULL;
-		tfjob_error *err = NULL;
-		if (tfjob_job_validate(&errs, jobs[i], &opts, &err)) {
-			status = ctl_fail_err(err);
-			break;
-		}
-		int rc = EXIT_OK;
-		if (print_result(errs, json, path, jobs[i]))
-			rc = EXIT_USAGE;
-		else if (tfjob_field_errors_count(errs) > 0)
-			rc = EXIT_NEGATIVE;
-		else
-			rc = warn_valid(jobs[i], errs, &warn);
+	struct ctl_inputs in = { 0 };
+	int status = ctl_inputs_of_command(&in, &sources, argc, argv, "validate");
+	for (size_t i = 0; i < in.count; i++) {
+		int rc = validate_doc(&in.docs[i], &opts, json, &warn);
 		if (rc > status)
 			status = rc;
-		tfjob_field_errors_free(errs);
 	}
-	tfjob_job_array_free(jobs, count);
+	ctl_inputs_free(&in);
 	tfjob_job_free(old);
 	return status;
 }

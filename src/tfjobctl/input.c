@@ -27,17 +27,23 @@ static int add_doc(struct ctl_inputs *in, tfjob_job *job, const char *file, unsi
 	return 0;
 }
 
-/* The source's name as the inputs keep it (errors name it; "-" is "<stdin>"). */
-static const char *keep_name(struct ctl_inputs *in, const char *path)
+/* A copy of name that lives as long as the inputs (the docs point at it), or NULL. */
+static const char *keep_copy(struct ctl_inputs *in, const char *name)
 {
 	char **grown = realloc(in->names, (in->nnames + 1) * sizeof(*grown));
 	if (!grown)
 		return NULL;
 	in->names = grown;
-	char *copy = strdup(strcmp(path, "-") ? path : "<stdin>");
+	char *copy = strdup(name);
 	if (copy)
 		in->names[in->nnames++] = copy;
 	return copy;
+}
+
+/* The source's name as -f results name it ("-" is "<stdin>", as the parser's errors say). */
+static const char *keep_name(struct ctl_inputs *in, const char *path)
+{
+	return keep_copy(in, strcmp(path, "-") ? path : "<stdin>");
 }
 
 /* kubectl's YAML reader splits a stream at lines that start with "---" followed by nothing but
@@ -211,7 +217,7 @@ int ctl_inputs_whole_file(struct ctl_inputs *in, const char *path)
 	size_t n = 0;
 	if (ctl_load_jobs(&jobs, &n, path))
 		return EXIT_USAGE;
-	const char *name = keep_name(in, path);
+	const char *name = keep_copy(in, path); /* as given: the positional form's outputs name FILE so */
 	int rc = name ? 0 : ctl_fail("out of memory");
 	for (size_t i = 0; i < n; i++) {
 		if (!rc)
