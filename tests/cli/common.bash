@@ -1,5 +1,10 @@
-# Helpers of the tfjobctl test scripts (sourced): counters and checks over $CTL's output, kept
-# in $TMP/out and $TMP/err. The script sets CTL and TMP and prints "$pass passed, $fail failed".
+# Helpers of the tfjobctl test scripts (sourced, with the script's arguments): CTL is the binary
+# ($1, else the build's), TMP a scratch directory removed at exit; counters and checks over CTL's
+# output, kept in $TMP/out and $TMP/err. The script prints "$pass passed, $fail failed".
+CTL="${1:-build/src/tfjobctl/tfjobctl}"
+[ -x "$CTL" ] || { echo "tfjobctl not found at $CTL" >&2; exit 2; }
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
 pass=0
 fail=0
 

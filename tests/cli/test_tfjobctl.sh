@@ -3,10 +3,6 @@
 # YAML/JSON input, --old, --compat, syntax error positions, default, exit-code, --help.
 # Usage: tests/cli/test_tfjobctl.sh [PATH/TO/tfjobctl]   (run from the source root)
 set -u
-CTL="${1:-build/src/tfjobctl/tfjobctl}"
-[ -x "$CTL" ] || { echo "tfjobctl not found at $CTL" >&2; exit 2; }
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
 # shellcheck source=tests/cli/common.bash
 . "$(dirname "$0")/common.bash"
 

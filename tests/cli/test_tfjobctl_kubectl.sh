@@ -4,10 +4,6 @@
 # print reads back unchanged (our own parser and PyYAML, a YAML 1.1 reader as kubectl's is).
 # Usage: tests/cli/test_tfjobctl_kubectl.sh [PATH/TO/tfjobctl]   (run from the source root)
 set -u
-CTL="${1:-build/src/tfjobctl/tfjobctl}"
-[ -x "$CTL" ] || { echo "tfjobctl not found at $CTL" >&2; exit 2; }
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
 # shellcheck source=tests/cli/common.bash
 . "$(dirname "$0")/common.bash"
 
