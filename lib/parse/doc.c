@@ -24,7 +24,7 @@ int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *ca
 	out->max_documents = opts->max_documents ? opts->max_documents : TFJOB_DEFAULT_MAX_DOCUMENTS;
 	out->filename = opts->filename;
 	out->format = opts->format;
-	out->first_line = opts->version >= 2 ? opts->first_line : 0;
+	out->first_line = opts->first_line; /* the copy has it: 0 (the default) for a version-1 caller */
 	return 0;
 }
 
