@@ -1,7 +1,7 @@
 /*
  * Children at indices at or beyond a type's replicas, as training-operator v1.9 creates them:
  * index 0 of a type with replicas: 0 (its pod slice is max(highest index + 1, replicas) long,
- * never empty) and the gaps below a stray child's index (SEMANTICS.md defect 7). One code path
+ * never empty) and the gaps below a stray child's index (defect 7 in docs/semantics.md). One code path
  * for the planner (the children it creates) and tfjob_render_all() (what a job renders to).
  * SPDX-License-Identifier: Apache-2.0
  */
