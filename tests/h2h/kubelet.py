@@ -45,6 +45,7 @@ class StandIn:
         self.lock = threading.Condition()
         self.ip = 0
         self.deleting = set()   # uids whose deletion is scheduled
+        self.pending = 0        # deletions scheduled and not yet done
         self.watcher = self.kube.watch(f"/api/v1/namespaces/{namespace}/pods", self._event)
 
     def close(self):
@@ -65,6 +66,7 @@ class StandIn:
         if pod["metadata"].get("deletionTimestamp"):
             if pod["metadata"]["uid"] not in self.deleting:
                 self.deleting.add(pod["metadata"]["uid"])
+                self.pending += 1
                 t = threading.Timer(DELETION_SECONDS, self._finish_deletion, (pod,))
                 t.daemon = True
                 t.start()
@@ -92,8 +94,17 @@ class StandIn:
 
     def _finish_deletion(self, pod):
         m = pod["metadata"]
-        self.kube.request("DELETE", f"/api/v1/namespaces/{self.ns}/pods/{m['name']}",
-                          {"gracePeriodSeconds": 0, "preconditions": {"uid": m["uid"]}})
+        try:
+            self.kube.request("DELETE", f"/api/v1/namespaces/{self.ns}/pods/{m['name']}",
+                              {"gracePeriodSeconds": 0, "preconditions": {"uid": m["uid"]}})
+        finally:
+            with self.lock:
+                self.pending -= 1
+
+    def busy(self):
+        """Whether a graceful deletion is still to be finished."""
+        with self.lock:
+            return self.pending > 0
 
     def _status(self, pod, status):
         code, body = self.kube.request(

@@ -174,13 +174,14 @@ class Scenario:
 
     def settled(self):
         """The state once it has not changed, and the operator has made no request, for
-        SETTLE_SECONDS (at most 60 s of waiting)."""
+        SETTLE_SECONDS, and the stand-in has no deletion to finish (at most 60 s of waiting)."""
         last, since, end = None, time.time(), time.time() + 60
         while time.time() < end:
             s = self.state()
             if s != last:
                 last, since = s, time.time()
-            elif time.time() - since >= SETTLE_SECONDS and ACTIVITY.idle_for(self.ns) >= SETTLE_SECONDS:
+            elif time.time() - since >= SETTLE_SECONDS and ACTIVITY.idle_for(self.ns) >= SETTLE_SECONDS \
+                    and not self.kubelet.busy():
                 return s
             time.sleep(0.25)
         return last
