@@ -4,9 +4,8 @@ transcripts (tests/h2h/scenarios.py), A being training-operator v1.9.2's, scenar
 as unified diffs of their JSON. Prints one line per scenario and the diffs; exit status 1 when a
 scenario differs where it may not, or is missing on either side.
 
---compat (B is tfjob-operator --compat training-operator-1.9): these differences in how the two
-operators talk to the API server are normalised first, and each scenario names those that
-changed anything (docs/semantics-diff.md, "Live head-to-head"):
+These differences in how the two operators talk to the API server are normalised first, and
+each scenario names those that changed anything (docs/semantics-diff.md, "Live head-to-head"):
   H1  v1.9 reads (GET) a pod or service before each delete, and again while it terminates: its
       `get pods` / `get services` are dropped when B made none;
   H2  v1.9's recorder aggregates a repeated event into one Event whose count it raises (PATCH);
@@ -17,8 +16,9 @@ changed anything (docs/semantics-diff.md, "Live head-to-head"):
       the numbers of `update tfjobs/status` and `write events` are printed, not compared;
   H4  v1.9 reads and rewrites (GET, PUT) the PodGroup on every reconcile of a gang-scheduled job:
       its `get podgroups` / `update podgroups` are dropped when B made none.
-A scenario may still differ when its file lists, under "compat_known", entries of DOC (--allow)
-that explain it; in documented mode (no --compat) its "documented" list plays that part."""
+A scenario may still differ when its file lists entries of DOC (--allow) that explain it: under
+"compat_known" with --compat (B is tfjob-operator --compat training-operator-1.9), under
+"documented" without (B is tfjob-operator in its documented mode)."""
 import difflib
 import json
 import os
@@ -94,9 +94,7 @@ def main(argv):
             print(f"MISSING {n}: {'no transcript in ' + (a if ta is None else b)}")
             bad += 1
             continue
-        applied, counts = [], ""
-        if compat:
-            applied, counts = normalise(ta, tb)
+        applied, counts = normalise(ta, tb)
         la = json.dumps(ta, indent=1, sort_keys=True).splitlines()
         lb = json.dumps(tb, indent=1, sort_keys=True).splitlines()
         if la == lb:

@@ -44,6 +44,8 @@ JOBS = "/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs"
 PODGROUPS = {"volcano": "/apis/scheduling.volcano.sh/v1beta1/namespaces/{ns}/podgroups",
              "scheduler-plugins": "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{ns}/podgroups"}
 SETTLE_SECONDS = 2.0
+REACTION_SECONDS = 8.0  # how long an action step waits for a first request of the operator
+ACTIONS = ("create", "exit", "delete", "patch", "schedule", "podgroup_phase")
 
 
 class OperatorActivity(threading.Thread):
@@ -70,6 +72,10 @@ class OperatorActivity(threading.Thread):
                 e, part = json.loads(part), ""
                 if (e.get("userAgent") or "").startswith(self.agent):
                     self.last[(e.get("objectRef") or {}).get("namespace")] = time.time()
+
+    def since(self, ns, t):
+        """Whether the operator made a request in namespace ns after time t."""
+        return self.last.get(ns, 0) > t
 
     def idle_for(self, ns):
         return time.time() - self.last.get(ns, 0)
@@ -172,10 +178,15 @@ class Scenario:
                                     key=lambda g: g["name"])
         return s
 
-    def settled(self):
+    def settled(self, acted_at=None):
         """The state once it has not changed, and the operator has made no request, for
-        SETTLE_SECONDS, and the stand-in has no deletion to finish (at most 60 s of waiting)."""
+        SETTLE_SECONDS, and the stand-in has no deletion to finish (at most 60 s of waiting).
+        After an action taken at acted_at, also once the operator has reacted (made a request in
+        the namespace) or REACTION_SECONDS have passed: a loaded operator may not have begun."""
         last, since, end = None, time.time(), time.time() + 60
+        if acted_at is not None:
+            while not ACTIVITY.since(self.ns, acted_at) and time.time() < acted_at + REACTION_SECONDS:
+                time.sleep(0.1)
         while time.time() < end:
             s = self.state()
             if s != last:
@@ -204,8 +215,9 @@ class Scenario:
             self.kubelet = StandIn(self.ns, schedule=self.spec.get("schedule", True), kube=Kube("h2h-kubelet"))
             self.job_watch = USER.watch(JOBS.format(ns=self.ns), self._job_event)
             for step in self.spec["steps"]:
+                t = time.time()
                 self.run_step(step)
-                s = self.settled()
+                s = self.settled(t if any(k in step for k in ACTIONS) else None)
                 if not self.steps or self.steps[-1]["state"] != s:
                     self.steps.append({"after": step, "state": s})
                 else:
