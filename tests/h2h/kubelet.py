@@ -6,7 +6,7 @@ of one namespace and does what a kubelet and the scheduler would, through the AP
     restartPolicy Never (and OnFailure with 0), or restarted in place (restartCount + 1,
     lastState terminated) for Always, and OnFailure with a non-zero code;
   - finishes graceful deletions: a pod with deletionTimestamp is deleted with grace period 0
-    one second later (DELETION_SECONDS), as a kubelet does once its containers have stopped, so
+    three seconds later (DELETION_SECONDS), as a kubelet does once its containers have stopped, so
     that an operator always sees a pod terminating, as on a real node.
 User agent `h2h-kubelet`, so its requests are told apart in the audit log."""
 import datetime
@@ -16,7 +16,7 @@ import threading
 from kubeclient import Kube
 
 NODE = "h2h-node"
-DELETION_SECONDS = 1.0
+DELETION_SECONDS = 3.0
 
 
 def now():
