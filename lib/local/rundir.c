@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal/job.h"
+#include "core/job.h"
 #include "local/run.h"
 
 int tfjob__write_file(const char *dir, const char *name, const char *text, tfjob_error **err)
