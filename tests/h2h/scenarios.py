@@ -14,7 +14,7 @@ may differ], "schedule": true, "job": {TFJob}, "objects": [other objects to crea
 "steps": [...]}; steps are described in run_step(). A transcript (DIR/NAME.json):
   conditions   every distinct list of the job's conditions (type, status, reason, message) the
                job watch showed, in order
-  steps        after each step, once nothing changes for 1.5 s: the job's status (conditions,
+  steps        after each step, once it is settled (Scenario.settled): the job's status (conditions,
                replicaStatuses, which times are set) and its children (pods, services, PodGroups:
                names, labels, annotations, owner references, restartPolicy, schedulerName,
                TF_CONFIG, phase), written only when it differs from the previous step's
@@ -43,7 +43,7 @@ USER = Kube("h2h-user")
 JOBS = "/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs"
 PODGROUPS = {"volcano": "/apis/scheduling.volcano.sh/v1beta1/namespaces/{ns}/podgroups",
              "scheduler-plugins": "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{ns}/podgroups"}
-SETTLE_SECONDS = 2.0
+SETTLE_SECONDS = 3.0
 REACTION_SECONDS = 8.0  # how long an action step waits for a first request of the operator
 ACTIONS = ("create", "exit", "delete", "patch", "schedule", "podgroup_phase")
 
@@ -180,7 +180,7 @@ class Scenario:
 
     def settled(self, acted_at=None):
         """The state once it has not changed, and the operator has made no request, for
-        SETTLE_SECONDS, and the stand-in has no deletion to finish (at most 60 s of waiting).
+        SETTLE_SECONDS, and no pod is terminating (at most 60 s of waiting).
         After an action taken at acted_at, also once the operator has reacted (made a request in
         the namespace) or REACTION_SECONDS have passed: a loaded operator may not have begun."""
         last, since, end = None, time.time(), time.time() + 60
@@ -192,7 +192,7 @@ class Scenario:
             if s != last:
                 last, since = s, time.time()
             elif time.time() - since >= SETTLE_SECONDS and ACTIVITY.idle_for(self.ns) >= SETTLE_SECONDS \
-                    and not self.kubelet.busy():
+                    and not self.kubelet.busy() and not any(p["deleting"] for p in s["pods"]):
                 return s
             time.sleep(0.25)
         return last
