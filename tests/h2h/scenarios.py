@@ -14,7 +14,8 @@ may differ], "schedule": true, "job": {TFJob}, "objects": [other objects to crea
 "steps": [...]}; steps are described in run_step(). A transcript (DIR/NAME.json):
   conditions   every distinct list of the job's conditions (type, status, reason, message) the
                job watch showed, in order
-  steps        after each step, once it is settled (Scenario.settled): the job's status (conditions,
+  steps        after each step (but an action followed by a wait), once it is settled
+               (Scenario.settled): the job's status (conditions,
                replicaStatuses, which times are set) and its children (pods, services, PodGroups:
                names, labels, annotations, owner references, restartPolicy, schedulerName,
                TF_CONFIG, phase), written only when it differs from the previous step's
@@ -214,9 +215,15 @@ class Scenario:
                 raise RuntimeError(f"creating namespace {self.ns}: HTTP {code} {body}")
             self.kubelet = StandIn(self.ns, schedule=self.spec.get("schedule", True), kube=Kube("h2h-kubelet"))
             self.job_watch = USER.watch(JOBS.format(ns=self.ns), self._job_event)
-            for step in self.spec["steps"]:
+            steps = self.spec["steps"]
+            for i, step in enumerate(steps):
                 t = time.time()
                 self.run_step(step)
+                if i + 1 < len(steps) and any(k in step for k in ACTIONS) and \
+                        not any(k in steps[i + 1] for k in ACTIONS + ("sleep",)):
+                    # The wait that follows shows where this action leads; the state between
+                    # them only shows how far a (loaded) operator has got.
+                    continue
                 # A reaction is awaited to an action, and to what the stand-in did to the pods
                 # up to the end of a wait for them (the operator may be behind by seconds).
                 s = self.settled(t if any(k in step for k in ACTIONS) else time.time() if "pods" in step else None)
