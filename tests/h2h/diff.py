@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/h2h/diff.py [--compat] [--allow DOC] A B: compares two directories of head-to-head
+"""tests/h2h/diff.py [--compat] [--allow DOC] [--only NAME,...] A B: compares two directories of head-to-head
 transcripts (tests/h2h/scenarios.py), A being training-operator v1.9.2's, scenario by scenario,
 as unified diffs of their JSON. Prints one line per scenario and the diffs; exit status 1 when a
 scenario differs where it may not, or is missing on either side.
@@ -85,8 +85,14 @@ def main(argv):
         with open(argv[i + 1]) as f:
             allow = f.read()
         argv = argv[:i] + argv[i + 2:]
+    only = None
+    if "--only" in argv:
+        i = argv.index("--only")
+        only = set(argv[i + 1].split(","))
+        argv = argv[:i] + argv[i + 2:]
     a, b = argv[1], argv[2]
-    names = sorted(f[:-5] for f in os.listdir(os.path.join(HERE, "scenarios")) if f.endswith(".json"))
+    names = sorted(f[:-5] for f in os.listdir(os.path.join(HERE, "scenarios")) if f.endswith(".json")
+                   if only is None or f[:-5] in only)
     bad = 0
     for n in names:
         ta, tb = load(a, n), load(b, n)
