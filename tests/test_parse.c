@@ -582,7 +582,7 @@ START_TEST(typed_accessors)
 	ck_assert_int_eq(v, 3600);
 	ck_assert_int_eq(tfjob_job_backoff_limit(&v, job), 0);
 	ck_assert_int_eq(v, 3);
-	ck_assert_int_eq(tfjob_job_suspend(job), 1);
+	ck_assert_int_eq(tfjob_job_is_suspended(job), 1);
 	ck_assert_str_eq(tfjob_job_managed_by(job), "kueue.x-k8s.io/multikueue");
 	ck_assert_int_eq(tfjob_job_min_available(&v, job), 0);
 	ck_assert_int_eq(v, 3);
@@ -632,7 +632,12 @@ START_TEST(typed_accessors)
 	ck_assert_ptr_null(tfjob_job_name(job));
 	ck_assert_ptr_null(tfjob_job_namespace(job));
 	ck_assert_int_eq(tfjob_job_backoff_limit(&v, job), TFJOB_ENOTFOUND);
-	ck_assert_int_eq(tfjob_job_suspend(job), 0);
+	ck_assert_int_eq(tfjob_job_is_suspended(job), 0);
+	/* the deprecated old name reads the same (kept for the ABI) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	ck_assert_int_eq(tfjob_job_suspend(job), tfjob_job_is_suspended(job));
+#pragma GCC diagnostic pop
 	ck_assert_int_eq(tfjob_job_replicas(&v, job, "Worker"), TFJOB_ENOTFOUND);
 	ck_assert_int_eq(tfjob_job_ttl_seconds_after_finished(&v, job), TFJOB_ENOTFOUND);
 	ck_assert_ptr_null(tfjob_job_clean_pod_policy(job));
@@ -676,6 +681,42 @@ START_TEST(options_versions)
 	tfjob_parse_options_init(&opts, 1);
 	opts.format = (tfjob_format)7;
 	ck_assert_int_eq(tfjob_job_parse(&job, minimal_yaml, strlen(minimal_yaml), &opts, NULL), TFJOB_EINVAL);
+}
+END_TEST
+
+/* first_line (version 2): a document cut out of a stream reports the lines of the whole file. */
+START_TEST(first_line_of_a_document)
+{
+	tfjob_parse_options opts = TFJOB_PARSE_OPTIONS_INIT;
+	opts.filename = "x.yaml";
+	opts.first_line = 40;
+	tfjob_job *job = NULL;
+	tfjob_error *err = NULL;
+	static const char syntax[] = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: a\n";
+	ck_assert_int_eq(tfjob_job_parse(&job, syntax, strlen(syntax), &opts, &err), TFJOB_EPARSE);
+	ck_assert_int_eq(tfjob_error_line(err), 43);
+	ck_assert_msg(!strncmp(tfjob_error_message(err), "x.yaml:43:", 10), "%s", tfjob_error_message(err));
+	tfjob_error_free(err);
+	err = NULL;
+	static const char pod[] = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n";
+	tfjob_job **jobs = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(tfjob_job_parse_all(&jobs, &n, pod, strlen(pod), &opts, &err), TFJOB_ESCHEMA);
+	ck_assert_str_eq(tfjob_error_message(err), "x.yaml:40: not a TFJob: expected apiVersion \"kubeflow.org/v1\" and kind "
+	                                           "\"TFJob\", found apiVersion \"v1\" and kind \"Pod\"");
+	ck_assert_int_eq(tfjob_error_line(err), 40);
+	tfjob_error_free(err);
+	err = NULL;
+	/* Version 1 callers have no such field: lines count from 1, whole-document errors name none. */
+	opts.version = 1;
+	ck_assert_int_eq(tfjob_job_parse(&job, syntax, strlen(syntax), &opts, &err), TFJOB_EPARSE);
+	ck_assert_int_eq(tfjob_error_line(err), 4);
+	tfjob_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(tfjob_job_parse(&job, pod, strlen(pod), &opts, &err), TFJOB_ESCHEMA);
+	ck_assert_str_eq(tfjob_error_message(err), "x.yaml: not a TFJob: expected apiVersion \"kubeflow.org/v1\" and kind "
+	                                           "\"TFJob\", found apiVersion \"v1\" and kind \"Pod\"");
+	tfjob_error_free(err);
 }
 END_TEST
 
@@ -1059,6 +1100,7 @@ int main(void)
 	tcase_add_test(tc, round_trip_numbers_and_escapes);
 	tcase_add_test(tc, typed_accessors);
 	tcase_add_test(tc, options_versions);
+	tcase_add_test(tc, first_line_of_a_document);
 	tcase_add_loop_test(tc, bad_corpus, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, alias_bomb_hits_alias_limit_fast);
 	tcase_add_test(tc, deep_nesting_limited);

@@ -32,7 +32,7 @@ typedef enum tfjob_format {
 #define TFJOB_DEFAULT_MAX_NODES 2000000u
 #define TFJOB_DEFAULT_MAX_DOCUMENTS 10000u
 
-#define TFJOB_PARSE_OPTIONS_VERSION 1
+#define TFJOB_PARSE_OPTIONS_VERSION 2
 
 /**
  * Options for parsing. Initialise with TFJOB_PARSE_OPTIONS_INIT or tfjob_parse_options_init();
@@ -47,9 +47,13 @@ typedef struct tfjob_parse_options {
 	unsigned int max_aliases;   /* YAML alias references in one document */
 	unsigned int max_nodes;     /* values in one document after alias expansion */
 	unsigned int max_documents; /* documents in one stream */
+	/* Version 2: the line number of the text's first line, for text cut out of a larger file (a
+	 * document of a stream): error messages and tfjob_error_line() count from it, and an error
+	 * about a whole document ("not a TFJob") names this line. 0: 1, and no line in such errors. */
+	unsigned int first_line;
 } tfjob_parse_options;
 
-#define TFJOB_PARSE_OPTIONS_INIT { TFJOB_PARSE_OPTIONS_VERSION, TFJOB_FORMAT_AUTO, NULL, 0, 0, 0, 0, 0 }
+#define TFJOB_PARSE_OPTIONS_INIT { TFJOB_PARSE_OPTIONS_VERSION, TFJOB_FORMAT_AUTO, NULL, 0, 0, 0, 0, 0, 0 }
 
 /** Initialise options of the given version to their defaults. TFJOB_EVERSION for unknown versions. */
 TFJOB_EXTERN int tfjob_parse_options_init(tfjob_parse_options *opts, unsigned int version);
@@ -158,8 +162,10 @@ TFJOB_EXTERN int tfjob_job_ttl_seconds_after_finished(int64_t *out, const tfjob_
 TFJOB_EXTERN int tfjob_job_active_deadline_seconds(int64_t *out, const tfjob_job *job);
 /** spec.runPolicy.backoffLimit. 0 or TFJOB_ENOTFOUND. */
 TFJOB_EXTERN int tfjob_job_backoff_limit(int64_t *out, const tfjob_job *job);
-/** spec.runPolicy.suspend (absent reads as false). */
-TFJOB_EXTERN int tfjob_job_suspend(const tfjob_job *job);
+/** 1 when spec.runPolicy.suspend is true, else 0 (absent reads as false). No errors; job may not be NULL. */
+TFJOB_EXTERN int tfjob_job_is_suspended(const tfjob_job *job);
+/** The old name of tfjob_job_is_suspended(): it reads, it does not suspend. Kept for the ABI. */
+TFJOB_EXTERN TFJOB_DEPRECATED("use tfjob_job_is_suspended()") int tfjob_job_suspend(const tfjob_job *job);
 /** spec.runPolicy.managedBy, or NULL. */
 TFJOB_EXTERN const char *tfjob_job_managed_by(const tfjob_job *job);
 /** spec.runPolicy.schedulingPolicy.minAvailable. 0 or TFJOB_ENOTFOUND. */

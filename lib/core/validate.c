@@ -3,6 +3,7 @@
  * training-operator webhook's rules, and the update rules when the old object is given.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,17 +11,11 @@
 
 #include "core/fielderr.h"
 #include "core/job.h"
+#include "util/versions.h"
 
 int tfjob_validate_options_init(tfjob_validate_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_VALIDATE_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_validate_options init = TFJOB_VALIDATE_OPTIONS_INIT;
-	*opts = init;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__validate_options_v, opts, version);
 }
 
 struct ctx {
@@ -121,9 +116,63 @@ static void validate_name(struct ctx *c, const tfjob_job *job)
 	json_decref(v);
 }
 
+/* ---- child names (documented mode): {name}-{type}-{index} must fit in a DNS-1035 label ---- */
+
+/* Characters the API server adds to a generateName prefix (cut to 58 characters). */
+#define GENERATED_SUFFIX "xxxxx"
+#define GENERATE_NAME_MAX 58
+
+/*
+ * A pod and its service are named {job}-{type}-{index}; a Service name is a DNS-1035 label, so a
+ * job whose longest such name exceeds 63 characters can never get its children (v1.9 admits it
+ * and fails at every creation). Reported at metadata.name with the name that would be too long.
+ */
+static void validate_child_names(struct ctx *c, const tfjob_job *job)
+{
+	const char *name = tfjob_job_name(job), *generate = tfjob_job_generate_name(job);
+	char base[DNS1035_MAX + sizeof(GENERATED_SUFFIX) + 1];
+	const char *field = "metadata.name";
+	if (name && name[0]) {
+		if (strlen(name) > DNS1035_MAX)
+			return; /* reported by validate_name */
+		snprintf(base, sizeof(base), "%s", name);
+	} else if (generate && generate[0]) {
+		snprintf(base, sizeof(base), "%.*s" GENERATED_SUFFIX, GENERATE_NAME_MAX, generate);
+		field = "metadata.generateName";
+		name = generate;
+	} else {
+		return;
+	}
+	char longest[DNS1035_MAX * 4 + 64] = "";
+	const char *type;
+	json_t *rspec;
+	json_object_foreach(tfjob__replica_specs(job), type, rspec) {
+		json_t *r = json_object_get(rspec, "replicas");
+		json_int_t replicas = json_is_integer(r) ? json_integer_value(r) : 1;
+		if (replicas <= 0 || strlen(type) > DNS1035_MAX)
+			continue; /* no child; or a replica type refused by its own rule */
+		char child[sizeof(longest)];
+		snprintf(child, sizeof(child), "%s-%s-%lld", base, type, (long long)(replicas - 1));
+		for (char *p = child + strlen(base); *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		if (strlen(child) > strlen(longest))
+			snprintf(longest, sizeof(longest), "%s", child);
+	}
+	size_t n = strlen(longest);
+	if (n <= DNS1035_MAX)
+		return;
+	char detail[sizeof(longest) + 256];
+	snprintf(detail, sizeof(detail),
+	         "the pod and service name \"%s\" would be %zu characters: must be no more than 63 characters "
+	         "(a Service name is a DNS-1035 label)", longest, n);
+	json_t *v = json_string(name);
+	add(c, TFJOB_FIELD_VALUE_INVALID, field, v, detail);
+	json_decref(v);
+}
+
 /* ---- runPolicy ---- */
 
-static const char *const managed_by_values[] = { "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue", NULL };
+static const char *const managed_by_values[] = { TFJOB_MANAGED_BY_TRAINING_OPERATOR, "kueue.x-k8s.io/multikueue", NULL };
 static const char *const clean_pod_policies[] = { "All", "Running", "None", NULL };
 static const char *const success_policies[] = { "", "AllWorkers", NULL };
 static const char *const restart_policies[] = { "Always", "OnFailure", "Never", "ExitCode", NULL };
@@ -278,18 +327,17 @@ static void validate_queue_update(struct ctx *c, const tfjob_job *job, const tfj
 		    "spec.runPolicy.schedulingPolicy.queue is immutable");
 }
 
-int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfjob_validate_options *opts,
+int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfjob_validate_options *caller_opts,
                        tfjob_error **err)
 {
-	tfjob_validate_options defaults = TFJOB_VALIDATE_OPTIONS_INIT;
 	if (!out || !job)
 		return tfjob__fail(err, TFJOB_EINVAL, "out or job is NULL");
 	*out = NULL;
-	if (!opts)
-		opts = &defaults;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_VALIDATE_OPTIONS_VERSION, "tfjob_validate_options");
+	tfjob_validate_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__validate_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_validate_options *opts = &copy;
 	if (opts->compat != TFJOB_COMPAT_DOCUMENTED && opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9)
 		return tfjob__fail(err, TFJOB_EINVAL, "unknown compat mode %d", (int)opts->compat);
 	struct ctx c = { tfjob__field_errors_new(), opts->compat == TFJOB_COMPAT_DOCUMENTED };
@@ -309,6 +357,8 @@ int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfj
 			validate_update(&c, job, opts->old);
 		validate_run_policy(&c, job);
 		validate_replica_specs(&c, job);
+		if (c.documented)
+			validate_child_names(&c, job);
 	}
 	if (c.errs->oom) {
 		tfjob_field_errors_free(c.errs);

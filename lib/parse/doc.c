@@ -6,15 +6,15 @@
 #include <string.h>
 
 #include "parse/doc.h"
+#include "util/versions.h"
 
-int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *opts, tfjob_error **err)
+int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *caller_opts, tfjob_error **err)
 {
-	tfjob_parse_options defaults = TFJOB_PARSE_OPTIONS_INIT;
-	if (!opts)
-		opts = &defaults;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_PARSE_OPTIONS_VERSION, "tfjob_parse_options");
+	tfjob_parse_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__parse_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_parse_options *opts = &copy;
 	if (opts->format != TFJOB_FORMAT_AUTO && opts->format != TFJOB_FORMAT_YAML && opts->format != TFJOB_FORMAT_JSON)
 		return tfjob__fail(err, TFJOB_EINVAL, "unknown input format %d", (int)opts->format);
 	out->max_input_bytes = opts->max_input_bytes ? opts->max_input_bytes : TFJOB_DEFAULT_MAX_INPUT_BYTES;
@@ -24,6 +24,7 @@ int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *op
 	out->max_documents = opts->max_documents ? opts->max_documents : TFJOB_DEFAULT_MAX_DOCUMENTS;
 	out->filename = opts->filename;
 	out->format = opts->format;
+	out->first_line = opts->version >= 2 ? opts->first_line : 0;
 	return 0;
 }
 
@@ -77,6 +78,8 @@ int tfjob__docs_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 	int rc = json ? tfjob__json_load(out, data, len, limits, err) : tfjob__yaml_load(out, data, len, limits, err);
 	if (rc)
 		tfjob__docs_free(out);
+	if (rc && err && limits->first_line > 1)
+		tfjob__error_shift_line(*err, (int)limits->first_line - 1);
 	return rc;
 }
 
@@ -132,12 +135,5 @@ int tfjob__docs_flatten_items(json_t **out, const tfjob__docs *docs, tfjob_error
 
 int tfjob_parse_options_init(tfjob_parse_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_PARSE_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_parse_options init = TFJOB_PARSE_OPTIONS_INIT;
-	*opts = init;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__parse_options_v, opts, version);
 }

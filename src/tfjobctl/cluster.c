@@ -202,16 +202,12 @@ json_t *ctl_parse_json(const char *text)
 
 void ctl_age(char *buf, size_t size, const char *timestamp, time_t now)
 {
-	struct tm tm;
-	memset(&tm, 0, sizeof(tm));
-	if (!timestamp || sscanf(timestamp, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-	                         &tm.tm_min, &tm.tm_sec) != 6) {
+	int64_t t;
+	if (!timestamp || tfjob_time_parse(&t, timestamp) != 0) {
 		snprintf(buf, size, "<unknown>");
 		return;
 	}
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	long long s = (long long)(now - timegm(&tm));
+	long long s = (long long)(now - t);
 	if (s < 0)
 		s = 0;
 	long long m = s / 60, h = s / 3600, d = s / 86400;
@@ -241,128 +237,4 @@ const char *ctl_job_state(const json_t *job)
 	size_t n = json_array_size(conds);
 	const char *t = n ? json_string_value(json_object_get(json_array_get(conds, n - 1), "type")) : NULL;
 	return t ? t : "";
-}
-
-/* ---- YAML output (block style; strings quoted whenever plain style could be misread) ---- */
-
-static int plain_safe(const char *s)
-{
-	static const char *const reserved[] = { "", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False",
-	                                        "FALSE", "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF",
-	                                        "y", "n", "Y", "N" };
-	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-		if (!strcmp(s, reserved[i]))
-			return 0;
-	if (strchr("-?:,[]{}#&*!|>'\"%@` \t", s[0]) || s[strlen(s) - 1] == ' ')
-		return 0;
-	if (strstr(s, ": ") || strstr(s, " #") || strchr(s, '\n') || s[strlen(s) - 1] == ':')
-		return 0;
-	char *end;
-	strtod(s, &end);
-	if (*end == '\0')
-		return 0; /* looks like a number */
-	/* What a YAML 1.1 reader (PyYAML, go-yaml v2) would take for a timestamp, a sexagesimal, a
-	 * number with '_', 0b/0o/0x, .inf/.nan or a merge key: quoted, as kubectl's output does. */
-	if ((s[0] >= '0' && s[0] <= '9') || ((s[0] == '+' || s[0] == '-' || s[0] == '.') &&
-	                                     ((s[1] >= '0' && s[1] <= '9') || s[1] == '.')))
-		return 0;
-	static const char *const special[] = { ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "<<", "=" };
-	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
-		if (!strcmp(s, special[i]))
-			return 0;
-	for (const char *p = s; *p; p++)
-		if ((unsigned char)*p < 0x20)
-			return 0;
-	return 1;
-}
-
-static void yaml_scalar(FILE *out, const json_t *v)
-{
-	if (json_is_string(v) && plain_safe(json_string_value(v))) {
-		fputs(json_string_value(v), out);
-		return;
-	}
-	char *s = json_dumps(v, JSON_ENCODE_ANY);
-	fputs(s ? s : "null", out);
-	free(s);
-}
-
-static int is_empty_container(const json_t *v)
-{
-	return (json_is_object(v) && json_object_size(v) == 0) || (json_is_array(v) && json_array_size(v) == 0);
-}
-
-static void yaml_value(FILE *out, const json_t *v, int indent);
-
-static void yaml_key(FILE *out, const char *key)
-{
-	json_t *k = json_string(key);
-	yaml_scalar(out, k);
-	json_decref(k);
-	fputc(':', out);
-}
-
-static void yaml_object(FILE *out, const json_t *v, int indent, int first_inline)
-{
-	const char *key;
-	json_t *val;
-	int first = 1;
-	json_object_foreach((json_t *)v, key, val) {
-		if (!(first && first_inline))
-			fprintf(out, "%*s", indent, "");
-		first = 0;
-		yaml_key(out, key);
-		if ((json_is_object(val) || json_is_array(val)) && !is_empty_container(val)) {
-			fputc('\n', out);
-			yaml_value(out, val, json_is_array(val) ? indent : indent + 2);
-		} else {
-			fputc(' ', out);
-			if (is_empty_container(val))
-				fputs(json_is_object(val) ? "{}" : "[]", out);
-			else
-				yaml_scalar(out, val);
-			fputc('\n', out);
-		}
-	}
-}
-
-static void yaml_value(FILE *out, const json_t *v, int indent)
-{
-	if (json_is_object(v)) {
-		yaml_object(out, v, indent, 0);
-	} else if (json_is_array(v)) {
-		size_t i;
-		json_t *item;
-		json_array_foreach((json_t *)v, i, item) {
-			fprintf(out, "%*s- ", indent, "");
-			if (json_is_object(item) && json_object_size(item) > 0)
-				yaml_object(out, item, indent + 2, 1);
-			else if (json_is_array(item) && json_array_size(item) > 0) {
-				fputc('\n', out);
-				yaml_value(out, item, indent + 2);
-			} else {
-				if (is_empty_container(item))
-					fputs(json_is_object(item) ? "{}" : "[]", out);
-				else
-					yaml_scalar(out, item);
-				fputc('\n', out);
-			}
-		}
-	} else {
-		fprintf(out, "%*s", indent, "");
-		yaml_scalar(out, v);
-		fputc('\n', out);
-	}
-}
-
-void ctl_print_yaml(FILE *out, const json_t *v) { yaml_value(out, v, 0); }
-
-void ctl_print_json(FILE *out, const json_t *v)
-{
-	char *s = json_dumps(v, JSON_INDENT(4) | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	if (s) {
-		fputs(s, out);
-		fputc('\n', out);
-	}
-	free(s);
 }
