@@ -193,6 +193,30 @@ START_TEST(dns1035_names)
 }
 END_TEST
 
+START_TEST(namespaces_are_dns1123_labels)
+{
+	static const char *const valid[] = { "default", "kubeflow", "0team", "a-1", "" };
+	static const char *const invalid[] = { "../../../x", "a/b", "Team", "-a", "a-", "a.b", "a_b",
+		                                   "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghi" };
+	for (int mode = 0; mode <= 1; mode++) {
+		for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
+			char meta[160];
+			snprintf(meta, sizeof(meta), "{name: test, namespace: '%s'}", valid[i]);
+			tfjob_job *job = make_job(meta, NULL, "{Worker: " VALID_WORKER "}", NULL);
+			check(valid[i], job, (tfjob_compat)mode, NULL, NONE);
+			tfjob_job_free(job);
+		}
+		for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
+			char meta[160];
+			snprintf(meta, sizeof(meta), "{name: test, namespace: '%s'}", invalid[i]);
+			tfjob_job *job = make_job(meta, NULL, "{Worker: " VALID_WORKER "}", NULL);
+			check(invalid[i], job, (tfjob_compat)mode, NULL, ERRS({ "metadata.namespace", INV, NULL }));
+			tfjob_job_free(job);
+		}
+	}
+}
+END_TEST
+
 START_TEST(generate_name)
 {
 	for (int mode = 0; mode <= 1; mode++) {
@@ -814,6 +838,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, v19_webhook_table);
 	tcase_add_test(tc, dns1035_names);
+	tcase_add_test(tc, namespaces_are_dns1123_labels);
 	tcase_add_test(tc, generate_name);
 	tcase_add_test(tc, child_names_fit_a_dns_label);
 	tcase_add_test(tc, warnings_rules);

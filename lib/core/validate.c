@@ -116,6 +116,43 @@ static void validate_name(struct ctx *c, const tfjob_job *job)
 	json_decref(v);
 }
 
+/* ---- metadata.namespace: apimachinery's IsDNS1123Label, as the API server checks it ---- */
+
+#define DNS1123_LABEL_MSG                                                                                         \
+	"a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "  \
+	"end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "           \
+	"'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
+static bool matches_dns1123_label(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!is_lower_alnum(s[i]) && s[i] != '-')
+			return false;
+	return true;
+}
+
+/* In both modes: the API server refuses such an object before any webhook, and the local runner
+ * must never make a path of it. Absent or empty: the default namespace. */
+static void validate_namespace(struct ctx *c, const tfjob_job *job)
+{
+	const char *ns = tfjob_job_namespace(job);
+	if (!ns || !ns[0])
+		return;
+	const char *detail = NULL;
+	if (strlen(ns) > DNS1035_MAX)
+		detail = "must be no more than 63 characters";
+	else if (!matches_dns1123_label(ns))
+		detail = DNS1123_LABEL_MSG;
+	if (!detail)
+		return;
+	json_t *v = json_string(ns);
+	add(c, TFJOB_FIELD_VALUE_INVALID, "metadata.namespace", v, detail);
+	json_decref(v);
+}
+
 /* ---- child names (documented mode): {name}-{type}-{index} must fit in a DNS-1035 label ---- */
 
 /* Characters the API server adds to a generateName prefix (cut to 58 characters). */
@@ -348,6 +385,7 @@ int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfj
 	 * Skipped when tfjob_job_apply_defaults() has just found nothing in this same tree. */
 	if (!job->schema_clean)
 		tfjob__schema_check(c.errs, job->root);
+	validate_namespace(&c, job); /* the API server's own check, before any webhook */
 	if (opts->old)
 		validate_queue_update(&c, job, opts->old);
 	if (c.errs->count == 0 && !c.errs->oom) {

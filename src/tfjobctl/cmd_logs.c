@@ -2,6 +2,7 @@
  * tfjobctl logs RUN POD|--all [-f] [--tail N] [--prefix]: print (and follow) replicas' logs of a local run.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -60,6 +61,22 @@ static bool pod_alive(const char *run, const char *pod)
 	}
 	json_decref(pods);
 	return alive;
+}
+
+/*
+ * A pod name as the API server allows it (a DNS-1123 subdomain): lowercase letters, digits, '-'
+ * and '.', starting and ending with a letter or digit. Anything else (a '/', "..") could name a
+ * file outside the run directory.
+ */
+static bool is_pod_name(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 253 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-' || s[i] == '.'))
+			return false;
+	return true;
 }
 
 /* POD as given, else "<job>-POD". */
@@ -251,6 +268,11 @@ int cmd_logs(int argc, char **argv)
 	int status = src ? EXIT_OK : ctl_fail("out of memory");
 	for (size_t i = 0; i < n && status == EXIT_OK; i++) {
 		const char *pod = all ? pods[i] : argv[optind + 1];
+		if (!is_pod_name(pod)) {
+			status = ctl_fail("logs: '%s' is not a pod name (lowercase letters, digits, '-' and '.'; "
+			                  "only the pods of %s can be named)", pod, run);
+			break;
+		}
 		src[i].f = open_log(src[i].name, sizeof src[i].name, run, pod);
 		if (!src[i].f)
 			status = ctl_fail("logs: no log of pod '%s' in %s: %s", pod, run, strerror(errno));
