@@ -13,3 +13,8 @@ python3 -m pip install -q --disable-pip-version-check --no-deps --target "$targe
 cd bindings/python/tests
 TFJOB_LIBRARY="$OLDPWD/build/lib/libtfjob.so.0" PYTHONPATH="$target" \
   python3 -m pytest -q -p no:warnings -p no:cacheprovider .
+# The Ctrl-C test again with SIGINT ignored, as a command started in the background (nohup,
+# `cmd &`, some CI runners) inherits it: the test must install its own handler.
+( trap '' INT
+  TFJOB_LIBRARY="$OLDPWD/build/lib/libtfjob.so.0" PYTHONPATH="$target" \
+    python3 -m pytest -q -p no:warnings -p no:cacheprovider test_local.py -k ctrl_c )

@@ -118,13 +118,19 @@ def test_ctrl_c_stops_the_run_cleanly_and_is_reraised(tmp_path):
         if started.wait(20):
             os.kill(os.getpid(), signal.SIGINT)  # as Ctrl-C does: the main thread gets KeyboardInterrupt
 
-    threading.Thread(target=interrupt_when_started, daemon=True).start()
-    start = time.monotonic()
-    with tfjob.LocalEngine(tmp_path / "run", grace_period=1, on_event=on_event) as engine:
-        with pytest.raises(KeyboardInterrupt):
-            engine.run(sh("sleep 30", replicas={"Worker": 2}))
-        assert engine.interrupted == 1 and engine.running_count == 0
-    assert time.monotonic() - start < 20
+    # Python only turns SIGINT into KeyboardInterrupt when SIGINT was not ignored at its start; a
+    # test command started in the background (nohup, `cmd &`, some CI runners) has it ignored.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt_when_started, daemon=True).start()
+        start = time.monotonic()
+        with tfjob.LocalEngine(tmp_path / "run", grace_period=1, on_event=on_event) as engine:
+            with pytest.raises(KeyboardInterrupt):
+                engine.run(sh("sleep 30", replicas={"Worker": 2}))
+            assert engine.interrupted == 1 and engine.running_count == 0
+        assert time.monotonic() - start < 20
+    finally:
+        signal.signal(signal.SIGINT, previous)
     pods = json.loads((tmp_path / "run" / "pods.json").read_text())["items"]
     assert all(p["status"]["phase"] == "Failed" for p in pods)  # terminated, not left running
 
