@@ -211,6 +211,38 @@ TFJOB_EXTERN int tfjob_local_check(const tfjob_job *job, tfjob_error **err);
 TFJOB_EXTERN int tfjob_local_run(tfjob_local_outcome *out, tfjob_local *local, const tfjob_job *job,
                                  const tfjob_local_run_options *opts, tfjob_error **err);
 
+/**
+ * Make a fresh run directory, as `tfjobctl run` does: with dir, that directory and its parents
+ * (one that already holds a run, a job.json, is refused with TFJOB_EEXISTS: a second run there
+ * would append to the first one's logs); without (NULL or ""), a new
+ * "<name>-<YYYYMMDD-HHMMSS>[-N]" under ./tfjob-runs, else under $TMPDIR/tfjob-runs (/tmp), name
+ * being the job's name or generateName (trailing '-' dropped; NULL: "tfjob"). *out: its absolute
+ * path, the caller's (tfjob_free()). Errors: TFJOB_EINVAL (NULL out, a name with '/'),
+ * TFJOB_EEXISTS, TFJOB_EIO (cannot be made: the message says why). Thread-safe (uses the
+ * current directory and $TMPDIR).
+ */
+TFJOB_EXTERN int tfjob_local_run_dir(char **out, const char *dir, const char *name, tfjob_error **err);
+
+/**
+ * What happened to each replica of a local run, read from its run directory (job.json,
+ * pods.json, replicas.json and the logs), as one JSON object that tfjobctl and the bindings show:
+ * {"name", "outcome" ("Succeeded", "Failed" or "Unfinished"), "runDir", "replicas": [...]}, one
+ * entry per Pod the run created, in creation order: "name" ("worker-1"), "pod", "replicaType",
+ * "replicaIndex", "phase" (the Pod's, "Deleted" once it is gone), "exits", "failures" (non-zero
+ * exits the engine did not cause), "exitCode" (the last), "failedExitCode" and "failedAt" (the
+ * last failure), "stoppedBy" ("deletion", "the end of the run": the last exit was the engine
+ * stopping it), "deleted" (why: "deleted by cleanPodPolicy Running as the job finished", ...),
+ * "restartAt" and "backoffSeconds" (waiting to restart in place), "restarts", "log" (the full
+ * log's path), "tail" (its last tail_lines lines when the replica failed, else []) and
+ * "summary", one sentence: "worker-1 failed with exit 1, then deleted by cleanPodPolicy All as
+ * the job finished", "worker-0 exited 1 four times, next restart in 2m40s".
+ * tail_lines < 0: 20; at most 10000 (only the log's last 256 KiB are read). May be called while
+ * the run goes on (the files are replaced atomically). *out is the caller's (tfjob_free()).
+ * Errors: TFJOB_EINVAL (NULL out or run_dir), TFJOB_ENOTFOUND (no readable job.json),
+ * TFJOB_ENOMEM. Thread-safe.
+ */
+TFJOB_EXTERN int tfjob_local_report(char **out, const char *run_dir, int64_t tail_lines, tfjob_error **err);
+
 TFJOB_END_DECLS
 
 #endif

@@ -48,6 +48,7 @@ typedef struct lpod {
 	int64_t started_ms;   /* monotonic */
 	int restarts;
 	int64_t backoff_ms, restart_at_ms;
+	int64_t backoff_wait_ms; /* the current back-off (state BACKOFF), as the kubelet reports it */
 	bool has_last;        /* a previous termination (lastState) */
 	int last_code, last_signal;
 	int64_t last_started_wall, last_finished_wall;
@@ -70,6 +71,7 @@ struct tfjob_local {
 	bool stopping;        /* shutdown: no (re)start any more */
 	json_t *ports;        /* "type/index" -> port */
 	json_t *ignored;      /* set of reported ignored fields */
+	json_t *history;      /* pod name -> what happened to it (engine.c record_*), kept after deletion */
 };
 
 /* engine.c */
@@ -83,6 +85,14 @@ int tfjob__local_add(tfjob_local *l, const char *ns, json_t *obj, tfjob__launch 
 /* Delete: terminate its process (grace_ms < 0: default) or remove it at once. TFJOB_ENOTFOUND. */
 int tfjob__local_delete(tfjob_local *l, const char *ns, const char *name, int64_t grace_ms);
 void tfjob__local_wake(tfjob_local *l);
+/* Why a Pod was deleted ("by cleanPodPolicy Running", ...), for the report (lock held). */
+void tfjob__local_note_deleted(tfjob_local *l, const char *name, const char *why);
+/* The history of every Pod the engine ran, in creation order (JSON array; new reference; lock
+ * held): pod, replicaType, replicaIndex, log, exits, failures, exitCode, signal, failedExitCode,
+ * failedAt, stoppedBy, restartAt, backoffSeconds, deleted, finished. */
+json_t *tfjob__local_history(tfjob_local *l);
+/* "10s", "2m40s", "5m0s": a duration as Kubernetes (Go) prints it. */
+char *tfjob__local_duration(char *buf, size_t size, int64_t ms);
 /* tfjob_local_shutdown(), calling tick (when not NULL, without the lock) after each pass while it
  * waits for the processes: the run shows the engine's events (Killing, Exited) as they happen. */
 int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void *payload);
