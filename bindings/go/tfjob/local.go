@@ -411,14 +411,93 @@ func CheckLocal(job *Job) error {
 	return nil
 }
 
+// LocalReplica is what happened to one replica of a local run (an entry of LocalReport).
+type LocalReplica struct {
+	Name           string   `json:"name"` // "worker-1"
+	Pod            string   `json:"pod"`
+	ReplicaType    string   `json:"replicaType"`
+	ReplicaIndex   int64    `json:"replicaIndex"`
+	Phase          string   `json:"phase"` // the Pod's; "Deleted" once it is gone
+	Exits          int64    `json:"exits"`
+	Failures       int64    `json:"failures"` // non-zero exits the engine did not cause
+	ExitCode       int64    `json:"exitCode"`
+	FailedExitCode int64    `json:"failedExitCode"`
+	FailedAt       string   `json:"failedAt"`
+	StoppedBy      string   `json:"stoppedBy"` // "deletion", "the end of the run"
+	Deleted        string   `json:"deleted"`   // why: "deleted by cleanPodPolicy All as the job finished"
+	RestartAt      string   `json:"restartAt"` // waiting to restart in place until then
+	Restarts       int64    `json:"restarts"`
+	Log            string   `json:"log"`     // the whole log
+	Tail           []string `json:"tail"`    // its last lines, when the replica failed
+	Summary        string   `json:"summary"` // "worker-1 failed with exit 1, then deleted by ..."
+}
+
+// LocalReport is what happened to each replica of a local run: the report tfjobctl run and
+// tfjobctl get --run-dir print (tfjob_local_report()).
+type LocalReport struct {
+	Name     string         `json:"name"`
+	Outcome  string         `json:"outcome"` // "Succeeded", "Failed", "Unfinished"
+	RunDir   string         `json:"runDir"`
+	Replicas []LocalReplica `json:"replicas"`
+}
+
+// Failures are the replicas that exited non-zero.
+func (r *LocalReport) Failures() []LocalReplica {
+	var out []LocalReplica
+	for _, rep := range r.Replicas {
+		if rep.Failures > 0 {
+			out = append(out, rep)
+		}
+	}
+	return out
+}
+
+// ReadLocalReport reads the report of a run directory, with the last tail lines of each failed
+// replica's output (negative: 20).
+func ReadLocalReport(runDir string, tail int) (*LocalReport, error) {
+	if err := noNUL(runDir); err != nil {
+		return nil, err
+	}
+	var cs cstrings
+	defer cs.free()
+	var out *C.char
+	var cerr *C.tfjob_error
+	if rc := C.tfjob_local_report(&out, cs.of(runDir, true), C.int64_t(tail), &cerr); rc != 0 {
+		return nil, takeError(rc, cerr)
+	}
+	var r LocalReport
+	if err := json.Unmarshal([]byte(takeString(out)), &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// NewRunDir makes a fresh run directory as tfjobctl run does: dir and its parents (ErrAlreadyExists
+// when it already holds a run), or, for "", a new ./tfjob-runs/NAME-YYYYMMDD-HHMMSS (else under
+// $TMPDIR/tfjob-runs). It returns the absolute path.
+func NewRunDir(dir, name string) (string, error) {
+	if err := noNUL(dir, name); err != nil {
+		return "", err
+	}
+	var cs cstrings
+	defer cs.free()
+	var out *C.char
+	var cerr *C.tfjob_error
+	if rc := C.tfjob_local_run_dir(&out, cs.of(dir, false), cs.of(name, false), &cerr); rc != 0 {
+		return "", takeError(rc, cerr)
+	}
+	return takeString(out), nil
+}
+
 // LocalResult is what a local run left: the outcome, the TFJob with its status, the Pods and the
-// events (read back from the run directory).
+// events (read back from the run directory), and the report of what happened to each replica.
 type LocalResult struct {
 	Outcome LocalOutcome
 	RunDir  string
 	Job     Object
 	Pods    []Object
 	Events  []Object
+	Report  *LocalReport
 }
 
 // Log returns a replica's output ("NAME-worker-0" or "worker-0").
@@ -433,9 +512,23 @@ func (r *LocalResult) Log(pod string) (string, error) {
 	return string(data), err
 }
 
-// RunLocal runs a TFJob on this machine as `tfjobctl run` does and reads back its final state.
-// o.RunDir is required; relative paths resolve against o.BaseDir.
+// RunLocal runs a TFJob on this machine as `tfjobctl run` does and reads back its final state
+// and report (with the last 20 lines of each failed replica's output). The run directory is
+// fresh, as NewRunDir makes it: o.RunDir with its parents (refused when it already holds a run),
+// or for "" a new one under ./tfjob-runs. Relative paths resolve against o.BaseDir.
 func RunLocal(ctx context.Context, job *Job, o LocalOptions, ro LocalRunOptions) (*LocalResult, error) {
+	if job == nil || job.h == nil {
+		return nil, ErrClosed
+	}
+	name := job.Name()
+	if name == "" {
+		name = goString(C.tfjob_job_generate_name(job.h))
+	}
+	dir, err := NewRunDir(o.RunDir, name)
+	if err != nil {
+		return nil, err
+	}
+	o.RunDir = dir
 	e, err := NewLocalEngine(o)
 	if err != nil {
 		return nil, err
@@ -446,6 +539,9 @@ func RunLocal(ctx context.Context, job *Job, o LocalOptions, ro LocalRunOptions)
 		return nil, err
 	}
 	r := &LocalResult{Outcome: outcome, RunDir: o.RunDir}
+	if r.Report, err = ReadLocalReport(o.RunDir, -1); err != nil {
+		return nil, err
+	}
 	read := func(name string, v any) error {
 		data, err := os.ReadFile(filepath.Join(o.RunDir, name))
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -199,5 +200,59 @@ func TestLocalEngineBackend(t *testing.T) {
 	e.Close()
 	if _, err := b.Get(Pods, "default", "p"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("backend after engine close: %v", err)
+	}
+}
+
+// A failed replica that cleanPodPolicy then deleted (v1.9 counts it as succeeded) is reported as
+// such, with its exit code, last lines and log, as tfjobctl run reports it.
+func TestRunLocalReportsFailures(t *testing.T) {
+	obj := testJob("rep", map[string]int{"Worker": 2}, "", map[string]any{"name": "tensorflow", "image": "busybox",
+		"command": []any{"sh", "-c", `if [ "$TFJOB_POD_NAME" = rep-worker-1 ]; then echo one; echo two >&2; exit 3; fi; sleep 30`}})
+	obj["spec"].(map[string]any)["runPolicy"] = map[string]any{"cleanPodPolicy": "All"}
+	delete(obj["metadata"].(map[string]any), "namespace")
+	data, _ := json.Marshal(obj)
+	job, err := Parse(data, "rep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	r, err := RunLocal(context.Background(), job, LocalOptions{RunDir: dir}, LocalRunOptions{Compat: TrainingOperator19})
+	if err != nil || r.Outcome != LocalFailed || r.RunDir != dir {
+		t.Fatalf("run: %v %v", r, err)
+	}
+	f := r.Report.Failures()
+	if len(f) != 1 || f[0].Name != "worker-1" || f[0].FailedExitCode != 3 ||
+		f[0].Summary != "worker-1 failed with exit 3, then deleted by cleanPodPolicy All as the job finished" ||
+		strings.Join(f[0].Tail, "|") != "one|two" || f[0].Log != filepath.Join(dir, "rep-worker-1.log") {
+		t.Fatalf("failures: %+v", f)
+	}
+	if _, err := RunLocal(context.Background(), job, LocalOptions{RunDir: dir}, LocalRunOptions{}); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("a second run in the same directory: %v", err)
+	}
+	again, err := ReadLocalReport(dir, 1)
+	if err != nil || len(again.Replicas) != 2 || strings.Join(again.Failures()[0].Tail, "|") != "two" {
+		t.Fatalf("report: %+v %v", again, err)
+	}
+}
+
+// Without a run directory, each run gets a fresh one under ./tfjob-runs.
+func TestRunLocalFreshRunDir(t *testing.T) {
+	prev, _ := os.Getwd()
+	if err := os.Chdir(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.Chdir(prev) }()
+	var dirs []string
+	for i := 0; i < 2; i++ {
+		r, err := RunLocal(context.Background(), shJob(t, "fresh", 1, "", "exit 0"), LocalOptions{}, LocalRunOptions{})
+		if err != nil || r.Outcome != LocalSucceeded {
+			t.Fatalf("run: %v %v", r, err)
+		}
+		dirs = append(dirs, r.RunDir)
+	}
+	wd, _ := filepath.Abs(".")
+	if dirs[0] == dirs[1] || !strings.HasPrefix(dirs[0], filepath.Join(wd, "tfjob-runs", "fresh-")) {
+		t.Fatalf("run directories: %v", dirs)
 	}
 }
