@@ -845,6 +845,108 @@ START_TEST(test_run_dir)
 }
 END_TEST
 
+/* A job of `workers` workers asking for `each` GPUs and one PS asking for none; each prints its
+ * CUDA_VISIBLE_DEVICES. */
+static tfjob_job *gpu_job(int workers, int each)
+{
+	char text[2048];
+	snprintf(text, sizeof text,
+	         "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: g}\nspec:\n  tfReplicaSpecs:\n"
+	         "    PS:\n      replicas: 1\n      template:\n        spec:\n          containers:\n"
+	         "          - name: tensorflow\n            image: x\n            command: [sh, -c, 'echo \"[${CUDA_VISIBLE_DEVICES-unset}]\"; sleep 1']\n"
+	         "    Worker:\n      replicas: %d\n      template:\n        spec:\n          containers:\n"
+	         "          - name: tensorflow\n            image: x\n            command: [sh, -c, 'echo \"[${CUDA_VISIBLE_DEVICES-unset}]\"']\n"
+	         "            resources: {limits: {nvidia.com/gpu: %d}}\n",
+	         workers, each);
+	return tu_parse(text);
+}
+
+static tfjob_local *gpu_engine(const char *gpus)
+{
+	tfjob_local_options opts = TFJOB_LOCAL_OPTIONS_INIT;
+	opts.run_dir = run_dir;
+	opts.gpus = gpus;
+	tfjob_local *l = NULL;
+	ck_assert_int_eq(tfjob_local_new(&l, &opts, NULL), 0);
+	return l;
+}
+
+/* nvidia.com/gpu limits get disjoint CUDA_VISIBLE_DEVICES; no limit gets it empty; asking for more
+ * GPUs than there are is refused before anything starts. */
+START_TEST(test_gpus)
+{
+	tfjob_local *l = gpu_engine("0, 1,2,3");
+	tfjob_job *job = gpu_job(2, 2);
+	tfjob_local_outcome outcome = TFJOB_LOCAL_FAILED;
+	tfjob_error *err = NULL;
+	int rc = tfjob_local_run(&outcome, l, job, NULL, &err);
+	ck_assert_msg(rc == 0, "run: %s", tfjob_error_message(err));
+	ck_assert_int_eq(outcome, TFJOB_LOCAL_SUCCEEDED);
+	char *w0 = strdup(read_log("g-worker-0")), *w1 = strdup(read_log("g-worker-1"));
+	ck_assert_str_eq(read_log("g-ps-0"), "[]\n");
+	ck_assert_msg((!strcmp(w0, "[0,1]\n") && !strcmp(w1, "[2,3]\n")) || (!strcmp(w0, "[2,3]\n") && !strcmp(w1, "[0,1]\n")),
+	              "worker GPUs: %s %s", w0, w1);
+	free(w0);
+	free(w1);
+	tfjob_local_free(l);
+	tfjob_job_free(job);
+	/* 3 x 2 > 4: refused, nothing started */
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'/*", run_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	l = gpu_engine("0,1,2,3");
+	job = gpu_job(3, 2);
+	err = NULL;
+	ck_assert_int_eq(tfjob_local_run(&outcome, l, job, NULL, &err), TFJOB_EINVAL);
+	ck_assert_str_eq(tfjob_error_field(err), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.limits[nvidia.com/gpu]");
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "asks for 6 GPUs (Worker: 3 x 2) and 4 are available (0,1,2,3)"));
+	tfjob_error_free(err);
+	char path[512];
+	snprintf(path, sizeof path, "%s/g-worker-0.log", run_dir);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	tfjob_local_free(l);
+	tfjob_job_free(job);
+	/* "" is no GPU at all; a bad list is refused at once */
+	l = gpu_engine("");
+	job = gpu_job(1, 1);
+	ck_assert_int_eq(tfjob_local_run(&outcome, l, job, NULL, NULL), TFJOB_EINVAL);
+	tfjob_local_free(l);
+	tfjob_job_free(job);
+	tfjob_local_options opts = TFJOB_LOCAL_OPTIONS_INIT;
+	opts.run_dir = run_dir;
+	opts.gpus = "0,0";
+	err = NULL;
+	ck_assert_int_eq(tfjob_local_new(&l, &opts, &err), TFJOB_EINVAL);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "listed twice"));
+	tfjob_error_free(err);
+	/* A version 1 caller's struct ends before gpus: options_init writes nothing past it. */
+	unsigned char raw[sizeof(tfjob_local_options)];
+	memset(raw, 0xAB, sizeof raw);
+	ck_assert_int_eq(tfjob_local_options_init((tfjob_local_options *)(void *)raw, 1), 0);
+	ck_assert_int_eq(raw[sizeof raw - 1], 0xAB);
+}
+END_TEST
+
+/* A Pod whose GPUs are held by another stays Pending until they are free. */
+START_TEST(test_gpus_wait_for_free_ones)
+{
+	tfjob_transport_free(tr);
+	tfjob_local_free(local);
+	local = gpu_engine("7");
+	ck_assert_int_eq(tfjob_local_transport_new(&tr, local, NULL), 0);
+	const char *res = ",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}";
+	ck_assert_int_eq(create_pod("first", "Never", "[\"sh\",\"-c\",\"echo $CUDA_VISIBLE_DEVICES; sleep 0.5\"]", res, NULL, NULL), 0);
+	ck_assert_int_eq(create_pod("second", "Never", "[\"sh\",\"-c\",\"echo $CUDA_VISIBLE_DEVICES\"]", res, NULL, NULL), 0);
+	tfjob_local_poll(local, 100, NULL);
+	json_t *pod = get_pod("second");
+	ck_assert_str_eq(phase_of(pod), "Pending");
+	json_decref(pod);
+	json_decref(wait_phase("second", "Succeeded", 10000));
+	ck_assert_str_eq(read_log("first"), "7\n");
+	ck_assert_str_eq(read_log("second"), "7\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("local");
@@ -876,6 +978,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_report_failed_then_deleted);
 	tcase_add_test(tc, test_report_restart_loop);
 	tcase_add_test(tc, test_run_dir);
+	tcase_add_test(tc, test_gpus);
+	tcase_add_test(tc, test_gpus_wait_for_free_ones);
 	suite_add_tcase(s, tc);
 	return s;
 }

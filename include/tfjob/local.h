@@ -27,6 +27,12 @@
  * Processes see the environment of the calling process, then TFJOB_RUN_DIR (the run
  * directory), TFJOB_POD_NAME and HOSTNAME (the Pod name), then the container's env (which wins).
  *
+ * GPUs: a container whose resources ask for nvidia.com/gpu: N (limits, else requests) gets N GPU
+ * ids of its own in CUDA_VISIBLE_DEVICES, disjoint from every other running Pod's (a Pod waits,
+ * Pending, until enough are free); one without gets CUDA_VISIBLE_DEVICES="" and sees no GPU, as
+ * a pod without a GPU limit does. tfjob_local_run() refuses a job that asks for more GPUs than
+ * the engine has (TFJOB_EINVAL) before it starts anything.
+ *
  * Thread-safety: a tfjob_local and its transport may be used from several threads at once
  * (an internal mutex); tfjob_local_interrupt() is also async-signal-safe. The engine installs no
  * signal handler: it reaps its own children with waitpid() on their pids (never -1), so the
@@ -56,7 +62,7 @@ typedef struct tfjob_local tfjob_local;
 typedef void (*tfjob_local_event_cb)(const char *pod, const char *type, const char *reason, const char *message,
                                      void *payload);
 
-#define TFJOB_LOCAL_OPTIONS_VERSION 1
+#define TFJOB_LOCAL_OPTIONS_VERSION 2
 
 /**
  * Options of tfjob_local_new(). Initialise with TFJOB_LOCAL_OPTIONS_INIT or
@@ -74,9 +80,13 @@ typedef struct tfjob_local_options {
 	                                   when absent); >= 0: this, for every Pod */
 	tfjob_local_event_cb on_event;  /* optional */
 	void *event_payload;            /* passed to on_event */
+	/* version 2: */
+	const char *gpus;               /* GPU ids to hand out ("0,1,3", as CUDA_VISIBLE_DEVICES takes
+	                                   them); "": none; NULL: the GPUs of this machine (nvidia-smi -L,
+	                                   else /proc/driver/nvidia/gpus), looked for when a job asks */
 } tfjob_local_options;
 
-#define TFJOB_LOCAL_OPTIONS_INIT { TFJOB_LOCAL_OPTIONS_VERSION, NULL, NULL, 0, 0, -1, NULL, NULL }
+#define TFJOB_LOCAL_OPTIONS_INIT { TFJOB_LOCAL_OPTIONS_VERSION, NULL, NULL, 0, 0, -1, NULL, NULL, NULL }
 
 /** Initialise options of the given version to their defaults. TFJOB_EVERSION for unknown versions, TFJOB_EINVAL for NULL. Thread-safe. */
 TFJOB_EXTERN int tfjob_local_options_init(tfjob_local_options *opts, unsigned int version);

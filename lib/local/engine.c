@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,8 @@ int tfjob_local_options_init(tfjob_local_options *opts, unsigned int version)
 		return TFJOB_EVERSION;
 	tfjob_local_options init = TFJOB_LOCAL_OPTIONS_INIT;
 	init.version = version;
-	*opts = init;
+	/* A caller built against version 1 has the smaller struct: only its fields are written. */
+	memcpy(opts, &init, version >= 2 ? sizeof init : offsetof(tfjob_local_options, gpus));
 	return 0;
 }
 
@@ -95,6 +97,12 @@ int tfjob_local_new(tfjob_local **out, const tfjob_local_options *opts, tfjob_er
 	l->backoff_initial_ms = opts->backoff_initial_ms > 0 ? opts->backoff_initial_ms : 10000;
 	l->backoff_max_ms = opts->backoff_max_ms > 0 ? opts->backoff_max_ms : 300000;
 	l->grace_ms = opts->grace_period_ms;
+	if (opts->version >= 2 && opts->gpus && !(l->gpus_option = tfjob__strdup(opts->gpus))) {
+		rc = tfjob__oom(err);
+		goto fail;
+	}
+	if (l->gpus_option && (rc = tfjob__local_gpus_known(l, err)) != 0)
+		goto fail; /* a list that cannot be used is refused now, not when a job asks for GPUs */
 	l->on_event = opts->on_event;
 	l->event_payload = opts->event_payload;
 	l->ports = json_object();
@@ -110,6 +118,8 @@ int tfjob_local_new(tfjob_local **out, const tfjob_local_options *opts, tfjob_er
 fail:
 	free(l->run_dir);
 	free(l->base_dir);
+	free(l->gpus_option);
+	json_decref(l->gpus);
 	json_decref(l->ports);
 	json_decref(l->ignored);
 	json_decref(l->history);
@@ -145,6 +155,8 @@ void tfjob_local_free(tfjob_local *l)
 	json_decref(l->ports);
 	json_decref(l->ignored);
 	json_decref(l->history);
+	json_decref(l->gpus);
+	free(l->gpus_option);
 	free(l->run_dir);
 	free(l->base_dir);
 	pthread_mutex_destroy(&l->lock);
@@ -243,6 +255,8 @@ static void record_state(tfjob_local *l, const lpod *p)
 		json_object_del(h, "backoffSeconds");
 	}
 	json_object_set_new(h, "finished", json_boolean(p->state == LPOD_DONE));
+	if (p->state == LPOD_DONE)
+		tfjob__local_gpus_release(l, p);
 }
 
 void tfjob__local_note_deleted(tfjob_local *l, const char *name, const char *why)
@@ -314,6 +328,7 @@ oom:
 
 static void unlink_pod(tfjob_local *l, lpod *p)
 {
+	tfjob__local_gpus_release(l, p);
 	for (lpod **pp = &l->pods; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
@@ -446,8 +461,14 @@ static int work(tfjob_local *l, int64_t *next_timer)
 	for (lpod *p = l->pods, *n; p; p = n) {
 		n = p->next;
 		if (p->state == LPOD_PENDING && !l->stopping) {
-			start(l, p);
-			changes++;
+			if (tfjob__local_gpus_take(l, p)) {
+				start(l, p);
+				changes++;
+			} else if (p->state == LPOD_DONE) { /* asks for more GPUs than there are */
+				record_exit(l, p, false);
+				record_state(l, p);
+				changes++;
+			}
 		} else if (p->state == LPOD_BACKOFF && !l->stopping && !p->deleting) {
 			if (now >= p->restart_at_ms) {
 				remember_last(p);

@@ -30,6 +30,7 @@ typedef enum lpod_state {
 typedef struct tfjob__launch {
 	char **argv;      /* NULL-terminated */
 	char **env;       /* NAME=value entries of the container (NULL-terminated) */
+	int64_t gpus;     /* nvidia.com/gpu asked for */
 	char *workdir;    /* absolute or relative to the base dir; NULL: the base dir */
 	char *container;  /* the container's name ("tensorflow") */
 	lpod_policy policy;
@@ -57,6 +58,7 @@ typedef struct lpod {
 	int64_t deletion_wall, kill_at_ms;
 	bool killed;          /* SIGKILL sent */
 	char *spawn_error;    /* why the process could not start */
+	bool has_gpus;        /* CUDA_VISIBLE_DEVICES set: its GPUs are held until it ends for good */
 } lpod;
 
 struct tfjob_local {
@@ -72,6 +74,8 @@ struct tfjob_local {
 	json_t *ports;        /* "type/index" -> port */
 	json_t *ignored;      /* set of reported ignored fields */
 	json_t *history;      /* pod name -> what happened to it (engine.c record_*), kept after deletion */
+	char *gpus_option;    /* tfjob_local_options.gpus (NULL: look for them) */
+	json_t *gpus;         /* GPU id -> the pod holding it, or null (gpus.c); NULL until known */
 };
 
 /* engine.c */
@@ -96,6 +100,19 @@ char *tfjob__local_duration(char *buf, size_t size, int64_t ms);
 /* tfjob_local_shutdown(), calling tick (when not NULL, without the lock) after each pass while it
  * waits for the processes: the run shows the engine's events (Killing, Exited) as they happen. */
 int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void *payload);
+
+/* gpus.c: the GPUs this engine hands out (looked for on first use; lock held). */
+int tfjob__local_gpus_known(tfjob_local *l, tfjob_error **err);
+/* Give the Pod its CUDA_VISIBLE_DEVICES (its GPUs, or "" without a GPU limit): true when it can
+ * start now, false while too few GPUs are free (lock held). */
+bool tfjob__local_gpus_take(tfjob_local *l, lpod *p);
+/* The Pod ended for good or is removed: its GPUs are free again (lock held). */
+void tfjob__local_gpus_release(tfjob_local *l, const lpod *p);
+/* TFJOB_EINVAL when the job asks for more GPUs than the engine has, naming the field. */
+int tfjob__local_gpus_check(tfjob_local *l, const tfjob_job *job, tfjob_error **err);
+/* nvidia.com/gpu of a container's resources (limits, else requests): >= 0, or -1 when it is no
+ * whole number. */
+int64_t tfjob__local_gpu_count(json_t *container);
 
 /* podspec.c: the launch of a Pod; reports ignored fields. */
 int tfjob__launch_from_pod(tfjob__launch *out, tfjob_local *l, json_t *pod, tfjob_error **err);

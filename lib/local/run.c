@@ -66,6 +66,8 @@ static int prepare(run *r, const tfjob_job *job, tfjob_error **err)
 		rc = tfjob_job_apply_defaults(r->job, &dopts, err);
 	if (!rc)
 		rc = tfjob_local_check(r->job, err);
+	if (!rc) /* before anything starts: a job asking for more GPUs than there are could never run */
+		rc = tfjob__local_gpus_check(r->local, r->job, err);
 	return rc;
 }
 

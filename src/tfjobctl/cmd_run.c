@@ -41,7 +41,7 @@ static void on_signal(int sig)
 void usage_run(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl run [--run-dir DIR] [--compat C] [--grace-period S] [--restart-backoff MS] [--tail N] FILE\n\n"
+	        "usage: tfjobctl run [--run-dir DIR] [--compat C] [--grace-period S] [--restart-backoff MS] [--tail N] [--gpus LIST] FILE\n\n"
 	        "Run a TFJob on this machine: each replica is a process (the tensorflow container's command\n"
 	        "and args, its env and workingDir, TF_CONFIG with 127.0.0.1 addresses on free ports), driven by\n"
 	        "the same planner as the operator: restart policies, exit codes, backoffLimit,\n"
@@ -56,7 +56,12 @@ void usage_run(FILE *out)
 	        "  --restart-backoff MS   first in-place restart delay of Always/OnFailure replicas\n"
 	        "                         (default 10000, doubling up to 300000 as the kubelet does)\n"
 	        "  --tail N               lines of a failed replica's output shown when it fails and in the\n"
-	        "                         final report, with the log's path (default 20; 0: none)\n\n"
+	        "                         final report, with the log's path (default 20; 0: none)\n"
+	        "  --gpus LIST            GPU ids to hand out, e.g. 0,1,3 ('' for none; default: the GPUs\n"
+	        "                         nvidia-smi -L or /proc/driver/nvidia/gpus shows). A replica whose\n"
+	        "                         container asks for nvidia.com/gpu: N gets N of its own in\n"
+	        "                         CUDA_VISIBLE_DEVICES; one that asks for none gets it empty. A job\n"
+	        "                         asking for more GPUs than there are is refused (exit 2)\n\n"
 	        "Relative paths: the working directory of a replica is its workingDir resolved against the\n"
 	        "directory of FILE (the current directory for '-'); a relative command path is resolved\n"
 	        "against that working directory. Replicas see TFJOB_RUN_DIR and TFJOB_POD_NAME.\n\n"
@@ -375,6 +380,7 @@ int cmd_run(int argc, char **argv)
 		{ "grace-period", required_argument, NULL, 'g' },
 		{ "restart-backoff", required_argument, NULL, 'b' },
 		{ "tail", required_argument, NULL, 't' },
+		{ "gpus", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	tfjob_local_options lopts = TFJOB_LOCAL_OPTIONS_INIT;
@@ -407,6 +413,9 @@ int cmd_run(int argc, char **argv)
 		case 't':
 			if (!ctl_parse_tail(&tail, optarg))
 				return EXIT_USAGE;
+			break;
+		case 'G':
+			lopts.gpus = optarg;
 			break;
 		case ':':
 			return ctl_fail("run: option '%s' needs a value", argv[optind - 1]);
@@ -485,9 +494,11 @@ int cmd_run(int argc, char **argv)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
-	printf("\n");
-	ctl_run_describe(stdout, dir, tail);
 	int status;
+	if (rc != TFJOB_EINVAL && rc != TFJOB_EINVALID) { /* else refused before anything started */
+		printf("\n");
+		ctl_run_describe(stdout, dir, tail);
+	}
 	if (rc) {
 		fprintf(stderr, "tfjobctl: run: %s\n", tfjob_error_message(err));
 		tfjob_error_free(err);

@@ -30,6 +30,7 @@ import (
 	"runtime"
 	"runtime/cgo"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -42,6 +43,10 @@ type LocalOptions struct {
 	BackoffInitial time.Duration // first restart delay of Always/OnFailure; 0: 10 s (kubelet)
 	BackoffMax     time.Duration // restart delay cap; 0: 300 s
 	GracePeriod    time.Duration // 0: the Pod's terminationGracePeriodSeconds; negative: SIGKILL at once
+	// GPUs are the GPU ids to hand out; nil: this machine's (nvidia-smi -L, else
+	// /proc/driver/nvidia/gpus); empty and non-nil: none. A replica whose container asks for
+	// nvidia.com/gpu: N gets N of its own in CUDA_VISIBLE_DEVICES; one asking for none gets "".
+	GPUs []string
 	// OnEvent is told what the engine does and notices ("Started", "Exited", "BackOff",
 	// "Killing", "Ignored", "FailedToStart"), with the engine's lock held: do not call back into
 	// the engine from it. A panic in it is recovered and returned by the engine call that
@@ -96,7 +101,7 @@ type LocalEngine struct {
 
 // NewLocalEngine makes a process engine; nothing starts until a Pod is created.
 func NewLocalEngine(o LocalOptions) (*LocalEngine, error) {
-	if err := noNUL(o.RunDir, o.BaseDir); err != nil {
+	if err := noNUL(append([]string{o.RunDir, o.BaseDir}, o.GPUs...)...); err != nil {
 		return nil, err
 	}
 	var cs cstrings
@@ -105,6 +110,9 @@ func NewLocalEngine(o LocalOptions) (*LocalEngine, error) {
 	C.tfjob_local_options_init(&opts, C.TFJOB_LOCAL_OPTIONS_VERSION)
 	opts.run_dir = cs.of(o.RunDir, false)
 	opts.base_dir = cs.of(o.BaseDir, false)
+	if o.GPUs != nil {
+		opts.gpus = cs.of(strings.Join(o.GPUs, ","), true)
+	}
 	opts.backoff_initial_ms = C.int64_t(o.BackoffInitial.Milliseconds())
 	opts.backoff_max_ms = C.int64_t(o.BackoffMax.Milliseconds())
 	switch {

@@ -256,3 +256,30 @@ func TestRunLocalFreshRunDir(t *testing.T) {
 		t.Fatalf("run directories: %v", dirs)
 	}
 }
+
+// nvidia.com/gpu limits get their own CUDA_VISIBLE_DEVICES; too many GPUs are refused.
+func TestRunLocalGPUs(t *testing.T) {
+	obj := testJob("gpu", map[string]int{"Worker": 2}, "", map[string]any{"name": "tensorflow", "image": "busybox",
+		"command":   []any{"sh", "-c", `echo "[${CUDA_VISIBLE_DEVICES-unset}]"`},
+		"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": 1}}})
+	delete(obj["metadata"].(map[string]any), "namespace")
+	data, _ := json.Marshal(obj)
+	job, err := Parse(data, "gpu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	r, err := RunLocal(context.Background(), job, LocalOptions{RunDir: filepath.Join(t.TempDir(), "g"), GPUs: []string{"4", "6"}}, LocalRunOptions{})
+	if err != nil || r.Outcome != LocalSucceeded {
+		t.Fatalf("run: %v %v", r, err)
+	}
+	l0, _ := r.Log("worker-0")
+	l1, _ := r.Log("worker-1")
+	if got := []string{strings.TrimSpace(l0), strings.TrimSpace(l1)}; !(got[0] == "[4]" && got[1] == "[6]" || got[0] == "[6]" && got[1] == "[4]") {
+		t.Fatalf("CUDA_VISIBLE_DEVICES: %v", got)
+	}
+	_, err = RunLocal(context.Background(), job, LocalOptions{RunDir: filepath.Join(t.TempDir(), "n"), GPUs: []string{}}, LocalRunOptions{})
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "asks for 2 GPUs") {
+		t.Fatalf("no GPUs: %v", err)
+	}
+}

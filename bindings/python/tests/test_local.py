@@ -200,3 +200,16 @@ def test_run_local_makes_a_fresh_run_directory(tmp_path, monkeypatch):
     assert first.succeeded and second.succeeded and first.run_dir != second.run_dir
     for r in (first, second):
         assert r.run_dir.startswith(str(tmp_path / "tfjob-runs" / "fresh-"))
+
+
+def test_run_local_hands_out_gpus(tmp_path):
+    job = sh('echo "[${CUDA_VISIBLE_DEVICES-unset}]"', name="gpu")
+    job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
+        "limits": {"nvidia.com/gpu": 1}}
+    result = tfjob.run_local(job, tmp_path / "run", gpus=["3", "5"])
+    assert result.succeeded
+    assert sorted(result.log(f"worker-{i}").strip() for i in (0, 1)) == ["[3]", "[5]"]
+    with pytest.raises(tfjob.Error, match="asks for 2 GPUs"):
+        tfjob.run_local(job, tmp_path / "none", gpus="")
+    plain = tfjob.run_local(sh('echo "[${CUDA_VISIBLE_DEVICES-unset}]"', replicas={"Worker": 1}), tmp_path / "plain")
+    assert plain.log("worker-0") == "[]\n"  # no GPU limit: no GPU, as in a pod

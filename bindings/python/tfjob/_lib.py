@@ -353,7 +353,7 @@ LOCAL_UPDATE_CB = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_void_p)
 class LocalOptions(ctypes.Structure):
     _fields_ = [("version", c_uint), ("run_dir", c_char_p), ("base_dir", c_char_p), ("backoff_initial_ms", c_int64),
                 ("backoff_max_ms", c_int64), ("grace_period_ms", c_int64), ("on_event", LOCAL_EVENT_CB),
-                ("event_payload", c_void_p)]
+                ("event_payload", c_void_p), ("gpus", c_char_p)]
 
 
 class LocalRunOptions(ctypes.Structure):

@@ -51,7 +51,9 @@ class LocalEngine(_runtime.Closing):
     them). Release with ``close()`` / ``with`` (every process still running is terminated).
 
     Times are in seconds: backoff_initial / backoff_max (restart delays of Always/OnFailure),
-    grace_period (None: the Pod's terminationGracePeriodSeconds; 0: SIGKILL at once).
+    grace_period (None: the Pod's terminationGracePeriodSeconds; 0: SIGKILL at once). gpus: the
+    GPU ids to hand out ("0,1" or ["0", "1"]; "" or []: none; None: this machine's); a replica
+    asking for nvidia.com/gpu gets its own in CUDA_VISIBLE_DEVICES, one asking for none gets "".
     on_event(pod, type, reason, message) runs with the engine's lock held: do not call back into
     the engine from it; its exceptions are re-raised by the engine call that triggered it."""
 
@@ -59,7 +61,8 @@ class LocalEngine(_runtime.Closing):
 
     def __init__(self, run_dir: Union[str, "os.PathLike[str]"], *, base_dir: Optional[str] = None,
                  backoff_initial: Optional[float] = None, backoff_max: Optional[float] = None,
-                 grace_period: Optional[float] = None, on_event: Optional[LocalEventHook] = None):
+                 grace_period: Optional[float] = None, on_event: Optional[LocalEventHook] = None,
+                 gpus: Optional[Union[str, List[str]]] = None):
         self._g = _runtime.Guard(None, "local engine")
         self._run_dir = os.fspath(run_dir)
         self._errors: List[BaseException] = []
@@ -67,9 +70,11 @@ class LocalEngine(_runtime.Closing):
         import weakref
         self._backends: "weakref.WeakSet[LocalBackend]" = weakref.WeakSet()
         opts = _lib.LocalOptions()
-        _lib.tfjob_local_options_init(ctypes.byref(opts), 1)
-        self._keep = [_lib.cstr(self._run_dir, "run_dir", True), _lib.cstr(base_dir, "base_dir") if base_dir else None]
-        opts.run_dir, opts.base_dir = self._keep
+        _lib.tfjob_local_options_init(ctypes.byref(opts), 2)
+        gpu_list = gpus if gpus is None or isinstance(gpus, str) else ",".join(str(g) for g in gpus)
+        self._keep = [_lib.cstr(self._run_dir, "run_dir", True), _lib.cstr(base_dir, "base_dir") if base_dir else None,
+                      _lib.cstr(gpu_list, "gpus") if gpu_list is not None else None]
+        opts.run_dir, opts.base_dir, opts.gpus = self._keep
         opts.backoff_initial_ms = _runtime.ms(backoff_initial)
         opts.backoff_max_ms = _runtime.ms(backoff_max)
         opts.grace_period_ms = -1 if grace_period is None else _runtime.ms(grace_period)
@@ -338,7 +343,8 @@ def run_local(job: JobInput, run_dir: Optional[Union[str, "os.PathLike[str]"]] =
               base_dir: Optional[str] = None, compat: Optional[str] = None,
               on_update: Optional[LocalUpdateHook] = None, on_event: Optional[LocalEventHook] = None,
               grace_period: Optional[float] = None, backoff_initial: Optional[float] = None,
-              backoff_max: Optional[float] = None, tail: int = 20) -> LocalResult:
+              backoff_max: Optional[float] = None, tail: int = 20,
+              gpus: Optional[Union[str, List[str]]] = None) -> LocalResult:
     """Run a TFJob (a Job, a dict, or the path of a manifest) on this machine, as
     ``tfjobctl run`` does: each replica's ``tensorflow`` container command as a process, driven by
     the planner to the end, in a fresh run directory (:func:`new_run_dir`: run_dir with its
@@ -353,7 +359,7 @@ def run_local(job: JobInput, run_dir: Optional[Union[str, "os.PathLike[str]"]] =
     try:
         d = new_run_dir(run_dir, j.name or (j.to_dict().get("metadata") or {}).get("generateName"))
         with LocalEngine(d, base_dir=base_dir, grace_period=grace_period, backoff_initial=backoff_initial,
-                         backoff_max=backoff_max, on_event=on_event) as engine:
+                         backoff_max=backoff_max, on_event=on_event, gpus=gpus) as engine:
             outcome = engine.run(j, compat=compat, on_update=on_update)
     finally:
         if owned:
