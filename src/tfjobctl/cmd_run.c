@@ -437,14 +437,9 @@ int cmd_run(int argc, char **argv)
 	}
 	/* metadata.generateName: the store picks the name; the run directory uses the prefix. */
 	const char *shown = tfjob_job_name(job) ? tfjob_job_name(job) : tfjob_job_generate_name(job);
-	char label[300];
-	snprintf(label, sizeof label, "%s", shown && shown[0] ? shown : "tfjob");
-	size_t ll = strlen(label);
-	while (ll > 1 && label[ll - 1] == '-')
-		label[--ll] = '\0';
 	char *dir = NULL;
 	tfjob_error *err = NULL;
-	if (tfjob_local_run_dir(&dir, run_dir, label, &err)) {
+	if (tfjob_local_run_dir(&dir, run_dir, shown, &err)) {
 		tfjob_job_free(job);
 		fprintf(stderr, "tfjobctl: run: %s\n", tfjob_error_message(err));
 		tfjob_error_free(err);
@@ -504,8 +499,11 @@ int cmd_run(int argc, char **argv)
 		tfjob_error_free(err);
 		status = rc == TFJOB_EINVAL || rc == TFJOB_EINVALID ? EXIT_USAGE : EXIT_NEGATIVE;
 	} else {
+		json_t *stored = ctl_run_load(dir, "job.json"); /* the name the store gave it (generateName) */
 		printf("\nTFJob %s: %s. State and logs: %s (tfjobctl get --run-dir DIR, tfjobctl logs DIR POD)\n",
-		       label, tfjob_local_outcome_name(outcome), dir);
+		       jstr(json_object_get(json_object_get(stored, "metadata"), "name")), tfjob_local_outcome_name(outcome),
+		       dir);
+		json_decref(stored);
 		status = outcome == TFJOB_LOCAL_SUCCEEDED ? EXIT_OK : outcome == TFJOB_LOCAL_FAILED ? EXIT_NEGATIVE
 		                                                                                  : EXIT_INTERRUPTED;
 	}

@@ -14,11 +14,16 @@ import (
 
 func shJob(t *testing.T, name string, workers int, restartPolicy, script string) *Job {
 	t.Helper()
-	obj := testJob(name, map[string]int{"Worker": workers}, restartPolicy,
-		map[string]any{"name": "tensorflow", "image": "busybox", "command": []any{"sh", "-c", script}})
+	return localJob(t, testJob(name, map[string]int{"Worker": workers}, restartPolicy,
+		map[string]any{"name": "tensorflow", "image": "busybox", "command": []any{"sh", "-c", script}}))
+}
+
+// localJob parses a test job without its namespace (the local run's is "default"), closed with the test.
+func localJob(t *testing.T, obj Object) *Job {
+	t.Helper()
 	delete(obj["metadata"].(map[string]any), "namespace")
 	data, _ := json.Marshal(obj)
-	j, err := Parse(data, name+".json")
+	j, err := Parse(data, "job.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,13 +214,7 @@ func TestRunLocalReportsFailures(t *testing.T) {
 	obj := testJob("rep", map[string]int{"Worker": 2}, "", map[string]any{"name": "tensorflow", "image": "busybox",
 		"command": []any{"sh", "-c", `if [ "$TFJOB_POD_NAME" = rep-worker-1 ]; then echo one; echo two >&2; exit 3; fi; sleep 30`}})
 	obj["spec"].(map[string]any)["runPolicy"] = map[string]any{"cleanPodPolicy": "All"}
-	delete(obj["metadata"].(map[string]any), "namespace")
-	data, _ := json.Marshal(obj)
-	job, err := Parse(data, "rep.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer job.Close()
+	job := localJob(t, obj)
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	r, err := RunLocal(context.Background(), job, LocalOptions{RunDir: dir}, LocalRunOptions{Compat: TrainingOperator19})
 	if err != nil || r.Outcome != LocalFailed || r.RunDir != dir {
@@ -262,13 +261,7 @@ func TestRunLocalGPUs(t *testing.T) {
 	obj := testJob("gpu", map[string]int{"Worker": 2}, "", map[string]any{"name": "tensorflow", "image": "busybox",
 		"command":   []any{"sh", "-c", `echo "[${CUDA_VISIBLE_DEVICES-unset}]"`},
 		"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": 1}}})
-	delete(obj["metadata"].(map[string]any), "namespace")
-	data, _ := json.Marshal(obj)
-	job, err := Parse(data, "gpu.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer job.Close()
+	job := localJob(t, obj)
 	r, err := RunLocal(context.Background(), job, LocalOptions{RunDir: filepath.Join(t.TempDir(), "g"), GPUs: []string{"4", "6"}}, LocalRunOptions{})
 	if err != nil || r.Outcome != LocalSucceeded {
 		t.Fatalf("run: %v %v", r, err)
