@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal/common.h"
-#include "internal/quantity.h"
+#include "util/common.h"
+#include "util/quantity.h"
 #ifdef TFJOB_HAVE_TRANSPORT
 #include "transport/kube_internal.h"
 #include "transport/watch_splitter.h"

@@ -6,8 +6,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "internal/common.h"
-#include "internal/quantity.h"
+#include "util/common.h"
+#include "util/quantity.h"
 #include "testutil.h"
 
 static void expect_canonical(const char *in, const char *want)

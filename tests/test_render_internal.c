@@ -1,5 +1,5 @@
 /*
- * The internal render entry points the planner uses (lib/internal/render.h): json_t trees equal
+ * The internal render entry points the planner uses (lib/graph/render.h): json_t trees equal
  * to the public JSON text.
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/render.h"
+#include "graph/render.h"
 #include "testutil.h"
 
 static const char *job_text =

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/sbuf.h"
+#include "util/sbuf.h"
 #include "testutil.h"
 
 /* Documents and the precision jansson needs for their reals (each holds reals of one precision). */

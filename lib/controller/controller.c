@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "controller/ctrl.h"
-#include "internal/timedwait.h"
+#include "util/timedwait.h"
 
 int tfjob_controller_hooks_init(tfjob_controller_hooks *hooks, unsigned int version)
 {

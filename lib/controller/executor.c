@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "controller/ctrl.h"
-#include "internal/job.h"
-#include "internal/objects.h"
+#include "core/job.h"
+#include "core/objects.h"
 
 #define LABEL_JOB_NAME "training.kubeflow.org/job-name"
 #define LABEL_OPERATOR "training.kubeflow.org/operator-name"

@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 
 /* A monotonic clock in milliseconds. */
 typedef int64_t (*tfjob__clock_ms_fn)(void *payload);

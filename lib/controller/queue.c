@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "controller/internal.h"
-#include "internal/timedwait.h"
+#include "util/timedwait.h"
 
 struct tfjob__queue {
 	pthread_mutex_t mu;

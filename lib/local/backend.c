@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/job.h"
+#include "core/job.h"
 #include "local/internal.h"
 #include "tfjob/memory.h"
 #include "tfjob/sys/transport.h"

@@ -10,7 +10,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 #include "tfjob/local.h"
 
 #define TFJOB__LOCAL_PID_ANNOTATION "local.kubeflow.org/pid"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/job.h"
+#include "core/job.h"
 #include "local/internal.h"
 
 static const char *const pod_known[] = { "containers", "restartPolicy", "terminationGracePeriodSeconds" };

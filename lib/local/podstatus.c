@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/job.h"
+#include "core/job.h"
 #include "local/internal.h"
 
 static json_t *time_str(int64_t t)

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal/job.h"
+#include "core/job.h"
 #include "local/run.h"
 
 /* mkdir -p: path and its parents. 0, or -1 with errno. */

@@ -8,7 +8,7 @@
 
 #include "plan/step.h"
 
-/* ---- reading observed objects (their summaries, internal/objects.h) ---- */
+/* ---- reading observed objects (their summaries, core/objects.h) ---- */
 
 static const char *name_of(json_t *obj) { return tfjob__str(tfjob__obj(obj, "metadata"), "name"); }
 

@@ -16,12 +16,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "internal/cluster.h"
-#include "internal/doc.h"
-#include "internal/job.h"
-#include "internal/objects.h"
-#include "internal/plan.h"
-#include "internal/render.h"
+#include "graph/graph.h"
+#include "parse/doc.h"
+#include "core/job.h"
+#include "core/objects.h"
+#include "plan/planner.h"
+#include "graph/render.h"
 
 #define LABEL_REPLICA_TYPE TFJOB__LABEL_REPLICA_TYPE
 #define LABEL_REPLICA_INDEX TFJOB__LABEL_REPLICA_INDEX

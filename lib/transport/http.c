@@ -9,7 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "internal/doc.h"
+#include "parse/doc.h"
 #include "transport/kube_internal.h"
 
 void tfjob__http_response_clear(struct tfjob__http_response *r)

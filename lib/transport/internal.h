@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 #include "tfjob/sys/transport.h"
 
 struct tfjob_transport {

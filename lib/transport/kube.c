@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal/quantity.h"
+#include "util/quantity.h"
 #include "transport/kube_internal.h"
 
 #define TOKEN_FILE_REFRESH_MS 60000

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/doc.h"
+#include "parse/doc.h"
 #include "transport/kube_internal.h"
 #include "transport/watch_splitter.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal/doc.h"
+#include "parse/doc.h"
 #include "transport/kube_internal.h"
 
 int tfjob__read_file(char **out, size_t *len, const char *path, tfjob_error **err)

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "tfjob/memory.h"
-#include "internal/timedwait.h"
+#include "util/timedwait.h"
 #include "transport/memory_store.h"
 
 #define POLL_MS 20

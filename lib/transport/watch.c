@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal/timedwait.h"
+#include "util/timedwait.h"
 #include "transport/internal.h"
 
 struct tfjob_watch_sink {

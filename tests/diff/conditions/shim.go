@@ -11,7 +11,7 @@ package conditions
 #cgo LDFLAGS: -lm
 #include <stdlib.h>
 #include <jansson.h>
-#include "internal/plan.h"
+#include "plan/planner.h"
 
 static int cond_set(char **out, const char *status_json, const char *type, const char *cstatus,
                     const char *reason, const char *message, int64_t now, int compat)

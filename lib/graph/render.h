@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 
 /*
  * The complete Pod (new reference in *out) for replica (type, index) of a job whose defaults

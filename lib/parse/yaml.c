@@ -16,7 +16,7 @@
 
 #include <yaml.h>
 
-#include "internal/doc.h"
+#include "parse/doc.h"
 
 struct frame {
 	json_t *node;       /* object or array being filled (borrowed from its parent, or root) */

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "internal/sbuf.h"
+#include "util/sbuf.h"
 
 bool tfjob__sbuf_reserve(tfjob__sbuf *b, size_t n)
 {

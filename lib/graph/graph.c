@@ -8,9 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal/cluster.h"
-#include "internal/job.h"
-#include "internal/sbuf.h"
+#include "graph/graph.h"
+#include "core/job.h"
+#include "util/sbuf.h"
 
 /* ---- options ---- */
 

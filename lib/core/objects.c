@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/doc.h"
-#include "internal/job.h"
-#include "internal/objects.h"
+#include "parse/doc.h"
+#include "core/job.h"
+#include "core/objects.h"
 
 static int check_items(json_t *items, const char *what, tfjob_error **err)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 
 struct code_info {
 	int code;

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 
 struct tfjob__field_error {
 	char *field;

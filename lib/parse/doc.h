@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 
 typedef struct tfjob__docs {
 	json_t **items; /* owned references */

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 
 /* One replica type of the graph. */
 typedef struct tfjob__rtype {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/doc.h"
+#include "parse/doc.h"
 
 int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *opts, tfjob_error **err)
 {

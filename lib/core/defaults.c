@@ -5,8 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal/fielderr.h"
-#include "internal/job.h"
+#include "core/fielderr.h"
+#include "core/job.h"
 
 int tfjob_default_options_init(tfjob_default_options *opts, unsigned int version)
 {

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 
 #define TFJOB__LABEL_JOB_NAME "training.kubeflow.org/job-name"
 #define TFJOB__LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"

@@ -2,7 +2,7 @@
  * Exit-code classification for restartPolicy ExitCode.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include "internal/common.h"
+#include "util/common.h"
 
 tfjob_exit_class tfjob_exit_code_classify(int code, tfjob_compat compat)
 {

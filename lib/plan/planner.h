@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 
 /* Condition types and reasons (reason = "TFJob" + type, except FailedValidation). */
 #define TFJOB__COND_CREATED "Created"

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/doc.h"
-#include "internal/job.h"
-#include "internal/plan.h"
-#include "internal/sbuf.h"
+#include "parse/doc.h"
+#include "core/job.h"
+#include "plan/planner.h"
+#include "util/sbuf.h"
 
 #define DEFAULT_START 1704067200 /* 2024-01-01T00:00:00Z */
 #define DEFAULT_MAX_STEPS 1000u

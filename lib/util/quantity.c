@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal/common.h"
-#include "internal/quantity.h"
+#include "util/common.h"
+#include "util/quantity.h"
 
 static tfjob__i128 abs128(tfjob__i128 v) { return v < 0 ? -v : v; }
 

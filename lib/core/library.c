@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 
 const char *tfjob_version(void) { return TFJOB_VERSION; }
 

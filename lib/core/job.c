@@ -7,10 +7,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal/doc.h"
-#include "internal/fielderr.h"
-#include "internal/job.h"
-#include "internal/sbuf.h"
+#include "parse/doc.h"
+#include "core/fielderr.h"
+#include "core/job.h"
+#include "util/sbuf.h"
 
 static const char *const canonical_types[] = { TFJOB__TYPE_PS, TFJOB__TYPE_WORKER, TFJOB__TYPE_CHIEF,
 	                                           TFJOB__TYPE_MASTER, TFJOB__TYPE_EVALUATOR };

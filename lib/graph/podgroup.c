@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/cluster.h"
-#include "internal/job.h"
-#include "internal/quantity.h"
+#include "graph/graph.h"
+#include "core/job.h"
+#include "util/quantity.h"
 
 typedef struct resource {
 	char *name;

@@ -5,7 +5,7 @@
  * A file of its own so that code needing it does not link common.c's global init (and with it
  * the transport).
  */
-#include "internal/common.h"
+#include "util/common.h"
 
 static int base64_value(unsigned char c, bool url)
 {

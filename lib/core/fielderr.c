@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/fielderr.h"
-#include "internal/job.h"
+#include "core/fielderr.h"
+#include "core/job.h"
 
 static const char *const type_names[] = {
 	[TFJOB_FIELD_VALUE_NOT_FOUND] = "FieldValueNotFound",

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "internal/plan.h"
+#include "plan/planner.h"
 
 bool tfjob__cleanup_deletes(const char *policy, const char *phase, bool finished)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/fielderr.h"
+#include "core/fielderr.h"
 
 enum value_type { T_ANY, T_STRING, T_BOOL, T_INT32, T_INT64, T_OBJECT, T_ARRAY, T_INT_OR_STRING };
 

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal/job.h"
-#include "internal/plan.h"
+#include "core/job.h"
+#include "plan/planner.h"
 
 /* ---- time ---- */
 

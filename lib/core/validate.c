@@ -8,8 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal/fielderr.h"
-#include "internal/job.h"
+#include "core/fielderr.h"
+#include "core/job.h"
 
 int tfjob_validate_options_init(tfjob_validate_options *opts, unsigned int version)
 {

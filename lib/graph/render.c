@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/cluster.h"
-#include "internal/job.h"
-#include "internal/render.h"
-#include "internal/sbuf.h"
+#include "graph/graph.h"
+#include "core/job.h"
+#include "graph/render.h"
+#include "util/sbuf.h"
 
 #define LABEL_OPERATOR "training.kubeflow.org/operator-name"
 #define LABEL_JOB_NAME "training.kubeflow.org/job-name"

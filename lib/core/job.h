@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "internal/common.h"
+#include "util/common.h"
 
 struct tfjob_job {
 	json_t *root; /* the whole TFJob object (owned) */
