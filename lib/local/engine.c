@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal/job.h"
+#include "core/job.h"
 #include "local/internal.h"
 
 int64_t tfjob__local_now_ms(void)

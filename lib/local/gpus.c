@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal/job.h"
+#include "core/job.h"
 #include "local/internal.h"
 
 #define GPU_RESOURCE "nvidia.com/gpu"

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal/job.h"
-#include "internal/sbuf.h"
+#include "core/job.h"
+#include "util/sbuf.h"
 #include "local/internal.h"
 
 #define DEFAULT_TAIL_LINES 20
