@@ -919,11 +919,15 @@ START_TEST(test_gpus)
 	ck_assert_int_eq(tfjob_local_new(&l, &opts, &err), TFJOB_EINVAL);
 	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "listed twice"));
 	tfjob_error_free(err);
-	/* A version 1 caller's struct ends before gpus: options_init writes nothing past it. */
+	/* A version 1 caller's struct ends before gpus: options_init writes nothing past it, and a
+	 * version 1 struct means "this machine's GPUs". */
 	unsigned char raw[sizeof(tfjob_local_options)];
 	memset(raw, 0xAB, sizeof raw);
 	ck_assert_int_eq(tfjob_local_options_init((tfjob_local_options *)(void *)raw, 1), 0);
 	ck_assert_int_eq(raw[sizeof raw - 1], 0xAB);
+	((tfjob_local_options *)(void *)raw)->run_dir = run_dir;
+	ck_assert_int_eq(tfjob_local_new(&l, (tfjob_local_options *)(void *)raw, NULL), 0);
+	tfjob_local_free(l);
 }
 END_TEST
 

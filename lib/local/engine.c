@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 
 #include "core/job.h"
 #include "local/internal.h"
+#include "util/versions.h"
 
 int64_t tfjob__local_now_ms(void)
 {
@@ -41,15 +41,7 @@ void tfjob__local_event(tfjob_local *l, const char *pod, const char *type, const
 
 int tfjob_local_options_init(tfjob_local_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_LOCAL_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_local_options init = TFJOB_LOCAL_OPTIONS_INIT;
-	init.version = version;
-	/* A caller built against version 1 has the smaller struct: only its fields are written. */
-	memcpy(opts, &init, version >= 2 ? sizeof init : offsetof(tfjob_local_options, gpus));
-	return 0;
+	return tfjob__versioned_init(&tfjob__local_options_v, opts, version);
 }
 
 static int make_dir(const char *path, tfjob_error **err)
@@ -63,14 +55,18 @@ static int make_dir(const char *path, tfjob_error **err)
 	return tfjob__fail(err, TFJOB_EIO, "run directory %s: %s", path, strerror(errno ? errno : ENOTDIR));
 }
 
-int tfjob_local_new(tfjob_local **out, const tfjob_local_options *opts, tfjob_error **err)
+int tfjob_local_new(tfjob_local **out, const tfjob_local_options *caller_opts, tfjob_error **err)
 {
-	if (!out || !opts || !opts->run_dir || !opts->run_dir[0])
-		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_new: out, options and options.run_dir are required");
+	if (!out || !caller_opts)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_new: out and options are required");
 	*out = NULL;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_LOCAL_OPTIONS_VERSION, "tfjob_local_options");
+	tfjob_local_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__local_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_local_options *opts = &copy;
+	if (!opts->run_dir || !opts->run_dir[0])
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_new: options.run_dir is required");
 	rc = make_dir(opts->run_dir, err);
 	if (rc)
 		return rc;
@@ -97,7 +93,7 @@ int tfjob_local_new(tfjob_local **out, const tfjob_local_options *opts, tfjob_er
 	l->backoff_initial_ms = opts->backoff_initial_ms > 0 ? opts->backoff_initial_ms : 10000;
 	l->backoff_max_ms = opts->backoff_max_ms > 0 ? opts->backoff_max_ms : 300000;
 	l->grace_ms = opts->grace_period_ms;
-	if (opts->version >= 2 && opts->gpus && !(l->gpus_option = tfjob__strdup(opts->gpus))) {
+	if (opts->gpus && !(l->gpus_option = tfjob__strdup(opts->gpus))) {
 		rc = tfjob__oom(err);
 		goto fail;
 	}
