@@ -134,14 +134,14 @@ int cmd_plan(int argc, char **argv)
 		goto out;
 	tfjob_plan *plan = NULL;
 	tfjob_error *err = NULL;
-	char *text = NULL;
+	/* streamed: the created children of a large job (gigabytes) are rendered one at a time */
 	if (tfjob_plan_new_with_objects(&plan, job, pods, services, &opts, &err) ||
-	    tfjob_plan_to_json(&text, plan, TFJOB_JSON_COMPACT, &err)) {
+	    tfjob_plan_write_json(plan, TFJOB_JSON_COMPACT, ctl_write_stdout, NULL, &err)) {
 		tfjob_plan_free(plan);
 		ctl_fail_err(err);
 		goto out;
 	}
-	ctl_print_owned(text);
+	ctl_write_stdout("\n", 1, NULL);
 	tfjob_plan_free(plan);
 	status = EXIT_OK;
 out:

@@ -145,13 +145,14 @@ int cmd_render(int argc, char **argv)
 	tfjob_job *job = NULL;
 	if (load_defaulted(&job, argv[optind], ro.compat))
 		return EXIT_USAGE;
-	char *text = NULL;
 	tfjob_error *err = NULL;
 	int status = EXIT_OK;
-	if (tfjob_render_all(&text, job, &ro, pretty ? TFJOB_JSON_PRETTY : TFJOB_JSON_COMPACT, &err))
+	/* streamed: the output of a large job (gigabytes) is never held in memory */
+	if (tfjob_render_all_write(job, &ro, pretty ? TFJOB_JSON_PRETTY : TFJOB_JSON_COMPACT, ctl_write_stdout, NULL,
+	                           &err))
 		status = ctl_fail_err(err);
 	else
-		ctl_print_owned(text);
+		ctl_write_stdout("\n", 1, NULL);
 	tfjob_job_free(job);
 	return status;
 }
