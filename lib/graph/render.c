@@ -489,12 +489,7 @@ int tfjob_render_all(char **out, const tfjob_job *job, const tfjob_render_option
 	*out = NULL;
 	tfjob__sink s;
 	tfjob__sink_init(&s, NULL, NULL);
-	int rc = write_all(&s, job, opts, flags, err);
-	if (rc) {
-		tfjob__sink_abandon(&s);
-		return rc;
-	}
-	return tfjob__sink_finish(&s, out, err);
+	return tfjob__sink_end(&s, write_all(&s, job, opts, flags, err), out, err);
 }
 
 int tfjob_render_all_write(const tfjob_job *job, const tfjob_render_options *opts, unsigned int flags,
@@ -504,10 +499,5 @@ int tfjob_render_all_write(const tfjob_job *job, const tfjob_render_options *opt
 		return tfjob__fail(err, TFJOB_EINVAL, "job or write is NULL");
 	tfjob__sink s;
 	tfjob__sink_init(&s, write, payload);
-	int rc = write_all(&s, job, opts, flags, err);
-	if (rc) {
-		tfjob__sink_abandon(&s);
-		return rc;
-	}
-	return tfjob__sink_finish(&s, NULL, err);
+	return tfjob__sink_end(&s, write_all(&s, job, opts, flags, err), NULL, err);
 }

@@ -431,13 +431,7 @@ int tfjob_plan_to_json(char **out, const tfjob_plan *plan, unsigned int flags, t
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_to_json: NULL argument");
 	tfjob__sink s;
 	tfjob__sink_init(&s, NULL, NULL);
-	int rc = write_plan(&s, plan, flags, err);
-	if (rc) {
-		tfjob__sink_abandon(&s);
-		*out = NULL;
-		return rc;
-	}
-	return tfjob__sink_finish(&s, out, err);
+	return tfjob__sink_end(&s, write_plan(&s, plan, flags, err), out, err);
 }
 
 int tfjob_plan_write_json(const tfjob_plan *plan, unsigned int flags, tfjob_write_cb write, void *payload,
@@ -447,10 +441,5 @@ int tfjob_plan_write_json(const tfjob_plan *plan, unsigned int flags, tfjob_writ
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_write_json: NULL argument");
 	tfjob__sink s;
 	tfjob__sink_init(&s, write, payload);
-	int rc = write_plan(&s, plan, flags, err);
-	if (rc) {
-		tfjob__sink_abandon(&s);
-		return rc;
-	}
-	return tfjob__sink_finish(&s, NULL, err);
+	return tfjob__sink_end(&s, write_plan(&s, plan, flags, err), NULL, err);
 }

@@ -87,4 +87,12 @@ int tfjob__sink_finish(tfjob__sink *s, char **out, tfjob_error **err)
 	return 0;
 }
 
-void tfjob__sink_abandon(tfjob__sink *s) { tfjob__sbuf_free(&s->buf); }
+int tfjob__sink_end(tfjob__sink *s, int rc, char **out, tfjob_error **err)
+{
+	if (!rc)
+		return tfjob__sink_finish(s, out, err);
+	if (out)
+		*out = NULL;
+	tfjob__sbuf_free(&s->buf);
+	return rc;
+}

@@ -40,7 +40,8 @@ void tfjob__sink_key(tfjob__sink *s, const char *key, bool first, unsigned int f
  */
 int tfjob__sink_finish(tfjob__sink *s, char **out, tfjob_error **err);
 
-/* Release the buffer after an error of the writer itself. */
-void tfjob__sink_abandon(tfjob__sink *s);
+/* The end of a writer that returned rc: tfjob__sink_finish() when rc is 0, else the buffer is
+ * released and rc returned. */
+int tfjob__sink_end(tfjob__sink *s, int rc, char **out, tfjob_error **err);
 
 #endif
