@@ -156,9 +156,37 @@ static bool custom_scheduler_set(ctx *c)
 	return false;
 }
 
+/*
+ * v1.9 creates indices at and above replicas (defect 7, gaps below a stray pod); the renderer
+ * only renders existing replicas, so render from a copy with the type widened to index + 1
+ * replicas (its TF_CONFIG then also lists the extra addresses). Kept rendered in the plan.
+ */
+static int create_beyond(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kind kind)
+{
+	tfjob_job *widened = NULL;
+	json_t *obj = NULL;
+	int rc = tfjob_job_clone(&widened, c->job, c->err);
+	if (rc)
+		return rc;
+	json_t *spec = tfjob__replica_spec(widened, rt->key);
+	if (!spec || json_object_set_new(spec, "replicas", json_integer(index + 1)))
+		rc = tfjob__oom(c->err);
+	else if (kind == TFJOB_OBJECT_POD)
+		rc = tfjob__render_pod(&obj, widened, rt->key, index, c->render, c->err);
+	else
+		rc = tfjob__render_service(&obj, widened, rt->key, index, c->render, c->err);
+	if (!rc && kind == TFJOB_OBJECT_POD)
+		rc = set_beyond_tf_config(c, rt, index, obj);
+	tfjob_job_free(widened);
+	if (rc) {
+		json_decref(obj);
+		return rc;
+	}
+	return tfjob__plan_object_action(c, TFJOB_ACTION_CREATE, kind, name_of(obj), obj);
+}
+
 static int create_child(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kind kind)
 {
-	json_t *obj = NULL;
 	int rc;
 	if (kind == TFJOB_OBJECT_POD) {
 		const char *pol = tfjob__str(tfjob__pod_spec(tfjob__replica_spec(c->job, rt->key)), "restartPolicy");
@@ -177,34 +205,9 @@ static int create_child(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kin
 				return rc;
 		}
 	}
-	const tfjob_job *job = c->job;
-	tfjob_job *widened = NULL;
-	if (index >= rt->replicas) {
-		/* v1.9 creates indices at and above replicas (defect 7, gaps below a stray pod); the
-		 * renderer only renders existing replicas, so render from a copy with the type widened
-		 * to index + 1 replicas (its TF_CONFIG then also lists the extra addresses). */
-		rc = tfjob_job_clone(&widened, c->job, c->err);
-		if (rc)
-			return rc;
-		json_t *spec = tfjob__replica_spec(widened, rt->key);
-		if (!spec || json_object_set_new(spec, "replicas", json_integer(index + 1))) {
-			tfjob_job_free(widened);
-			return tfjob__oom(c->err);
-		}
-		job = widened;
-	}
-	if (kind == TFJOB_OBJECT_POD)
-		rc = tfjob__render_pod(&obj, job, rt->key, index, c->render, c->err);
-	else
-		rc = tfjob__render_service(&obj, job, rt->key, index, c->render, c->err);
-	if (!rc && widened && kind == TFJOB_OBJECT_POD)
-		rc = set_beyond_tf_config(c, rt, index, obj);
-	tfjob_job_free(widened);
-	if (rc) {
-		json_decref(obj);
-		return rc;
-	}
-	return tfjob__plan_object_action(c, TFJOB_ACTION_CREATE, kind, name_of(obj), obj);
+	if (index < rt->replicas)
+		return tfjob__plan_create(c, rt->key, index, kind);
+	return create_beyond(c, rt, index, kind);
 }
 
 static int handle_failed_pod(ctx *c, rtype_state *rt, const tfjob__summary *pod, int64_t code)
