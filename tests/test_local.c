@@ -682,6 +682,275 @@ START_TEST(test_run_refuses_job_it_would_never_run)
 }
 END_TEST
 
+/* The report of the run directory as JSON (asserts it can be made). */
+static json_t *report(int64_t tail)
+{
+	char *text = NULL;
+	tfjob_error *err = NULL;
+	int rc = tfjob_local_report(&text, run_dir, tail, &err);
+	ck_assert_msg(rc == 0, "report: %s", tfjob_error_message(err));
+	json_t *doc = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	ck_assert_ptr_nonnull(doc);
+	return doc;
+}
+
+static json_t *replica(json_t *rep, const char *name)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(rep, "replicas"), i, r)
+		if (!strcmp(json_string_value(json_object_get(r, "name")), name))
+			return r;
+	ck_abort_msg("no replica %s in the report", name);
+	return NULL;
+}
+
+static const char *rstr(json_t *r, const char *key)
+{
+	const char *v = json_string_value(json_object_get(r, key));
+	return v ? v : "";
+}
+
+/* A job of two workers: worker-1 writes three lines and exits 3 (restartPolicy given). */
+static tfjob_job *failing_job(const char *policy, const char *run_policy)
+{
+	char text[2048];
+	snprintf(text, sizeof text,
+	         "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: rep}\nspec:\n  runPolicy: %s\n"
+	         "  tfReplicaSpecs:\n    Worker:\n      replicas: 2\n      restartPolicy: %s\n      template:\n"
+	         "        spec:\n          containers:\n          - name: tensorflow\n            image: busybox\n            command: [sh, -c, "
+	         "'if [ $TFJOB_POD_NAME = rep-worker-1 ]; then echo one; echo two >&2; echo three; exit 3; fi; sleep 30']\n",
+	         run_policy, policy);
+	return tu_parse(text);
+}
+
+/* A replica that failed and was then deleted by cleanPodPolicy is reported as such (v1.9 then
+ * counts it as succeeded), with its exit code, the last lines of its output and its log. */
+START_TEST(test_report_failed_then_deleted)
+{
+	tfjob_job *job = failing_job("Never", "{cleanPodPolicy: All}");
+	tfjob_local_outcome outcome = TFJOB_LOCAL_SUCCEEDED;
+	tfjob_local_run_options ro = TFJOB_LOCAL_RUN_OPTIONS_INIT;
+	ro.compat = TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
+	ck_assert_int_eq(tfjob_local_run(&outcome, local, job, &ro, NULL), 0);
+	ck_assert_int_eq(outcome, TFJOB_LOCAL_FAILED);
+	json_t *rep = report(2);
+	ck_assert_str_eq(rstr(rep, "outcome"), "Failed");
+	json_t *w1 = replica(rep, "worker-1");
+	ck_assert_str_eq(rstr(w1, "summary"), "worker-1 failed with exit 3, then deleted by cleanPodPolicy All as the job finished");
+	ck_assert_str_eq(rstr(w1, "phase"), "Deleted");
+	ck_assert_int_eq(json_integer_value(json_object_get(w1, "failedExitCode")), 3);
+	json_t *tail = json_object_get(w1, "tail");
+	ck_assert_int_eq(json_array_size(tail), 2); /* the last 2 of 3 lines */
+	ck_assert_str_eq(json_string_value(json_array_get(tail, 0)), "two");
+	ck_assert_str_eq(json_string_value(json_array_get(tail, 1)), "three");
+	ck_assert_ptr_nonnull(strstr(rstr(w1, "log"), "rep-worker-1.log"));
+	json_t *w0 = replica(rep, "worker-0");
+	ck_assert_int_eq(json_integer_value(json_object_get(w0, "failures")), 0); /* stopped by us: no failure */
+	ck_assert_ptr_nonnull(strstr(rstr(w0, "summary"), "worker-0 was still running: deleted by cleanPodPolicy All"));
+	ck_assert_int_eq(json_array_size(json_object_get(w0, "tail")), 0);
+	json_decref(rep);
+	rep = report(-1); /* default: 20 lines, so all 3 */
+	ck_assert_int_eq(json_array_size(json_object_get(replica(rep, "worker-1"), "tail")), 3);
+	json_decref(rep);
+	tfjob_job_free(job);
+}
+END_TEST
+
+struct loop_seen {
+	char summary[256];
+	int64_t restart_in_ms;
+};
+
+/* While the run goes on: the report of a replica waiting to restart in place. */
+static void watch_restart_loop(tfjob_local_update what, const char *json, void *payload)
+{
+	struct loop_seen *seen = payload;
+	(void)json;
+	if (what != TFJOB_LOCAL_UPDATE_PODS || seen->summary[0])
+		return;
+	json_t *rep = report(20);
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(rep, "replicas"), i, r)
+		if (strstr(rstr(r, "summary"), "next restart in"))
+			snprintf(seen->summary, sizeof seen->summary, "%s", rstr(r, "summary"));
+	json_decref(rep);
+}
+
+/* A restart loop says so while it waits, with the kubelet's back-off in the Pod's status. */
+START_TEST(test_report_restart_loop)
+{
+	tfjob_local_free(local);
+	tfjob_transport_free(tr);
+	tr = NULL;
+	tfjob_local_options opts = TFJOB_LOCAL_OPTIONS_INIT;
+	opts.run_dir = run_dir;
+	opts.backoff_initial_ms = 1500;
+	ck_assert_int_eq(tfjob_local_new(&local, &opts, NULL), 0);
+	tfjob_job *job = failing_job("OnFailure", "{backoffLimit: 1, cleanPodPolicy: None}");
+	struct loop_seen seen = { "", 0 };
+	tfjob_local_run_options ro = TFJOB_LOCAL_RUN_OPTIONS_INIT;
+	ro.on_update = watch_restart_loop;
+	ro.payload = &seen;
+	tfjob_local_outcome outcome = TFJOB_LOCAL_SUCCEEDED;
+	ck_assert_int_eq(tfjob_local_run(&outcome, local, job, &ro, NULL), 0);
+	ck_assert_int_eq(outcome, TFJOB_LOCAL_FAILED);
+	ck_assert_msg(!strcmp(seen.summary, "worker-1 exited 3 once, next restart in 2s") ||
+	                  !strcmp(seen.summary, "worker-1 exited 3 once, next restart in 1s"),
+	              "summary while waiting: '%s'", seen.summary);
+	json_t *rep = report(20);
+	const char *after = rstr(replica(rep, "worker-1"), "summary");
+	ck_assert_msg(!strncmp(after, "worker-1 failed with exit 3", 27), "summary after the run: '%s'", after);
+	json_decref(rep);
+	tfjob_job_free(job);
+}
+END_TEST
+
+/* Run directories: a fresh one per run under ./tfjob-runs, parents made, one holding a run refused. */
+START_TEST(test_run_dir)
+{
+	char cwd[4096], *dir = NULL, *again = NULL;
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	ck_assert_int_eq(chdir(run_dir), 0);
+	ck_assert_int_eq(tfjob_local_run_dir(&dir, NULL, "gen-", NULL), 0);
+	ck_assert_int_eq(tfjob_local_run_dir(&again, NULL, "gen-", NULL), 0);
+	ck_assert_str_ne(dir, again);
+	char prefix[512];
+	snprintf(prefix, sizeof prefix, "%s/tfjob-runs/gen-", run_dir);
+	ck_assert_msg(!strncmp(dir, prefix, strlen(prefix)), "%s", dir);
+	tfjob_free(dir);
+	tfjob_free(again);
+	ck_assert_int_eq(tfjob_local_run_dir(&dir, "a/b/c", NULL, NULL), 0);
+	snprintf(prefix, sizeof prefix, "%s/a/b/c", run_dir);
+	ck_assert_str_eq(dir, prefix);
+	tfjob_free(dir);
+	FILE *f = fopen("a/b/c/job.json", "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_local_run_dir(&dir, "a/b/c", NULL, &err), TFJOB_EEXISTS);
+	ck_assert_ptr_null(dir);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "already holds a run"));
+	tfjob_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(tfjob_local_run_dir(&dir, "a/b/c/job.json/x", NULL, &err), TFJOB_EIO);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "Not a directory"));
+	tfjob_error_free(err);
+	ck_assert_int_eq(tfjob_local_run_dir(&dir, NULL, "a/b", NULL), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_local_run_dir(NULL, NULL, NULL, NULL), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_local_report(&dir, "a/b", 20, NULL), TFJOB_ENOTFOUND);
+	ck_assert_int_eq(chdir(cwd), 0);
+}
+END_TEST
+
+/* A job of `workers` workers asking for `each` GPUs and one PS asking for none; each prints its
+ * CUDA_VISIBLE_DEVICES. */
+static tfjob_job *gpu_job(int workers, int each)
+{
+	char text[2048];
+	snprintf(text, sizeof text,
+	         "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: g}\nspec:\n  tfReplicaSpecs:\n"
+	         "    PS:\n      replicas: 1\n      template:\n        spec:\n          containers:\n"
+	         "          - name: tensorflow\n            image: x\n            command: [sh, -c, 'echo \"[${CUDA_VISIBLE_DEVICES-unset}]\"; sleep 1']\n"
+	         "    Worker:\n      replicas: %d\n      template:\n        spec:\n          containers:\n"
+	         "          - name: tensorflow\n            image: x\n            command: [sh, -c, 'echo \"[${CUDA_VISIBLE_DEVICES-unset}]\"']\n"
+	         "            resources: {limits: {nvidia.com/gpu: %d}}\n",
+	         workers, each);
+	return tu_parse(text);
+}
+
+static tfjob_local *gpu_engine(const char *gpus)
+{
+	tfjob_local_options opts = TFJOB_LOCAL_OPTIONS_INIT;
+	opts.run_dir = run_dir;
+	opts.gpus = gpus;
+	tfjob_local *l = NULL;
+	ck_assert_int_eq(tfjob_local_new(&l, &opts, NULL), 0);
+	return l;
+}
+
+/* nvidia.com/gpu limits get disjoint CUDA_VISIBLE_DEVICES; no limit gets it empty; asking for more
+ * GPUs than there are is refused before anything starts. */
+START_TEST(test_gpus)
+{
+	tfjob_local *l = gpu_engine("0, 1,2,3");
+	tfjob_job *job = gpu_job(2, 2);
+	tfjob_local_outcome outcome = TFJOB_LOCAL_FAILED;
+	tfjob_error *err = NULL;
+	int rc = tfjob_local_run(&outcome, l, job, NULL, &err);
+	ck_assert_msg(rc == 0, "run: %s", tfjob_error_message(err));
+	ck_assert_int_eq(outcome, TFJOB_LOCAL_SUCCEEDED);
+	char *w0 = strdup(read_log("g-worker-0")), *w1 = strdup(read_log("g-worker-1"));
+	ck_assert_str_eq(read_log("g-ps-0"), "[]\n");
+	ck_assert_msg((!strcmp(w0, "[0,1]\n") && !strcmp(w1, "[2,3]\n")) || (!strcmp(w0, "[2,3]\n") && !strcmp(w1, "[0,1]\n")),
+	              "worker GPUs: %s %s", w0, w1);
+	free(w0);
+	free(w1);
+	tfjob_local_free(l);
+	tfjob_job_free(job);
+	/* 3 x 2 > 4: refused, nothing started */
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'/*", run_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	l = gpu_engine("0,1,2,3");
+	job = gpu_job(3, 2);
+	err = NULL;
+	ck_assert_int_eq(tfjob_local_run(&outcome, l, job, NULL, &err), TFJOB_EINVAL);
+	ck_assert_str_eq(tfjob_error_field(err), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.limits[nvidia.com/gpu]");
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "asks for 6 GPUs (Worker: 3 x 2) and 4 are available (0,1,2,3)"));
+	tfjob_error_free(err);
+	char path[512];
+	snprintf(path, sizeof path, "%s/g-worker-0.log", run_dir);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	tfjob_local_free(l);
+	tfjob_job_free(job);
+	/* "" is no GPU at all; a bad list is refused at once */
+	l = gpu_engine("");
+	job = gpu_job(1, 1);
+	ck_assert_int_eq(tfjob_local_run(&outcome, l, job, NULL, NULL), TFJOB_EINVAL);
+	tfjob_local_free(l);
+	tfjob_job_free(job);
+	tfjob_local_options opts = TFJOB_LOCAL_OPTIONS_INIT;
+	opts.run_dir = run_dir;
+	opts.gpus = "0,0";
+	err = NULL;
+	ck_assert_int_eq(tfjob_local_new(&l, &opts, &err), TFJOB_EINVAL);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "listed twice"));
+	tfjob_error_free(err);
+	/* A version 1 caller's struct ends before gpus: options_init writes nothing past it, and a
+	 * version 1 struct means "this machine's GPUs". */
+	unsigned char raw[sizeof(tfjob_local_options)];
+	memset(raw, 0xAB, sizeof raw);
+	ck_assert_int_eq(tfjob_local_options_init((tfjob_local_options *)(void *)raw, 1), 0);
+	ck_assert_int_eq(raw[sizeof raw - 1], 0xAB);
+	((tfjob_local_options *)(void *)raw)->run_dir = run_dir;
+	ck_assert_int_eq(tfjob_local_new(&l, (tfjob_local_options *)(void *)raw, NULL), 0);
+	tfjob_local_free(l);
+}
+END_TEST
+
+/* A Pod whose GPUs are held by another stays Pending until they are free. */
+START_TEST(test_gpus_wait_for_free_ones)
+{
+	tfjob_transport_free(tr);
+	tfjob_local_free(local);
+	local = gpu_engine("7");
+	ck_assert_int_eq(tfjob_local_transport_new(&tr, local, NULL), 0);
+	const char *res = ",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}";
+	ck_assert_int_eq(create_pod("first", "Never", "[\"sh\",\"-c\",\"echo $CUDA_VISIBLE_DEVICES; sleep 0.5\"]", res, NULL, NULL), 0);
+	ck_assert_int_eq(create_pod("second", "Never", "[\"sh\",\"-c\",\"echo $CUDA_VISIBLE_DEVICES\"]", res, NULL, NULL), 0);
+	tfjob_local_poll(local, 100, NULL);
+	json_t *pod = get_pod("second");
+	ck_assert_str_eq(phase_of(pod), "Pending");
+	json_decref(pod);
+	json_decref(wait_phase("second", "Succeeded", 10000));
+	ck_assert_str_eq(read_log("first"), "7\n");
+	ck_assert_str_eq(read_log("second"), "7\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("local");
@@ -710,6 +979,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_interrupt_wakes_poll);
 	tcase_add_test(tc, test_run_job);
 	tcase_add_test(tc, test_run_refuses_job_without_command);
+	tcase_add_test(tc, test_report_failed_then_deleted);
+	tcase_add_test(tc, test_report_restart_loop);
+	tcase_add_test(tc, test_run_dir);
+	tcase_add_test(tc, test_gpus);
+	tcase_add_test(tc, test_gpus_wait_for_free_ones);
 	suite_add_tcase(s, tc);
 	return s;
 }

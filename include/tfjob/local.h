@@ -27,6 +27,12 @@
  * Processes see the environment of the calling process, then TFJOB_RUN_DIR (the run
  * directory), TFJOB_POD_NAME and HOSTNAME (the Pod name), then the container's env (which wins).
  *
+ * GPUs: a container whose resources ask for nvidia.com/gpu: N (limits, else requests) gets N GPU
+ * ids of its own in CUDA_VISIBLE_DEVICES, disjoint from every other running Pod's (a Pod waits,
+ * Pending, until enough are free); one without gets CUDA_VISIBLE_DEVICES="" and sees no GPU, as
+ * a pod without a GPU limit does. tfjob_local_run() refuses a job that asks for more GPUs than
+ * the engine has (TFJOB_EINVAL) before it starts anything.
+ *
  * Thread-safety: a tfjob_local and its transport may be used from several threads at once
  * (an internal mutex); tfjob_local_interrupt() is also async-signal-safe. The engine installs no
  * signal handler: it reaps its own children with waitpid() on their pids (never -1), so the
@@ -59,7 +65,7 @@ typedef struct tfjob_local tfjob_local;
 typedef void (*tfjob_local_event_cb)(const char *pod, const char *type, const char *reason, const char *message,
                                      void *payload);
 
-#define TFJOB_LOCAL_OPTIONS_VERSION 1
+#define TFJOB_LOCAL_OPTIONS_VERSION 2
 
 /**
  * Options of tfjob_local_new(). Initialise with TFJOB_LOCAL_OPTIONS_INIT or
@@ -77,9 +83,13 @@ typedef struct tfjob_local_options {
 	                                   when absent); >= 0: this, for every Pod */
 	tfjob_local_event_cb on_event;  /* optional */
 	void *event_payload;            /* passed to on_event */
+	/* version 2: */
+	const char *gpus;               /* GPU ids to hand out ("0,1,3", as CUDA_VISIBLE_DEVICES takes
+	                                   them); "": none; NULL: the GPUs of this machine (nvidia-smi -L,
+	                                   else /proc/driver/nvidia/gpus), looked for when a job asks */
 } tfjob_local_options;
 
-#define TFJOB_LOCAL_OPTIONS_INIT { TFJOB_LOCAL_OPTIONS_VERSION, NULL, NULL, 0, 0, -1, NULL, NULL }
+#define TFJOB_LOCAL_OPTIONS_INIT { TFJOB_LOCAL_OPTIONS_VERSION, NULL, NULL, 0, 0, -1, NULL, NULL, NULL }
 
 /** Initialise options of the given version to their defaults. TFJOB_EVERSION for unknown versions, TFJOB_EINVAL for NULL. Thread-safe. */
 TFJOB_EXTERN int tfjob_local_options_init(tfjob_local_options *opts, unsigned int version);
@@ -213,6 +223,38 @@ TFJOB_EXTERN int tfjob_local_check(const tfjob_job *job, tfjob_error **err);
  */
 TFJOB_EXTERN int tfjob_local_run(tfjob_local_outcome *out, tfjob_local *local, const tfjob_job *job,
                                  const tfjob_local_run_options *opts, tfjob_error **err);
+
+/**
+ * Make a fresh run directory, as `tfjobctl run` does: with dir, that directory and its parents
+ * (one that already holds a run, a job.json, is refused with TFJOB_EEXISTS: a second run there
+ * would append to the first one's logs); without (NULL or ""), a new
+ * "<name>-<YYYYMMDD-HHMMSS>[-N]" under ./tfjob-runs, else under $TMPDIR/tfjob-runs (/tmp), name
+ * being the job's name or generateName (trailing '-' dropped; NULL: "tfjob"). *out: its absolute
+ * path, the caller's (tfjob_free()). Errors: TFJOB_EINVAL (NULL out, a name with '/'),
+ * TFJOB_EEXISTS, TFJOB_EIO (cannot be made: the message says why). Thread-safe (uses the
+ * current directory and $TMPDIR).
+ */
+TFJOB_EXTERN int tfjob_local_run_dir(char **out, const char *dir, const char *name, tfjob_error **err);
+
+/**
+ * What happened to each replica of a local run, read from its run directory (job.json,
+ * pods.json, replicas.json and the logs), as one JSON object that tfjobctl and the bindings show:
+ * {"name", "outcome" ("Succeeded", "Failed" or "Unfinished"), "runDir", "replicas": [...]}, one
+ * entry per Pod the run created, in creation order: "name" ("worker-1"), "pod", "replicaType",
+ * "replicaIndex", "phase" (the Pod's, "Deleted" once it is gone), "exits", "failures" (non-zero
+ * exits the engine did not cause), "exitCode" (the last), "failedExitCode" and "failedAt" (the
+ * last failure), "stoppedBy" ("deletion", "the end of the run": the last exit was the engine
+ * stopping it), "deleted" (why: "deleted by cleanPodPolicy Running as the job finished", ...),
+ * "restartAt" and "backoffSeconds" (waiting to restart in place), "restarts", "log" (the full
+ * log's path), "tail" (its last tail_lines lines when the replica failed, else []) and
+ * "summary", one sentence: "worker-1 failed with exit 1, then deleted by cleanPodPolicy All as
+ * the job finished", "worker-0 exited 1 four times, next restart in 2m40s".
+ * tail_lines < 0: 20; at most 10000 (only the log's last 256 KiB are read). May be called while
+ * the run goes on (the files are replaced atomically). *out is the caller's (tfjob_free()).
+ * Errors: TFJOB_EINVAL (NULL out or run_dir), TFJOB_ENOTFOUND (no readable job.json),
+ * TFJOB_ENOMEM. Thread-safe.
+ */
+TFJOB_EXTERN int tfjob_local_report(char **out, const char *run_dir, int64_t tail_lines, tfjob_error **err);
 
 TFJOB_END_DECLS
 

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/job.h"
 #include "local/internal.h"
 #include "util/versions.h"
 
@@ -92,11 +93,18 @@ int tfjob_local_new(tfjob_local **out, const tfjob_local_options *caller_opts, t
 	l->backoff_initial_ms = opts->backoff_initial_ms > 0 ? opts->backoff_initial_ms : 10000;
 	l->backoff_max_ms = opts->backoff_max_ms > 0 ? opts->backoff_max_ms : 300000;
 	l->grace_ms = opts->grace_period_ms;
+	if (opts->gpus && !(l->gpus_option = tfjob__strdup(opts->gpus))) {
+		rc = tfjob__oom(err);
+		goto fail;
+	}
+	if (l->gpus_option && (rc = tfjob__local_gpus_known(l, err)) != 0)
+		goto fail; /* a list that cannot be used is refused now, not when a job asks for GPUs */
 	l->on_event = opts->on_event;
 	l->event_payload = opts->event_payload;
 	l->ports = json_object();
 	l->ignored = json_object();
-	if (!l->ports || !l->ignored) {
+	l->history = json_object();
+	if (!l->ports || !l->ignored || !l->history) {
 		rc = tfjob__oom(err);
 		goto fail;
 	}
@@ -106,8 +114,11 @@ int tfjob_local_new(tfjob_local **out, const tfjob_local_options *caller_opts, t
 fail:
 	free(l->run_dir);
 	free(l->base_dir);
+	free(l->gpus_option);
+	json_decref(l->gpus);
 	json_decref(l->ports);
 	json_decref(l->ignored);
+	json_decref(l->history);
 	for (int i = 0; i < 2; i++)
 		if (l->wake[i] >= 0)
 			close(l->wake[i]);
@@ -139,6 +150,9 @@ void tfjob_local_free(tfjob_local *l)
 	close(l->wake[1]);
 	json_decref(l->ports);
 	json_decref(l->ignored);
+	json_decref(l->history);
+	json_decref(l->gpus);
+	free(l->gpus_option);
 	free(l->run_dir);
 	free(l->base_dir);
 	pthread_mutex_destroy(&l->lock);
@@ -172,6 +186,104 @@ lpod *tfjob__local_find(tfjob_local *l, const char *ns, const char *name)
 	return NULL;
 }
 
+/* ---- what happened to each Pod (the report's source: a deleted Pod leaves the table) ---- */
+
+static json_t *history_of(tfjob_local *l, const lpod *p)
+{
+	json_t *h = json_object_get(l->history, p->name);
+	if (h)
+		return h;
+	json_t *labels = tfjob__obj(tfjob__obj(p->obj, "metadata"), "labels");
+	const char *type = tfjob__str(labels, "training.kubeflow.org/replica-type");
+	const char *index = tfjob__str(labels, "training.kubeflow.org/replica-index");
+	h = json_pack("{s:s, s:s, s:s, s:I, s:i, s:i}", "pod", p->name, "replicaType", type ? type : "", "log", p->log_path,
+	              "replicaIndex", (json_int_t)(index ? strtoll(index, NULL, 10) : 0), "exits", 0, "failures", 0);
+	if (h && json_object_set_new(l->history, p->name, h) != 0)
+		return NULL;
+	return h;
+}
+
+static void set_time(json_t *h, const char *key, int64_t wall)
+{
+	char buf[48];
+	json_object_set_new(h, key, json_string(tfjob_time_format(buf, sizeof buf, wall)));
+}
+
+/* An exit (or a start that failed): by_us when the engine stopped it (deletion, shutdown). */
+static void record_exit(tfjob_local *l, const lpod *p, bool by_us)
+{
+	json_t *h = history_of(l, p);
+	if (!h)
+		return;
+	int64_t n = 0;
+	tfjob__int(&n, h, "exits");
+	json_object_set_new(h, "exits", json_integer(n + 1));
+	json_object_set_new(h, "exitCode", json_integer(p->code));
+	json_object_set_new(h, "signal", json_integer(p->signal));
+	json_object_del(h, "restartAt");
+	json_object_del(h, "backoffSeconds");
+	if (by_us) {
+		json_object_set_new(h, "stoppedBy", json_string(l->stopping ? "the end of the run" : "deletion"));
+	} else if (p->code != 0) {
+		tfjob__int(&n, h, "failures");
+		json_object_set_new(h, "failures", json_integer(n + 1));
+		json_object_set_new(h, "failedExitCode", json_integer(p->code));
+		set_time(h, "failedAt", p->finished_wall ? p->finished_wall : tfjob__local_wall());
+	}
+}
+
+static void record_backoff(tfjob_local *l, const lpod *p)
+{
+	json_t *h = history_of(l, p);
+	if (!h)
+		return;
+	set_time(h, "restartAt", tfjob__local_wall() + (p->backoff_wait_ms + 999) / 1000);
+	json_object_set_new(h, "backoffSeconds", json_integer((p->backoff_wait_ms + 999) / 1000));
+}
+
+static void record_state(tfjob_local *l, const lpod *p)
+{
+	json_t *h = history_of(l, p);
+	if (!h)
+		return;
+	if (p->state == LPOD_RUNNING) {
+		json_object_del(h, "restartAt");
+		json_object_del(h, "backoffSeconds");
+	}
+	json_object_set_new(h, "finished", json_boolean(p->state == LPOD_DONE));
+	if (p->state == LPOD_DONE)
+		tfjob__local_gpus_release(l, p);
+}
+
+void tfjob__local_note_deleted(tfjob_local *l, const char *name, const char *why)
+{
+	json_t *h = json_object_get(l->history, name);
+	if (h && !json_object_get(h, "deleted"))
+		json_object_set_new(h, "deleted", json_string(why));
+}
+
+json_t *tfjob__local_history(tfjob_local *l)
+{
+	json_t *out = json_array();
+	const char *name;
+	json_t *h;
+	json_object_foreach(l->history, name, h)
+		json_array_append_new(out, json_deep_copy(h));
+	return out;
+}
+
+char *tfjob__local_duration(char *buf, size_t size, int64_t ms)
+{
+	int64_t s = (ms + 999) / 1000;
+	if (s >= 3600)
+		snprintf(buf, size, "%lldh%lldm%llds", (long long)(s / 3600), (long long)(s % 3600 / 60), (long long)(s % 60));
+	else if (s >= 60)
+		snprintf(buf, size, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
+	else
+		snprintf(buf, size, "%llds", (long long)s);
+	return buf;
+}
+
 int tfjob__local_add(tfjob_local *l, const char *ns, json_t *obj, tfjob__launch *launch, tfjob_error **err)
 {
 	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
@@ -193,6 +305,9 @@ int tfjob__local_add(tfjob_local *l, const char *ns, json_t *obj, tfjob__launch 
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = p;
+	json_t *h = history_of(l, p);
+	json_object_del(h, "deleted"); /* a replica created again under the same name */
+	json_object_set_new(h, "finished", json_false());
 	tfjob__local_wake(l);
 	return 0;
 oom:
@@ -209,6 +324,7 @@ oom:
 
 static void unlink_pod(tfjob_local *l, lpod *p)
 {
+	tfjob__local_gpus_release(l, p);
 	for (lpod **pp = &l->pods; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
@@ -293,10 +409,12 @@ static void exited(tfjob_local *l, lpod *p, int status)
 	else
 		tfjob__local_event(l, p->name, p->code ? "Warning" : "Normal", "Exited", "Container %s exited with code %d",
 		                   p->launch.container, p->code);
+	record_exit(l, p, p->deleting || l->stopping);
 	bool restart = !l->stopping && !p->deleting &&
 	               (p->launch.policy == LPOD_ALWAYS || (p->launch.policy == LPOD_ON_FAILURE && p->code != 0));
 	if (!restart) {
 		p->state = LPOD_DONE;
+		record_state(l, p);
 		return;
 	}
 	int64_t now = tfjob__local_now_ms();
@@ -304,6 +422,8 @@ static void exited(tfjob_local *l, lpod *p, int status)
 		p->backoff_ms = l->backoff_initial_ms; /* ran 10 minutes: the kubelet forgets the backoff */
 	p->state = LPOD_BACKOFF;
 	p->restart_at_ms = now + p->backoff_ms;
+	p->backoff_wait_ms = p->backoff_ms;
+	record_backoff(l, p);
 	tfjob__local_event(l, p->name, "Warning", "BackOff", "Back-off %lld ms restarting container %s (restart %d)",
 	                   (long long)p->backoff_ms, p->launch.container, p->restarts + 1);
 	p->backoff_ms = p->backoff_ms * 2 > l->backoff_max_ms ? l->backoff_max_ms : p->backoff_ms * 2;
@@ -318,6 +438,16 @@ static void remember_last(lpod *p)
 	p->last_finished_wall = p->finished_wall;
 }
 
+/* Start (or restart) a Pod's process and record the outcome: running, or an exit at once when
+ * it could not start. */
+static void start(tfjob_local *l, lpod *p)
+{
+	tfjob__local_spawn(l, p);
+	if (p->state == LPOD_DONE)
+		record_exit(l, p, false);
+	record_state(l, p);
+}
+
 /* One pass over the Pods; returns the number of changes and the next timer (monotonic ms, or -1). */
 static int work(tfjob_local *l, int64_t *next_timer)
 {
@@ -327,13 +457,19 @@ static int work(tfjob_local *l, int64_t *next_timer)
 	for (lpod *p = l->pods, *n; p; p = n) {
 		n = p->next;
 		if (p->state == LPOD_PENDING && !l->stopping) {
-			tfjob__local_spawn(l, p);
-			changes++;
+			if (tfjob__local_gpus_take(l, p)) {
+				start(l, p);
+				changes++;
+			} else if (p->state == LPOD_DONE) { /* asks for more GPUs than there are */
+				record_exit(l, p, false);
+				record_state(l, p);
+				changes++;
+			}
 		} else if (p->state == LPOD_BACKOFF && !l->stopping && !p->deleting) {
 			if (now >= p->restart_at_ms) {
 				remember_last(p);
 				p->restarts++;
-				tfjob__local_spawn(l, p);
+				start(l, p);
 				changes++;
 			} else if (*next_timer < 0 || p->restart_at_ms < *next_timer) {
 				*next_timer = p->restart_at_ms;
@@ -431,8 +567,10 @@ int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void
 			p->spawn_error = tfjob__strdup("never started: the engine was shut down");
 			p->code = 128 + SIGTERM;
 		}
-		if (p->state == LPOD_BACKOFF || p->state == LPOD_PENDING)
+		if (p->state == LPOD_BACKOFF || p->state == LPOD_PENDING) {
 			p->state = LPOD_DONE;
+			record_state(l, p);
+		}
 		if (p->state != LPOD_RUNNING)
 			continue;
 		stopped++;

@@ -30,6 +30,7 @@ typedef enum lpod_state {
 typedef struct tfjob__launch {
 	char **argv;      /* NULL-terminated */
 	char **env;       /* NAME=value entries of the container (NULL-terminated) */
+	int64_t gpus;     /* nvidia.com/gpu asked for */
 	char *workdir;    /* absolute or relative to the base dir; NULL: the base dir */
 	char *container;  /* the container's name ("tensorflow") */
 	lpod_policy policy;
@@ -48,6 +49,7 @@ typedef struct lpod {
 	int64_t started_ms;   /* monotonic */
 	int restarts;
 	int64_t backoff_ms, restart_at_ms;
+	int64_t backoff_wait_ms; /* the current back-off (state BACKOFF), as the kubelet reports it */
 	bool has_last;        /* a previous termination (lastState) */
 	int last_code, last_signal;
 	int64_t last_started_wall, last_finished_wall;
@@ -56,6 +58,7 @@ typedef struct lpod {
 	int64_t deletion_wall, kill_at_ms;
 	bool killed;          /* SIGKILL sent */
 	char *spawn_error;    /* why the process could not start */
+	bool has_gpus;        /* CUDA_VISIBLE_DEVICES set: its GPUs are held until it ends for good */
 } lpod;
 
 struct tfjob_local {
@@ -70,6 +73,9 @@ struct tfjob_local {
 	bool stopping;        /* shutdown: no (re)start any more */
 	json_t *ports;        /* "type/index" -> port */
 	json_t *ignored;      /* set of reported ignored fields */
+	json_t *history;      /* pod name -> what happened to it (engine.c record_*), kept after deletion */
+	char *gpus_option;    /* tfjob_local_options.gpus (NULL: look for them) */
+	json_t *gpus;         /* GPU id -> the pod holding it, or null (gpus.c); NULL until known */
 };
 
 /* engine.c */
@@ -83,9 +89,30 @@ int tfjob__local_add(tfjob_local *l, const char *ns, json_t *obj, tfjob__launch 
 /* Delete: terminate its process (grace_ms < 0: default) or remove it at once. TFJOB_ENOTFOUND. */
 int tfjob__local_delete(tfjob_local *l, const char *ns, const char *name, int64_t grace_ms);
 void tfjob__local_wake(tfjob_local *l);
+/* Why a Pod was deleted ("by cleanPodPolicy Running", ...), for the report (lock held). */
+void tfjob__local_note_deleted(tfjob_local *l, const char *name, const char *why);
+/* The history of every Pod the engine ran, in creation order (JSON array; new reference; lock
+ * held): pod, replicaType, replicaIndex, log, exits, failures, exitCode, signal, failedExitCode,
+ * failedAt, stoppedBy, restartAt, backoffSeconds, deleted, finished. */
+json_t *tfjob__local_history(tfjob_local *l);
+/* "10s", "2m40s", "5m0s": a duration as Kubernetes (Go) prints it. */
+char *tfjob__local_duration(char *buf, size_t size, int64_t ms);
 /* tfjob_local_shutdown(), calling tick (when not NULL, without the lock) after each pass while it
  * waits for the processes: the run shows the engine's events (Killing, Exited) as they happen. */
 int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void *payload);
+
+/* gpus.c: the GPUs this engine hands out (looked for on first use; lock held). */
+int tfjob__local_gpus_known(tfjob_local *l, tfjob_error **err);
+/* Give the Pod its CUDA_VISIBLE_DEVICES (its GPUs, or "" without a GPU limit): true when it can
+ * start now, false while too few GPUs are free (lock held). */
+bool tfjob__local_gpus_take(tfjob_local *l, lpod *p);
+/* The Pod ended for good or is removed: its GPUs are free again (lock held). */
+void tfjob__local_gpus_release(tfjob_local *l, const lpod *p);
+/* TFJOB_EINVAL when the job asks for more GPUs than the engine has, naming the field. */
+int tfjob__local_gpus_check(tfjob_local *l, const tfjob_job *job, tfjob_error **err);
+/* nvidia.com/gpu of a container's resources (limits, else requests): >= 0, or -1 when it is no
+ * whole number. */
+int64_t tfjob__local_gpu_count(json_t *container);
 
 /* podspec.c: the launch of a Pod; reports ignored fields. */
 int tfjob__launch_from_pod(tfjob__launch *out, tfjob_local *l, json_t *pod, tfjob_error **err);

@@ -97,6 +97,8 @@ int tfjob__local_check_pod_spec(json_t *spec, const char *prefix, tfjob_error **
 	json_t *wd = json_object_get(c, "workingDir");
 	if (wd && !json_is_null(wd) && !json_is_string(wd))
 		return refuse(err, prefix, i, "workingDir", "must be a string");
+	if (tfjob__local_gpu_count(c) < 0)
+		return refuse(err, prefix, i, "resources.limits[nvidia.com/gpu]", "must be a whole number of GPUs");
 	return 0;
 }
 
@@ -136,7 +138,8 @@ static void report_ignored(tfjob_local *l, const char *pod, json_t *spec, int tf
 			ignored(l, pod, buf,
 			        !strcmp(key, "image") ? "no image is pulled; the command runs on this machine"
 			        : !strcmp(key, "ports") ? "TF_CONFIG addresses are free ports on 127.0.0.1"
-			        : !strcmp(key, "resources") ? "no resource limits or requests are enforced"
+			        : !strcmp(key, "resources") ? "no CPU or memory limits or requests are enforced (nvidia.com/gpu "
+			                                      "chooses the GPUs in CUDA_VISIBLE_DEVICES)"
 			                                    : "not implemented locally");
 		}
 	}
@@ -238,6 +241,7 @@ static int fill(tfjob__launch *out, json_t *spec, json_t *c)
 	const char *wd = tfjob__str(c, "workingDir"), *name = tfjob__str(c, "name");
 	if ((wd && !(out->workdir = tfjob__strdup(wd))) || !(out->container = tfjob__strdup(name ? name : "tensorflow")))
 		return TFJOB_ENOMEM;
+	out->gpus = tfjob__local_gpu_count(c);
 	const char *policy = tfjob__str(spec, "restartPolicy");
 	out->policy = !policy || !strcmp(policy, "Always") ? LPOD_ALWAYS : !strcmp(policy, "OnFailure") ? LPOD_ON_FAILURE
 	                                                                                                  : LPOD_NEVER;

@@ -47,10 +47,17 @@ static json_t *container_status(const lpod *p)
 	case LPOD_RUNNING:
 		state = json_pack("{s:{s:o}}", "running", "startedAt", time_str(p->started_wall));
 		break;
-	case LPOD_BACKOFF:
+	case LPOD_BACKOFF: {
+		/* The kubelet's words: "back-off 2m40s restarting failed container=NAME pod=NAME_NS(UID)". */
+		char wait[32], *msg = tfjob__strdup_printf(
+			"back-off %s restarting failed container=%s pod=%s_%s(%s)",
+			tfjob__local_duration(wait, sizeof wait, p->backoff_wait_ms), p->launch.container, p->name, p->ns,
+			tfjob__str(tfjob__obj(p->obj, "metadata"), "uid") ? tfjob__str(tfjob__obj(p->obj, "metadata"), "uid") : "");
 		state = json_pack("{s:{s:s, s:s}}", "waiting", "reason", "CrashLoopBackOff", "message",
-		                  "back-off restarting failed container");
+		                  msg ? msg : "back-off restarting failed container");
+		free(msg);
 		break;
+	}
 	default:
 		state = json_pack("{s:o}", "terminated",
 		                  terminated(p->code, p->signal, p->started_wall ? p->started_wall : p->created_wall,

@@ -60,6 +60,8 @@ static int prepare(run *r, const tfjob_job *job, tfjob_error **err)
 		rc = tfjob_job_apply_defaults(r->job, &dopts, err);
 	if (!rc)
 		rc = tfjob_local_check(r->job, err);
+	if (!rc) /* before anything starts: a job asking for more GPUs than there are could never run */
+		rc = tfjob__local_gpus_check(r->local, r->job, err);
 	return rc;
 }
 
@@ -109,14 +111,58 @@ static int list_items(char **out, run *r, const char *resource, tfjob_error **er
 	return *out ? 0 : tfjob__oom(err);
 }
 
+/* Will the job be finished once this plan's status is written? */
+static bool plan_finishes(const tfjob_plan *plan)
+{
+	char *text = NULL;
+	if (tfjob_plan_status_json(&text, plan, 0, NULL))
+		return false;
+	json_t *st = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	bool finished = false;
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(st, "conditions"), i, c) {
+		const char *type = tfjob__str(c, "type"), *status = tfjob__str(c, "status");
+		if (type && status && !strcmp(status, "True") && (!strcmp(type, "Succeeded") || !strcmp(type, "Failed")))
+			finished = true;
+	}
+	json_decref(st);
+	return finished;
+}
+
+/* Why this plan deletes Pods, in the words of the report ("deleted by cleanPodPolicy Running"). */
+static char *deletion_reason(run *r, const tfjob_plan *plan)
+{
+	size_t n = tfjob_plan_action_count(plan);
+	for (size_t i = 0; i < n; i++) {
+		const char *reason = tfjob_plan_action_reason(plan, i);
+		if (tfjob_plan_action_type(plan, i) == TFJOB_ACTION_EVENT && reason && !strcmp(reason, "TFJobRestarting"))
+			return tfjob__strdup("deleted to be created again (a restart ordered by the job)");
+	}
+	if (plan_finishes(plan) || tfjob_job_is_finished(r->job)) {
+		const char *policy = tfjob__str(tfjob__obj(tfjob__obj(r->job->root, "spec"), "runPolicy"), "cleanPodPolicy");
+		return tfjob__strdup_printf("deleted by cleanPodPolicy %s as the job finished", policy ? policy : "");
+	}
+	return tfjob__strdup("deleted by the job's controller");
+}
+
+static void note_deleted(run *r, const char *pod, const char *why)
+{
+	pthread_mutex_lock(&r->local->lock);
+	tfjob__local_note_deleted(r->local, pod, why);
+	pthread_mutex_unlock(&r->local->lock);
+}
+
 static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **err)
 {
 	size_t n = tfjob_plan_action_count(plan);
+	char *why = NULL;
+	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		tfjob_action_type type = tfjob_plan_action_type(plan, i);
 		tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
 		const char *name = tfjob_plan_action_name(plan, i);
-		int rc = 0;
 		if (type == TFJOB_ACTION_EVENT) {
 			const char *reason = tfjob_plan_action_reason(plan, i);
 			if (reason && !strcmp(reason, "TFJobRestarting"))
@@ -139,6 +185,11 @@ static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **er
 			else if (rc && err)
 				*err = e, e = NULL;
 			tfjob_error_free(e);
+			if (!rc && kind == TFJOB_OBJECT_POD) {
+				if (!why)
+					why = deletion_reason(r, plan);
+				note_deleted(r, name, why ? why : "deleted");
+			}
 		} else {
 			char *obj = NULL;
 			rc = tfjob_plan_action_object_json(&obj, plan, i, 0, err);
@@ -159,9 +210,12 @@ static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **er
 			tfjob_free(obj);
 		}
 		if (rc)
-			return rc;
+			break;
 	}
-	return 0;
+	free(why);
+	if (!rc)
+		rc = tfjob__run_save_replicas(r, err);
+	return rc;
 }
 
 /* Write the job's status to the store, at the resourceVersion we hold (we are its only writer),
@@ -313,9 +367,11 @@ static int collect(run *r, tfjob_error **err)
 		free(items);
 		size_t i;
 		json_t *o;
-		json_array_foreach(arr, i, o)
-			tfjob_transport_delete(NULL, r->t, tfjob_resource_lookup(kinds[k]), r->ns,
-			                       tfjob__str(tfjob__obj(o, "metadata"), "name"), NULL, NULL);
+		json_array_foreach(arr, i, o) {
+			const char *name = tfjob__str(tfjob__obj(o, "metadata"), "name");
+			if (tfjob_transport_delete(NULL, r->t, tfjob_resource_lookup(kinds[k]), r->ns, name, NULL, NULL) == 0 && !k)
+				note_deleted(r, name, "deleted with the TFJob (ttlSecondsAfterFinished)");
+		}
 		json_decref(arr);
 	}
 	while (any_deleting(r->local) && !r->local->interrupts) {
@@ -370,6 +426,7 @@ static void finish(run *r, const char *why)
 	if (r->name && list_items(&pods, r, "pods", NULL) == 0)
 		tfjob__run_pods_changed(r, pods, NULL);
 	free(pods);
+	tfjob__run_save_replicas(r, NULL);
 	tfjob__run_flush_events(r, NULL);
 }
 

@@ -22,6 +22,7 @@ typedef struct run {
 	json_t *events;              /* every event recorded, in order */
 	json_t *pending;             /* events not yet sent through the transport */
 	char *last_pods;             /* pods.json as last written */
+	char *last_replicas;         /* replicas.json as last written */
 	bool deleted;
 	int64_t restarts;            /* restarts the planner ordered (TFJobRestarting events) */
 	int64_t not_before_ms;       /* rate limit: no reconcile before this (monotonic ms) */
@@ -37,6 +38,8 @@ void tfjob__run_event(run *r, const char *kind, const char *name, const char *ty
 int tfjob__run_flush_events(run *r, tfjob_error **err);
 /* pods: JSON array; when it differs from the last one, rewrite pods.json and tell on_update. */
 int tfjob__run_pods_changed(run *r, const char *pods, tfjob_error **err);
+/* Rewrite replicas.json (the engine's history of each Pod) when it changed. */
+int tfjob__run_save_replicas(run *r, tfjob_error **err);
 /* Rewrite job.json. */
 int tfjob__run_save_job(run *r, tfjob_error **err);
 /* Write text to dir/name atomically (a temporary file, then rename). */

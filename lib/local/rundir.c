@@ -7,10 +7,115 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/job.h"
 #include "local/run.h"
+
+/* mkdir -p: path and its parents. 0, or -1 with errno. */
+static int make_dirs(const char *path)
+{
+	char *buf = tfjob__strdup(path);
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int rc = 0;
+	for (char *p = buf + 1; *p && !rc; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+			rc = -1;
+		*p = '/';
+	}
+	if (!rc && mkdir(buf, 0777) != 0 && errno != EEXIST)
+		rc = -1;
+	struct stat st;
+	if (!rc && stat(buf, &st) != 0)
+		rc = -1;
+	else if (!rc && !S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR; /* not "File exists": it does, but is no directory */
+		rc = -1;
+	}
+	free(buf);
+	return rc;
+}
+
+static bool holds_run(const char *dir)
+{
+	char *path = tfjob__strdup_printf("%s/job.json", dir);
+	bool held = path && access(path, F_OK) == 0;
+	free(path);
+	return held;
+}
+
+/* A new "<parent>/<name>-<YYYYMMDD-HHMMSS>[-N]" directory, or NULL (errno). */
+static char *new_under(const char *parent, const char *name)
+{
+	if (make_dirs(parent) != 0 || access(parent, W_OK) != 0)
+		return NULL;
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	for (int n = 0; n < 100; n++) {
+		char *dir = n ? tfjob__strdup_printf("%s/%s-%s-%d", parent, name, stamp, n)
+		              : tfjob__strdup_printf("%s/%s-%s", parent, name, stamp);
+		if (!dir || mkdir(dir, 0777) == 0)
+			return dir;
+		int e = errno;
+		free(dir);
+		if (e != EEXIST)
+			return NULL;
+	}
+	return NULL;
+}
+
+int tfjob_local_run_dir(char **out, const char *dir, const char *name, tfjob_error **err)
+{
+	if (!out)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_run_dir: out is required");
+	*out = NULL;
+	char *made = NULL;
+	if (dir && dir[0]) {
+		/* One run per directory: a second one would append to the first one's logs and find
+		 * the files its replicas left (markers, checkpoints). */
+		if (holds_run(dir))
+			return tfjob__fail(err, TFJOB_EEXISTS,
+			                   "%s already holds a run (%s/job.json): give a new run directory, or remove that one first",
+			                   dir, dir);
+		if (make_dirs(dir) != 0)
+			return tfjob__fail(err, TFJOB_EIO, "cannot make the run directory %s: %s", dir, strerror(errno));
+		made = realpath(dir, NULL);
+	} else {
+		char label[256];
+		snprintf(label, sizeof label, "%s", name && name[0] ? name : "tfjob");
+		size_t len = strlen(label);
+		while (len > 1 && label[len - 1] == '-') /* metadata.generateName's prefix */
+			label[--len] = '\0';
+		if (strchr(label, '/'))
+			return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_run_dir: name '%s' has a '/'", label);
+		const char *tmp = getenv("TMPDIR");
+		char *under_tmp = tfjob__strdup_printf("%s/tfjob-runs", tmp && tmp[0] ? tmp : "/tmp");
+		char *fresh = new_under("tfjob-runs", label);
+		if (!fresh && under_tmp)
+			fresh = new_under(under_tmp, label);
+		free(under_tmp);
+		if (!fresh)
+			return tfjob__fail(err, TFJOB_EIO, "cannot make a run directory under ./tfjob-runs or $TMPDIR/tfjob-runs: %s",
+			                   strerror(errno));
+		made = realpath(fresh, NULL);
+		free(fresh);
+	}
+	if (!made)
+		return tfjob__fail(err, TFJOB_EIO, "run directory: %s", strerror(errno));
+	*out = made;
+	return 0;
+}
 
 int tfjob__write_file(const char *dir, const char *name, const char *text, tfjob_error **err)
 {
@@ -75,6 +180,7 @@ void tfjob__run_free(run *r)
 	json_decref(r->events);
 	json_decref(r->pending);
 	free(r->last_pods);
+	free(r->last_replicas);
 	memset(r, 0, sizeof *r);
 }
 
@@ -175,8 +281,29 @@ int tfjob__run_pods_changed(run *r, const char *pods, tfjob_error **err)
 		return tfjob__oom(err);
 	int rc = tfjob__write_file(r->local->run_dir, "pods.json", text, err);
 	free(text);
+	if (!rc) /* before the update: a view of the Pods reads the report of this moment */
+		rc = tfjob__run_save_replicas(r, err);
 	if (r->on_update)
 		r->on_update(TFJOB_LOCAL_UPDATE_PODS, pods, r->payload);
+	return rc;
+}
+
+int tfjob__run_save_replicas(run *r, tfjob_error **err)
+{
+	pthread_mutex_lock(&r->local->lock);
+	json_t *history = tfjob__local_history(r->local);
+	pthread_mutex_unlock(&r->local->lock);
+	char *text = history ? json_dumps(history, JSON_INDENT(2)) : NULL;
+	json_decref(history);
+	if (!text)
+		return tfjob__oom(err);
+	if (r->last_replicas && !strcmp(r->last_replicas, text)) {
+		free(text);
+		return 0;
+	}
+	int rc = tfjob__write_file(r->local->run_dir, "replicas.json", text, err);
+	free(r->last_replicas);
+	r->last_replicas = text;
 	return rc;
 }
 

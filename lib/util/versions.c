@@ -43,7 +43,8 @@ TFJOB__VERSIONED_DEFINE(tfjob__controller_metrics_v, tfjob_controller_metrics, T
                         TFJOB__SIZE_THROUGH(tfjob_controller_metrics, leader_transitions),
                         TFJOB__SIZE_THROUGH(tfjob_controller_metrics, caches_synced));
 TFJOB__VERSIONED_DEFINE(tfjob__local_options_v, tfjob_local_options, TFJOB_LOCAL_OPTIONS_VERSION,
-                        TFJOB_LOCAL_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_local_options, event_payload));
+                        TFJOB_LOCAL_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_local_options, event_payload),
+                        TFJOB__SIZE_THROUGH(tfjob_local_options, gpus));
 TFJOB__VERSIONED_DEFINE(tfjob__local_run_options_v, tfjob_local_run_options, TFJOB_LOCAL_RUN_OPTIONS_VERSION,
                         TFJOB_LOCAL_RUN_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_local_run_options, payload));
 

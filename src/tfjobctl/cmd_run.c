@@ -40,7 +40,7 @@ static void on_signal(int sig)
 void usage_run(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl run [--run-dir DIR] [--compat C] [--grace-period S] [--restart-backoff MS] FILE\n\n"
+	        "usage: tfjobctl run [--run-dir DIR] [--compat C] [--grace-period S] [--restart-backoff MS] [--tail N] [--gpus LIST] FILE\n\n"
 	        "Run a TFJob on this machine: each replica is a process (the tensorflow container's command\n"
 	        "and args, its env and workingDir, TF_CONFIG with 127.0.0.1 addresses on free ports), driven by\n"
 	        "the same planner as the operator: restart policies, exit codes, backoffLimit,\n"
@@ -53,7 +53,14 @@ void usage_run(FILE *out)
 	        "  --grace-period S       seconds between SIGTERM and SIGKILL for every pod (default: the\n"
 	        "                         pod's terminationGracePeriodSeconds, 30)\n"
 	        "  --restart-backoff MS   first in-place restart delay of Always/OnFailure replicas\n"
-	        "                         (default 10000, doubling up to 300000 as the kubelet does)\n\n"
+	        "                         (default 10000, doubling up to 300000 as the kubelet does)\n"
+	        "  --tail N               lines of a failed replica's output shown when it fails and in the\n"
+	        "                         final report, with the log's path (default 20; 0: none)\n"
+	        "  --gpus LIST            GPU ids to hand out, e.g. 0,1,3 ('' for none; default: the GPUs\n"
+	        "                         nvidia-smi -L or /proc/driver/nvidia/gpus shows). A replica whose\n"
+	        "                         container asks for nvidia.com/gpu: N gets N of its own in\n"
+	        "                         CUDA_VISIBLE_DEVICES; one that asks for none gets it empty. A job\n"
+	        "                         asking for more GPUs than there are is refused (exit 2)\n\n"
 	        "Relative paths: the working directory of a replica is its workingDir resolved against the\n"
 	        "directory of FILE (the current directory for '-'); a relative command path is resolved\n"
 	        "against that working directory. Replicas see TFJOB_RUN_DIR and TFJOB_POD_NAME.\n\n"
@@ -70,6 +77,10 @@ struct view {
 	json_t *status;     /* last status */
 	json_t *phases;     /* pod name -> summary (plain mode) */
 	char *conditions;   /* last condition line (plain mode) */
+	const char *run_dir;
+	int64_t tail;       /* lines of a failed replica's output to show */
+	json_t *report;     /* last tfjob_local_report(): pod name -> replica entry */
+	json_t *failures;   /* pod name -> exits shown so far */
 };
 
 static void clock_str(char *buf, size_t size)
@@ -127,6 +138,13 @@ static size_t block_room(void)
 	return rows > 6 ? (size_t)rows - 3 : 3;
 }
 
+/* The replica entry of the report for a Pod, when it is waiting to restart in place. */
+static const json_t *restarting(const struct view *v, const char *pod)
+{
+	const json_t *r = json_object_get(v->report, pod);
+	return json_object_get(r, "restartAt") && !json_is_true(json_object_get(r, "finished")) ? r : NULL;
+}
+
 static void draw(struct view *v)
 {
 	if (!v->tty)
@@ -140,9 +158,14 @@ static void draw(struct view *v)
 		char sum[160];
 		ctl_pod_summary(sum, sizeof sum, p);
 		const json_t *meta = json_object_get(p, "metadata");
+		const json_t *loop = restarting(v, jstr(json_object_get(meta, "name")));
 		char text[512];
-		snprintf(text, sizeof text, "  %-28s %-40s restarts %lld", jstr(json_object_get(meta, "name")), sum,
-		         (long long)json_integer_value(json_object_get(ctl_pod_tf_status(p), "restartCount")));
+		if (loop) /* "worker-0 exited 1 four times, next restart in 2m40s" */
+			snprintf(text, sizeof text, "  %-28s %s", jstr(json_object_get(meta, "name")),
+			         jstr(json_object_get(loop, "summary")));
+		else
+			snprintf(text, sizeof text, "  %-28s %-40s restarts %lld", jstr(json_object_get(meta, "name")), sum,
+			         (long long)json_integer_value(json_object_get(ctl_pod_tf_status(p), "restartCount")));
 		printf("\033[2K");
 		line_out(v, text);
 		v->drawn++;
@@ -190,6 +213,34 @@ static void plain_pods(struct view *v)
 	}
 }
 
+/* Read the report again; for each replica that failed since, say what happened, its last
+ * lines and where its log is (once per exit). */
+static void show_failures(struct view *v)
+{
+	json_t *report = ctl_run_report(v->run_dir, v->tail);
+	if (!report)
+		return;
+	json_object_clear(v->report);
+	char ts[16];
+	clock_str(ts, sizeof ts);
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(report, "replicas"), i, r) {
+		const char *pod = jstr(json_object_get(r, "pod"));
+		json_object_set(v->report, pod, r);
+		json_int_t failures = json_integer_value(json_object_get(r, "failures"));
+		json_int_t exits = json_integer_value(json_object_get(r, "exits"));
+		if (failures == 0 || exits <= json_integer_value(json_object_get(v->failures, pod)))
+			continue;
+		json_object_set_new(v->failures, pod, json_integer(exits));
+		char text[1024];
+		snprintf(text, sizeof text, "%s %s", ts, jstr(json_object_get(r, "summary")));
+		line_out(v, text);
+		ctl_print_replica_failure(stdout, "    ", r);
+	}
+	json_decref(report);
+}
+
 static void on_update(tfjob_local_update what, const char *json, void *payload)
 {
 	struct view *v = payload;
@@ -211,6 +262,7 @@ static void on_update(tfjob_local_update what, const char *json, void *payload)
 		v->pods = doc;
 		if (!v->tty)
 			plain_pods(v);
+		show_failures(v);
 	} else {
 		json_decref(v->status);
 		v->status = doc;
@@ -277,58 +329,6 @@ static int stop_strays(void)
 
 /* ---- run directory ---- */
 
-static int mkdirs(const char *path)
-{
-	char buf[4096];
-	snprintf(buf, sizeof buf, "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-static char *default_run_dir(const char *name)
-{
-	char stamp[32];
-	time_t now = time(NULL);
-	struct tm tm;
-	localtime_r(&now, &tm);
-	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-	const char *tmp = getenv("TMPDIR");
-	const char *parents[] = { "tfjob-runs", NULL };
-	char tmpdir[4096];
-	snprintf(tmpdir, sizeof tmpdir, "%s/tfjob-runs", tmp && tmp[0] ? tmp : "/tmp");
-	parents[1] = tmpdir;
-	for (int i = 0; i < 2; i++) {
-		if (mkdirs(parents[i]) != 0 || access(parents[i], W_OK) != 0)
-			continue;
-		for (int n = 0; n < 100; n++) {
-			char *dir = malloc(4096);
-			if (!dir)
-				return NULL;
-			snprintf(dir, 4096, n ? "%s/%s-%s-%d" : "%s/%s-%s", parents[i], name, stamp, n);
-			if (mkdir(dir, 0777) == 0)
-				return dir;
-			free(dir);
-			if (errno != EEXIST)
-				break;
-		}
-	}
-	return NULL;
-}
-
-static bool holds_run(const char *dir)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/job.json", dir);
-	return access(path, F_OK) == 0;
-}
-
 static char *manifest_dir(const char *file)
 {
 	if (!strcmp(file, "-"))
@@ -378,12 +378,14 @@ int cmd_run(int argc, char **argv)
 		{ "compat", required_argument, NULL, 'c' },
 		{ "grace-period", required_argument, NULL, 'g' },
 		{ "restart-backoff", required_argument, NULL, 'b' },
+		{ "tail", required_argument, NULL, 't' },
+		{ "gpus", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	tfjob_local_options lopts = TFJOB_LOCAL_OPTIONS_INIT;
 	tfjob_local_run_options ropts = TFJOB_LOCAL_RUN_OPTIONS_INIT;
 	const char *run_dir = NULL;
-	int64_t v;
+	int64_t v, tail = CTL_DEFAULT_TAIL;
 	int ch;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -407,6 +409,13 @@ int cmd_run(int argc, char **argv)
 			if (v > 300000)
 				lopts.backoff_max_ms = v;
 			break;
+		case 't':
+			if (!ctl_parse_tail(&tail, optarg))
+				return EXIT_USAGE;
+			break;
+		case 'G':
+			lopts.gpus = optarg;
+			break;
 		case ':':
 			return ctl_fail("run: option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -427,41 +436,25 @@ int cmd_run(int argc, char **argv)
 	}
 	/* metadata.generateName: the store picks the name; the run directory uses the prefix. */
 	const char *shown = tfjob_job_name(job) ? tfjob_job_name(job) : tfjob_job_generate_name(job);
-	char label[300];
-	snprintf(label, sizeof label, "%s", shown && shown[0] ? shown : "tfjob");
-	size_t ll = strlen(label);
-	while (ll > 1 && label[ll - 1] == '-')
-		label[--ll] = '\0';
-	/* A run directory holds one run: a second one would mix its logs (appended), events and the
-	 * files its replicas left (markers, checkpoints) with the first one's. */
-	if (run_dir && holds_run(run_dir)) {
+	char *dir = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_local_run_dir(&dir, run_dir, shown, &err)) {
 		tfjob_job_free(job);
-		return ctl_fail("run: %s already holds a run (%s/job.json): give a new --run-dir, or remove that one first",
-		                run_dir, run_dir);
-	}
-	char *dir = run_dir ? strdup(run_dir) : default_run_dir(label);
-	if (!dir || (run_dir && mkdirs(run_dir) != 0)) {
-		tfjob_job_free(job);
-		free(dir);
-		return ctl_fail("run: cannot make a run directory%s%s: %s", run_dir ? " " : "", run_dir ? run_dir : "",
-		                strerror(errno));
-	}
-	char *abs_dir = realpath(dir, NULL);
-	if (abs_dir) {
-		free(dir);
-		dir = abs_dir;
+		fprintf(stderr, "tfjobctl: run: %s\n", tfjob_error_message(err));
+		tfjob_error_free(err);
+		return EXIT_USAGE;
 	}
 	char *base = manifest_dir(file);
 	lopts.run_dir = dir;
 	lopts.base_dir = base;
-	tfjob_error *err = NULL;
 	if (tfjob_local_new(&g_local, &lopts, &err)) {
 		tfjob_job_free(job);
 		free(dir);
 		free(base);
 		return ctl_fail_err(err);
 	}
-	struct view view = { isatty(STDOUT_FILENO) == 1, 0, json_array(), json_object(), json_object(), NULL };
+	struct view view = { isatty(STDOUT_FILENO) == 1, 0, json_array(), json_object(), json_object(), NULL,
+		                 dir, tail, json_object(), json_object() };
 	ropts.on_update = on_update;
 	ropts.payload = &view;
 	struct sigaction sa;
@@ -495,22 +488,29 @@ int cmd_run(int argc, char **argv)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
-	printf("\n");
-	ctl_run_describe(stdout, dir);
 	int status;
+	if (rc != TFJOB_EINVAL && rc != TFJOB_EINVALID) { /* else refused before anything started */
+		printf("\n");
+		ctl_run_describe(stdout, dir, tail);
+	}
 	if (rc) {
 		fprintf(stderr, "tfjobctl: run: %s\n", tfjob_error_message(err));
 		tfjob_error_free(err);
 		status = rc == TFJOB_EINVAL || rc == TFJOB_EINVALID ? EXIT_USAGE : EXIT_NEGATIVE;
 	} else {
+		json_t *stored = ctl_run_load(dir, "job.json"); /* the name the store gave it (generateName) */
 		printf("\nTFJob %s: %s. State and logs: %s (tfjobctl get --run-dir DIR, tfjobctl logs DIR POD)\n",
-		       label, tfjob_local_outcome_name(outcome), dir);
+		       jstr(json_object_get(json_object_get(stored, "metadata"), "name")), tfjob_local_outcome_name(outcome),
+		       dir);
+		json_decref(stored);
 		status = outcome == TFJOB_LOCAL_SUCCEEDED ? EXIT_OK : outcome == TFJOB_LOCAL_FAILED ? EXIT_NEGATIVE
 		                                                                                  : EXIT_INTERRUPTED;
 	}
 	json_decref(view.pods);
 	json_decref(view.status);
 	json_decref(view.phases);
+	json_decref(view.report);
+	json_decref(view.failures);
 	free(view.conditions);
 	tfjob_job_free(job);
 	free(dir);

@@ -3,6 +3,7 @@
  * report printed at the end of `tfjobctl run`, and `tfjobctl get --run-dir DIR`.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -103,7 +104,62 @@ void ctl_print_replica_statuses(FILE *out, const json_t *status)
 		        (long long)json_integer_value(json_object_get(r, "failed")));
 }
 
-void ctl_run_describe(FILE *out, const char *run_dir)
+bool ctl_parse_tail(int64_t *out, const char *text)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	if (errno || end == text || *end || v < 0 || v > 10000) {
+		ctl_fail("--tail needs a number of lines from 0 to 10000, got '%s'", text);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+json_t *ctl_run_report(const char *run_dir, int64_t tail)
+{
+	char *text = NULL;
+	if (tfjob_local_report(&text, run_dir, tail, NULL))
+		return NULL;
+	json_t *report = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	return report;
+}
+
+void ctl_print_replica_failure(FILE *out, const char *indent, const json_t *replica)
+{
+	const json_t *tail = json_object_get(replica, "tail");
+	size_t n = json_array_size(tail);
+	fprintf(out, "%slog: %s", indent, s(replica, "log"));
+	if (n)
+		fprintf(out, " (last %zu line%s):", n, n == 1 ? "" : "s");
+	fprintf(out, "\n");
+	size_t i;
+	json_t *line;
+	json_array_foreach(tail, i, line)
+		fprintf(out, "%s| %s\n", indent, json_string_value(line));
+}
+
+/* What happened to each replica, with the last lines of the ones that failed. */
+static void print_replicas(FILE *out, const char *run_dir, int64_t tail)
+{
+	json_t *report = ctl_run_report(run_dir, tail);
+	const json_t *replicas = json_object_get(report, "replicas");
+	if (json_array_size(replicas)) {
+		fprintf(out, "Replicas:\n");
+		size_t i;
+		json_t *r;
+		json_array_foreach(replicas, i, r) {
+			fprintf(out, "  %s\n", s(r, "summary"));
+			if (json_integer_value(json_object_get(r, "failures")) > 0)
+				ctl_print_replica_failure(out, "      ", r);
+		}
+	}
+	json_decref(report);
+}
+
+void ctl_run_describe(FILE *out, const char *run_dir, int64_t tail)
 {
 	json_t *job = ctl_run_load(run_dir, "job.json"), *pods = ctl_run_load(run_dir, "pods.json"),
 	       *events = ctl_run_load(run_dir, "events.json");
@@ -119,6 +175,7 @@ void ctl_run_describe(FILE *out, const char *run_dir)
 	        json_object_get(st, "startTime") ? s(st, "startTime") : "<none>",
 	        json_object_get(st, "completionTime") ? s(st, "completionTime") : "<none>");
 	ctl_print_pods(out, pods);
+	print_replicas(out, run_dir, tail);
 	fprintf(out, "Events:\n");
 	if (!json_array_size(events)) {
 		fprintf(out, "  <none>\n");
@@ -142,10 +199,12 @@ void ctl_run_describe(FILE *out, const char *run_dir)
 
 void usage_get_run_dir(FILE *out)
 {
-	fprintf(out, "usage: tfjobctl get --run-dir DIR [--compat C] [-o json]\n\n"
+	fprintf(out, "usage: tfjobctl get --run-dir DIR [--compat C] [--tail N] [-o json]\n\n"
 	             "Show a local run (tfjobctl run): the TFJob's conditions and replica statuses, its pods\n"
-	             "with their exit codes and restarts, and its events. -o json prints\n"
-	             "{\"job\":...,\"pods\":[...],\"events\":[...]} as kept in DIR.\n"
+	             "with their exit codes and restarts, what happened to each replica (with the last N lines\n"
+	             "of the output of those that failed, default 20, and the log's path) and its events.\n"
+	             "-o json prints {\"job\":...,\"pods\":[...],\"events\":[...],\"report\":{...}} as kept in\n"
+	             "DIR (report: tfjob_local_report(), docs/local.md).\n"
 	             "--compat C ('documented' or 'training-operator-1.9') is accepted as by every command;\n"
 	             "the run keeps the mode it was started with.\n\n"
 	             "Exit status: 0 ok, 2 usage error or no run in DIR.\n");
@@ -157,9 +216,11 @@ int cmd_get_run_dir(int argc, char **argv)
 		{ "run-dir", required_argument, NULL, 'r' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "compat", required_argument, NULL, 'c' },
+		{ "tail", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = NULL, *format = NULL;
+	int64_t tail = CTL_DEFAULT_TAIL;
 	tfjob_compat compat; /* accepted as by every command; the run's state is shown as saved */
 	int ch;
 	opterr = 0;
@@ -169,6 +230,10 @@ int cmd_get_run_dir(int argc, char **argv)
 			dir = optarg;
 		else if (ch == 'o')
 			format = optarg;
+		else if (ch == 't') {
+			if (!ctl_parse_tail(&tail, optarg))
+				return EXIT_USAGE;
+		}
 		else if (ch == 'c') {
 			if (!ctl_parse_compat(&compat, optarg))
 				return EXIT_USAGE;
@@ -187,8 +252,9 @@ int cmd_get_run_dir(int argc, char **argv)
 	if (format) {
 		json_t *pods = ctl_run_load(dir, "pods.json"), *events = ctl_run_load(dir, "events.json");
 		json_t *items = json_object_get(pods, "items");
-		json_t *all = json_pack("{s:o, s:O, s:O}", "job", job, "pods", items ? items : json_array(), "events",
-		                        events ? events : json_array());
+		json_t *report = ctl_run_report(dir, tail);
+		json_t *all = json_pack("{s:o, s:O, s:O, s:o}", "job", job, "pods", items ? items : json_array(), "events",
+		                        events ? events : json_array(), "report", report ? report : json_object());
 		json_decref(pods);
 		json_decref(events);
 		char *text = json_dumps(all, JSON_INDENT(2));
@@ -198,6 +264,6 @@ int cmd_get_run_dir(int argc, char **argv)
 		return EXIT_OK;
 	}
 	json_decref(job);
-	ctl_run_describe(stdout, dir);
+	ctl_run_describe(stdout, dir, tail);
 	return EXIT_OK;
 }

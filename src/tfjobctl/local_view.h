@@ -19,7 +19,16 @@ void ctl_pod_summary(char *buf, size_t size, const json_t *pod);
 void ctl_print_pods(FILE *out, const json_t *pods);
 void ctl_print_conditions(FILE *out, const json_t *status);
 void ctl_print_replica_statuses(FILE *out, const json_t *status);
-/* What kubectl describe tfjob would print, from the run directory. */
-void ctl_run_describe(FILE *out, const char *run_dir);
+/* Lines of a failed replica's output shown by default (--tail N). */
+#define CTL_DEFAULT_TAIL 20
+/* --tail N: 0 to 10000; false (after a message) otherwise. */
+bool ctl_parse_tail(int64_t *out, const char *text);
+/* tfjob_local_report() of the run directory, parsed (NULL when there is none). New reference. */
+json_t *ctl_run_report(const char *run_dir, int64_t tail);
+/* A failed replica's log path and its last lines (a replica entry of the report), indented. */
+void ctl_print_replica_failure(FILE *out, const char *indent, const json_t *replica);
+/* What kubectl describe tfjob would print, from the run directory, with what happened to each
+ * replica (the last `tail` lines of those that failed). */
+void ctl_run_describe(FILE *out, const char *run_dir, int64_t tail);
 
 #endif

@@ -8,26 +8,53 @@ extern int goBeforeReconcile(char *ns, char *name, uintptr_t handle);
 extern void goAfterReconcile(char *ns, char *name, int result, uintptr_t handle);
 extern int goMutatePod(char **out, char *pod_json, char *job_json, uintptr_t handle);
 
-TFJOB_GO_SETTER(set_controller_clock, tfjob_controller_options, clock, go_clock_cb, clock_payload)
+// Hooks of this thread running now: Stop and Close from inside one would wait for the worker
+// thread that runs it, which is this thread.
+static __thread int hooks_running;
+
+static int in_controller_hook(void)
+{
+	return hooks_running > 0;
+}
+
+static int64_t controller_clock_cb(void *payload)
+{
+	hooks_running++;
+	int64_t now = go_clock_cb(payload);
+	hooks_running--;
+	return now;
+}
+
+TFJOB_GO_SETTER(set_controller_clock, tfjob_controller_options, clock, controller_clock_cb, clock_payload)
 
 static void log_cb(tfjob_log_level level, const char *message, const char *fields_json, void *payload)
 {
+	hooks_running++;
 	goLog((int)level, (char *)message, (char *)fields_json, (uintptr_t)payload);
+	hooks_running--;
 }
 
 static int before_cb(const char *ns, const char *name, void *payload)
 {
-	return goBeforeReconcile((char *)ns, (char *)name, (uintptr_t)payload);
+	hooks_running++;
+	int rc = goBeforeReconcile((char *)ns, (char *)name, (uintptr_t)payload);
+	hooks_running--;
+	return rc;
 }
 
 static void after_cb(const char *ns, const char *name, int result, void *payload)
 {
+	hooks_running++;
 	goAfterReconcile((char *)ns, (char *)name, result, (uintptr_t)payload);
+	hooks_running--;
 }
 
 static int mutate_cb(char **out, const char *pod_json, const char *job_json, void *payload)
 {
-	return goMutatePod(out, (char *)pod_json, (char *)job_json, (uintptr_t)payload);
+	hooks_running++;
+	int rc = goMutatePod(out, (char *)pod_json, (char *)job_json, (uintptr_t)payload);
+	hooks_running--;
+	return rc;
 }
 
 // The hooks live on the C stack of this call (tfjob_controller_new copies them).
@@ -64,13 +91,20 @@ import (
 // LogLevel is the level of a controller log record.
 type LogLevel int
 
-// Log levels.
+// Log levels. The zero LogLevel is LogInfo, the default of ControllerOptions.LogLevel (as of
+// the C hooks' initialiser), so that an option left out means the default, not debug.
 const (
-	LogDebug LogLevel = C.TFJOB_LOG_DEBUG
-	LogInfo  LogLevel = C.TFJOB_LOG_INFO
-	LogWarn  LogLevel = C.TFJOB_LOG_WARN
-	LogError LogLevel = C.TFJOB_LOG_ERROR
+	LogDebug LogLevel = iota - 1
+	LogInfo
+	LogWarn
+	LogError
 )
+
+// cLevel is the C library's level of l.
+func (l LogLevel) cLevel() C.int { return C.int(int(l-LogDebug) + C.TFJOB_LOG_DEBUG) }
+
+// logLevelOf is the LogLevel of a C library level.
+func logLevelOf(level C.int) LogLevel { return LogDebug + LogLevel(int(level)-C.TFJOB_LOG_DEBUG) }
 
 func (l LogLevel) String() string {
 	switch l {
@@ -124,7 +158,7 @@ type ControllerOptions struct {
 	Clock                   func() time.Time // the planner's wall clock; nil: the system clock
 
 	Log             func(level LogLevel, message string, fields map[string]any)
-	LogLevel        LogLevel                              // the least level passed to Log (zero value: LogDebug)
+	LogLevel        LogLevel                              // the least level passed to Log (zero value: LogInfo)
 	BeforeReconcile func(ns, name string) bool            // false skips the job this time
 	AfterReconcile  func(ns, name string, err error)      // err: nil or the attempt's error
 	MutatePod       func(pod, job Object) (Object, error) // nil Object: keep the pod as it is
@@ -170,7 +204,7 @@ func goLog(level C.int, message, fields *C.char, h C.uintptr_t) {
 	if fields != nil {
 		_ = json.Unmarshal([]byte(C.GoString(fields)), &f)
 	}
-	s.o.Log(LogLevel(level), C.GoString(message), f)
+	s.o.Log(logLevelOf(level), C.GoString(message), f)
 }
 
 //export goBeforeReconcile
@@ -325,7 +359,7 @@ func NewController(b *Backend, o ControllerOptions) (*Controller, error) {
 	}
 	err := b.call(func(h *C.tfjob_transport) error {
 		var cerr *C.tfjob_error
-		rc := C.new_controller(&inner.h, h, &opts, C.int(o.LogLevel), flag(o.Log != nil), flag(o.BeforeReconcile != nil),
+		rc := C.new_controller(&inner.h, h, &opts, o.LogLevel.cLevel(), flag(o.Log != nil), flag(o.BeforeReconcile != nil),
 			flag(o.AfterReconcile != nil), flag(o.MutatePod != nil), C.uintptr_t(inner.hookHandle), &cerr)
 		if rc != 0 {
 			return takeError(rc, cerr)
@@ -379,9 +413,27 @@ func (c *Controller) Start() error {
 	return err
 }
 
+// ErrInHook is returned by Stop and Close called from one of the controller's own hooks (Log,
+// BeforeReconcile, AfterReconcile, MutatePod, Clock): they wait for the worker threads, one of
+// which is running that hook. Cancel Run's context instead, or stop from another goroutine.
+var ErrInHook = &Error{Code: CodeState, Message: "Stop and Close cannot be called from the controller's own hooks " +
+	"(they wait for the worker that runs the hook): cancel Run's context or stop from another goroutine"}
+
+// inHook tells whether the calling goroutine runs inside one of the controller's hooks: a hook
+// is a cgo callback, so its goroutine stays on the C worker thread until it returns.
+func inHook() bool {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return C.in_controller_hook() != 0
+}
+
 // Stop stops gracefully (in-flight reconciles finish, the Lease is released) and returns the
-// hooks' panics and errors, if any. Idempotent. Not from a hook.
+// hooks' panics and errors, if any. Idempotent. From a hook it returns ErrInHook and does
+// nothing.
 func (c *Controller) Stop() error {
+	if inHook() {
+		return ErrInHook
+	}
 	_ = c.with(func(h *C.tfjob_controller) error {
 		C.tfjob_controller_stop(h)
 		return nil
@@ -392,6 +444,9 @@ func (c *Controller) Stop() error {
 
 // Close stops (when running) and releases the controller; it returns what Stop returns.
 func (c *Controller) Close() error {
+	if inHook() {
+		return ErrInHook
+	}
 	c.inner.closeDependent()
 	c.b.removeDependent(c.inner)
 	runtime.SetFinalizer(c, nil)

@@ -304,3 +304,70 @@ func TestBackendCloseClosesControllers(t *testing.T) {
 		t.Fatalf("new controller on a closed backend: %v", err)
 	}
 }
+
+// The zero LogLevel is the default, info: a controller given only Log gets no debug records.
+func TestControllerZeroLogLevelIsInfo(t *testing.T) {
+	if LogLevel(0) != LogInfo || LogInfo.String() != "info" {
+		t.Fatalf("zero LogLevel: %v", LogLevel(0))
+	}
+	m := newMemory(t, MemoryOptions{})
+	var mu sync.Mutex
+	levels := map[LogLevel]int{}
+	c, err := NewController(m.Backend, ControllerOptions{Log: func(l LogLevel, msg string, fields map[string]any) {
+		mu.Lock()
+		levels[l]++
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	m.CreateTFJob("", testJob("quiet", map[string]int{"Worker": 1}, "", nil))
+	eventually(t, 10*time.Second, "pod", func() bool { return len(children(t, m.Backend, Pods, "quiet")) == 1 })
+	if err := c.WaitIdle(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if levels[LogInfo] == 0 || levels[LogDebug] != 0 {
+		t.Fatalf("records by level with the zero LogLevel: %v (want info records and no debug ones)", levels)
+	}
+}
+
+// Stop and Close from a hook would wait for the worker running it: they return ErrInHook at once.
+func TestControllerStopFromHookIsAnError(t *testing.T) {
+	m := newMemory(t, MemoryOptions{})
+	var c *Controller
+	results := make(chan [2]error, 1)
+	var once sync.Once
+	c, err := NewController(m.Backend, ControllerOptions{AfterReconcile: func(ns, name string, _ error) {
+		once.Do(func() { results <- [2]error{c.Stop(), c.Close()} })
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	m.CreateTFJob("", testJob("hooked", map[string]int{"Worker": 1}, "", nil))
+	select {
+	case errs := <-results:
+		for _, e := range errs {
+			if !errors.Is(e, ErrInHook) || !errors.Is(e, ErrState) {
+				t.Fatalf("Stop/Close from a hook: %v", errs)
+			}
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Stop from a hook did not return (deadlock)")
+	}
+	if err := c.Stop(); err != nil { // from the test's goroutine it works
+		t.Fatal(err)
+	}
+}

@@ -30,6 +30,7 @@ import (
 	"runtime"
 	"runtime/cgo"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -42,6 +43,10 @@ type LocalOptions struct {
 	BackoffInitial time.Duration // first restart delay of Always/OnFailure; 0: 10 s (kubelet)
 	BackoffMax     time.Duration // restart delay cap; 0: 300 s
 	GracePeriod    time.Duration // 0: the Pod's terminationGracePeriodSeconds; negative: SIGKILL at once
+	// GPUs are the GPU ids to hand out; nil: this machine's (nvidia-smi -L, else
+	// /proc/driver/nvidia/gpus); empty and non-nil: none. A replica whose container asks for
+	// nvidia.com/gpu: N gets N of its own in CUDA_VISIBLE_DEVICES; one asking for none gets "".
+	GPUs []string
 	// OnEvent is told what the engine does and notices ("Started", "Exited", "BackOff",
 	// "Killing", "Ignored", "FailedToStart"), with the engine's lock held: do not call back into
 	// the engine from it. A panic in it is recovered and returned by the engine call that
@@ -96,7 +101,7 @@ type LocalEngine struct {
 
 // NewLocalEngine makes a process engine; nothing starts until a Pod is created.
 func NewLocalEngine(o LocalOptions) (*LocalEngine, error) {
-	if err := noNUL(o.RunDir, o.BaseDir); err != nil {
+	if err := noNUL(append([]string{o.RunDir, o.BaseDir}, o.GPUs...)...); err != nil {
 		return nil, err
 	}
 	var cs cstrings
@@ -105,6 +110,9 @@ func NewLocalEngine(o LocalOptions) (*LocalEngine, error) {
 	C.tfjob_local_options_init(&opts, C.TFJOB_LOCAL_OPTIONS_VERSION)
 	opts.run_dir = cs.of(o.RunDir, false)
 	opts.base_dir = cs.of(o.BaseDir, false)
+	if o.GPUs != nil {
+		opts.gpus = cs.of(strings.Join(o.GPUs, ","), true)
+	}
 	opts.backoff_initial_ms = C.int64_t(o.BackoffInitial.Milliseconds())
 	opts.backoff_max_ms = C.int64_t(o.BackoffMax.Milliseconds())
 	switch {
@@ -411,14 +419,93 @@ func CheckLocal(job *Job) error {
 	return nil
 }
 
+// LocalReplica is what happened to one replica of a local run (an entry of LocalReport).
+type LocalReplica struct {
+	Name           string   `json:"name"` // "worker-1"
+	Pod            string   `json:"pod"`
+	ReplicaType    string   `json:"replicaType"`
+	ReplicaIndex   int64    `json:"replicaIndex"`
+	Phase          string   `json:"phase"` // the Pod's; "Deleted" once it is gone
+	Exits          int64    `json:"exits"`
+	Failures       int64    `json:"failures"` // non-zero exits the engine did not cause
+	ExitCode       int64    `json:"exitCode"`
+	FailedExitCode int64    `json:"failedExitCode"`
+	FailedAt       string   `json:"failedAt"`
+	StoppedBy      string   `json:"stoppedBy"` // "deletion", "the end of the run"
+	Deleted        string   `json:"deleted"`   // why: "deleted by cleanPodPolicy All as the job finished"
+	RestartAt      string   `json:"restartAt"` // waiting to restart in place until then
+	Restarts       int64    `json:"restarts"`
+	Log            string   `json:"log"`     // the whole log
+	Tail           []string `json:"tail"`    // its last lines, when the replica failed
+	Summary        string   `json:"summary"` // "worker-1 failed with exit 1, then deleted by ..."
+}
+
+// LocalReport is what happened to each replica of a local run: the report tfjobctl run and
+// tfjobctl get --run-dir print (tfjob_local_report()).
+type LocalReport struct {
+	Name     string         `json:"name"`
+	Outcome  string         `json:"outcome"` // "Succeeded", "Failed", "Unfinished"
+	RunDir   string         `json:"runDir"`
+	Replicas []LocalReplica `json:"replicas"`
+}
+
+// Failures are the replicas that exited non-zero.
+func (r *LocalReport) Failures() []LocalReplica {
+	var out []LocalReplica
+	for _, rep := range r.Replicas {
+		if rep.Failures > 0 {
+			out = append(out, rep)
+		}
+	}
+	return out
+}
+
+// ReadLocalReport reads the report of a run directory, with the last tail lines of each failed
+// replica's output (negative: 20).
+func ReadLocalReport(runDir string, tail int) (*LocalReport, error) {
+	if err := noNUL(runDir); err != nil {
+		return nil, err
+	}
+	var cs cstrings
+	defer cs.free()
+	var out *C.char
+	var cerr *C.tfjob_error
+	if rc := C.tfjob_local_report(&out, cs.of(runDir, true), C.int64_t(tail), &cerr); rc != 0 {
+		return nil, takeError(rc, cerr)
+	}
+	var r LocalReport
+	if err := json.Unmarshal([]byte(takeString(out)), &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// NewRunDir makes a fresh run directory as tfjobctl run does: dir and its parents (ErrAlreadyExists
+// when it already holds a run), or, for "", a new ./tfjob-runs/NAME-YYYYMMDD-HHMMSS (else under
+// $TMPDIR/tfjob-runs). It returns the absolute path.
+func NewRunDir(dir, name string) (string, error) {
+	if err := noNUL(dir, name); err != nil {
+		return "", err
+	}
+	var cs cstrings
+	defer cs.free()
+	var out *C.char
+	var cerr *C.tfjob_error
+	if rc := C.tfjob_local_run_dir(&out, cs.of(dir, false), cs.of(name, false), &cerr); rc != 0 {
+		return "", takeError(rc, cerr)
+	}
+	return takeString(out), nil
+}
+
 // LocalResult is what a local run left: the outcome, the TFJob with its status, the Pods and the
-// events (read back from the run directory).
+// events (read back from the run directory), and the report of what happened to each replica.
 type LocalResult struct {
 	Outcome LocalOutcome
 	RunDir  string
 	Job     Object
 	Pods    []Object
 	Events  []Object
+	Report  *LocalReport
 }
 
 // Log returns a replica's output ("NAME-worker-0" or "worker-0").
@@ -433,9 +520,23 @@ func (r *LocalResult) Log(pod string) (string, error) {
 	return string(data), err
 }
 
-// RunLocal runs a TFJob on this machine as `tfjobctl run` does and reads back its final state.
-// o.RunDir is required; relative paths resolve against o.BaseDir.
+// RunLocal runs a TFJob on this machine as `tfjobctl run` does and reads back its final state
+// and report (with the last 20 lines of each failed replica's output). The run directory is
+// fresh, as NewRunDir makes it: o.RunDir with its parents (refused when it already holds a run),
+// or for "" a new one under ./tfjob-runs. Relative paths resolve against o.BaseDir.
 func RunLocal(ctx context.Context, job *Job, o LocalOptions, ro LocalRunOptions) (*LocalResult, error) {
+	if job == nil || job.h == nil {
+		return nil, ErrClosed
+	}
+	name := job.Name()
+	if name == "" {
+		name = goString(C.tfjob_job_generate_name(job.h))
+	}
+	dir, err := NewRunDir(o.RunDir, name)
+	if err != nil {
+		return nil, err
+	}
+	o.RunDir = dir
 	e, err := NewLocalEngine(o)
 	if err != nil {
 		return nil, err
@@ -446,6 +547,9 @@ func RunLocal(ctx context.Context, job *Job, o LocalOptions, ro LocalRunOptions)
 		return nil, err
 	}
 	r := &LocalResult{Outcome: outcome, RunDir: o.RunDir}
+	if r.Report, err = ReadLocalReport(o.RunDir, -1); err != nil {
+		return nil, err
+	}
 	read := func(name string, v any) error {
 		data, err := os.ReadFile(filepath.Join(o.RunDir, name))
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,11 +14,16 @@ import (
 
 func shJob(t *testing.T, name string, workers int, restartPolicy, script string) *Job {
 	t.Helper()
-	obj := testJob(name, map[string]int{"Worker": workers}, restartPolicy,
-		map[string]any{"name": "tensorflow", "image": "busybox", "command": []any{"sh", "-c", script}})
+	return localJob(t, testJob(name, map[string]int{"Worker": workers}, restartPolicy,
+		map[string]any{"name": "tensorflow", "image": "busybox", "command": []any{"sh", "-c", script}}))
+}
+
+// localJob parses a test job without its namespace (the local run's is "default"), closed with the test.
+func localJob(t *testing.T, obj Object) *Job {
+	t.Helper()
 	delete(obj["metadata"].(map[string]any), "namespace")
 	data, _ := json.Marshal(obj)
-	j, err := Parse(data, name+".json")
+	j, err := Parse(data, "job.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,5 +205,74 @@ func TestLocalEngineBackend(t *testing.T) {
 	e.Close()
 	if _, err := b.Get(Pods, "default", "p"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("backend after engine close: %v", err)
+	}
+}
+
+// A failed replica that cleanPodPolicy then deleted (v1.9 counts it as succeeded) is reported as
+// such, with its exit code, last lines and log, as tfjobctl run reports it.
+func TestRunLocalReportsFailures(t *testing.T) {
+	obj := testJob("rep", map[string]int{"Worker": 2}, "", map[string]any{"name": "tensorflow", "image": "busybox",
+		"command": []any{"sh", "-c", `if [ "$TFJOB_POD_NAME" = rep-worker-1 ]; then echo one; echo two >&2; exit 3; fi; sleep 30`}})
+	obj["spec"].(map[string]any)["runPolicy"] = map[string]any{"cleanPodPolicy": "All"}
+	job := localJob(t, obj)
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	r, err := RunLocal(context.Background(), job, LocalOptions{RunDir: dir}, LocalRunOptions{Compat: TrainingOperator19})
+	if err != nil || r.Outcome != LocalFailed || r.RunDir != dir {
+		t.Fatalf("run: %v %v", r, err)
+	}
+	f := r.Report.Failures()
+	if len(f) != 1 || f[0].Name != "worker-1" || f[0].FailedExitCode != 3 ||
+		f[0].Summary != "worker-1 failed with exit 3, then deleted by cleanPodPolicy All as the job finished" ||
+		strings.Join(f[0].Tail, "|") != "one|two" || f[0].Log != filepath.Join(dir, "rep-worker-1.log") {
+		t.Fatalf("failures: %+v", f)
+	}
+	if _, err := RunLocal(context.Background(), job, LocalOptions{RunDir: dir}, LocalRunOptions{}); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("a second run in the same directory: %v", err)
+	}
+	again, err := ReadLocalReport(dir, 1)
+	if err != nil || len(again.Replicas) != 2 || strings.Join(again.Failures()[0].Tail, "|") != "two" {
+		t.Fatalf("report: %+v %v", again, err)
+	}
+}
+
+// Without a run directory, each run gets a fresh one under ./tfjob-runs.
+func TestRunLocalFreshRunDir(t *testing.T) {
+	prev, _ := os.Getwd()
+	if err := os.Chdir(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.Chdir(prev) }()
+	var dirs []string
+	for i := 0; i < 2; i++ {
+		r, err := RunLocal(context.Background(), shJob(t, "fresh", 1, "", "exit 0"), LocalOptions{}, LocalRunOptions{})
+		if err != nil || r.Outcome != LocalSucceeded {
+			t.Fatalf("run: %v %v", r, err)
+		}
+		dirs = append(dirs, r.RunDir)
+	}
+	wd, _ := filepath.Abs(".")
+	if dirs[0] == dirs[1] || !strings.HasPrefix(dirs[0], filepath.Join(wd, "tfjob-runs", "fresh-")) {
+		t.Fatalf("run directories: %v", dirs)
+	}
+}
+
+// nvidia.com/gpu limits get their own CUDA_VISIBLE_DEVICES; too many GPUs are refused.
+func TestRunLocalGPUs(t *testing.T) {
+	obj := testJob("gpu", map[string]int{"Worker": 2}, "", map[string]any{"name": "tensorflow", "image": "busybox",
+		"command":   []any{"sh", "-c", `echo "[${CUDA_VISIBLE_DEVICES-unset}]"`},
+		"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": 1}}})
+	job := localJob(t, obj)
+	r, err := RunLocal(context.Background(), job, LocalOptions{RunDir: filepath.Join(t.TempDir(), "g"), GPUs: []string{"4", "6"}}, LocalRunOptions{})
+	if err != nil || r.Outcome != LocalSucceeded {
+		t.Fatalf("run: %v %v", r, err)
+	}
+	l0, _ := r.Log("worker-0")
+	l1, _ := r.Log("worker-1")
+	if got := []string{strings.TrimSpace(l0), strings.TrimSpace(l1)}; !(got[0] == "[4]" && got[1] == "[6]" || got[0] == "[6]" && got[1] == "[4]") {
+		t.Fatalf("CUDA_VISIBLE_DEVICES: %v", got)
+	}
+	_, err = RunLocal(context.Background(), job, LocalOptions{RunDir: filepath.Join(t.TempDir(), "n"), GPUs: []string{}}, LocalRunOptions{})
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "asks for 2 GPUs") {
+		t.Fatalf("no GPUs: %v", err)
 	}
 }

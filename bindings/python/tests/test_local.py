@@ -118,13 +118,19 @@ def test_ctrl_c_stops_the_run_cleanly_and_is_reraised(tmp_path):
         if started.wait(20):
             os.kill(os.getpid(), signal.SIGINT)  # as Ctrl-C does: the main thread gets KeyboardInterrupt
 
-    threading.Thread(target=interrupt_when_started, daemon=True).start()
-    start = time.monotonic()
-    with tfjob.LocalEngine(tmp_path / "run", grace_period=1, on_event=on_event) as engine:
-        with pytest.raises(KeyboardInterrupt):
-            engine.run(sh("sleep 30", replicas={"Worker": 2}))
-        assert engine.interrupted == 1 and engine.running_count == 0
-    assert time.monotonic() - start < 20
+    # Python only turns SIGINT into KeyboardInterrupt when SIGINT was not ignored at its start; a
+    # test command started in the background (nohup, `cmd &`, some CI runners) has it ignored.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt_when_started, daemon=True).start()
+        start = time.monotonic()
+        with tfjob.LocalEngine(tmp_path / "run", grace_period=1, on_event=on_event) as engine:
+            with pytest.raises(KeyboardInterrupt):
+                engine.run(sh("sleep 30", replicas={"Worker": 2}))
+            assert engine.interrupted == 1 and engine.running_count == 0
+        assert time.monotonic() - start < 20
+    finally:
+        signal.signal(signal.SIGINT, previous)
     pods = json.loads((tmp_path / "run" / "pods.json").read_text())["items"]
     assert all(p["status"]["phase"] == "Failed" for p in pods)  # terminated, not left running
 
@@ -158,3 +164,52 @@ def test_closing_the_engine_from_another_thread_interrupts_a_run(tmp_path):
     assert got["outcome"] == "Interrupted"
     with pytest.raises(tfjob.Error, match="closed"):
         engine.poll()
+
+
+def failing(name="rep", run_policy=None, restart_policy="Never"):
+    script = 'if [ "$TFJOB_POD_NAME" = %s-worker-1 ]; then echo one; echo two >&2; echo three; exit 3; fi; sleep 30' % name
+    return sh(script, name=name, run_policy=run_policy or {"cleanPodPolicy": "All"}, restart_policy=restart_policy)
+
+
+def test_run_local_says_why_a_replica_failed(tmp_path):
+    # v1.9 counts a failed replica deleted by cleanPodPolicy as succeeded: the report says what happened.
+    result = tfjob.run_local(failing(), tmp_path / "run", compat="training-operator-1.9", tail=2)
+    assert result.outcome == "Failed"
+    assert [r["name"] for r in result.failures] == ["worker-1"]
+    w1 = result.failures[0]
+    assert w1["summary"] == "worker-1 failed with exit 3, then deleted by cleanPodPolicy All as the job finished"
+    assert w1["failedExitCode"] == 3 and w1["tail"] == ["two", "three"]
+    assert w1["log"] == str(tmp_path / "run" / "rep-worker-1.log")
+    w0 = next(r for r in result.replicas if r["name"] == "worker-0")
+    assert w0["failures"] == 0 and w0["summary"].startswith("worker-0 was still running: deleted by cleanPodPolicy All")
+    text = str(result)
+    assert "worker-1 failed with exit 3" in text and "      | three" in text
+    # The same report as tfjobctl's, read again from the run directory.
+    assert tfjob.local_report(result.run_dir, tail=2)["replicas"] == result.report["replicas"]
+
+
+def test_run_local_makes_a_fresh_run_directory(tmp_path, monkeypatch):
+    deep = tmp_path / "a" / "b" / "c"
+    result = tfjob.run_local(sh("exit 0", replicas={"Worker": 1}), deep)
+    assert result.succeeded and result.run_dir == str(deep)
+    with pytest.raises(tfjob.Error, match="already holds a run"):
+        tfjob.run_local(sh("exit 0", replicas={"Worker": 1}), deep)
+    monkeypatch.chdir(tmp_path)
+    first = tfjob.run_local(sh("exit 0", name="fresh", replicas={"Worker": 1}))
+    second = tfjob.run_local(sh("exit 0", name="fresh", replicas={"Worker": 1}))
+    assert first.succeeded and second.succeeded and first.run_dir != second.run_dir
+    for r in (first, second):
+        assert r.run_dir.startswith(str(tmp_path / "tfjob-runs" / "fresh-"))
+
+
+def test_run_local_hands_out_gpus(tmp_path):
+    job = sh('echo "[${CUDA_VISIBLE_DEVICES-unset}]"', name="gpu")
+    job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
+        "limits": {"nvidia.com/gpu": 1}}
+    result = tfjob.run_local(job, tmp_path / "run", gpus=["3", "5"])
+    assert result.succeeded
+    assert sorted(result.log(f"worker-{i}").strip() for i in (0, 1)) == ["[3]", "[5]"]
+    with pytest.raises(tfjob.Error, match="asks for 2 GPUs"):
+        tfjob.run_local(job, tmp_path / "none", gpus="")
+    plain = tfjob.run_local(sh('echo "[${CUDA_VISIBLE_DEVICES-unset}]"', replicas={"Worker": 1}), tmp_path / "plain")
+    assert plain.log("worker-0") == "[]\n"  # no GPU limit: no GPU, as in a pod

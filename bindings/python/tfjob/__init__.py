@@ -18,7 +18,7 @@ from .plan import Action, Plan, plan, simulate
 from .transport import (EVENTS, NAMESPACES, PODGROUPS, PODS, SERVICES, TFJOBS, Backend, KubeBackend, MemoryBackend,
                         Resource, Watch, WatchEvent, condition, has_condition)
 from .controller import Controller, Metrics
-from .local import LocalBackend, LocalEngine, LocalResult, check_local, run_local
+from .local import LocalBackend, LocalEngine, LocalResult, check_local, local_report, new_run_dir, run_local
 
 __version__ = "0.1.0"
 
@@ -46,5 +46,5 @@ __all__ = [
     "NetworkError", "ServerError", "ServerTimeoutError", "TooManyRequestsError", "UnauthorizedError",
     "Backend", "MemoryBackend", "KubeBackend", "Resource", "Watch", "WatchEvent", "TFJOBS", "PODS", "SERVICES",
     "EVENTS", "PODGROUPS", "NAMESPACES", "condition", "has_condition", "Controller", "Metrics", "LocalEngine",
-    "LocalBackend", "LocalResult", "check_local", "run_local",
+    "LocalBackend", "LocalResult", "check_local", "local_report", "new_run_dir", "run_local",
 ]

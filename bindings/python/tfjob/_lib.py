@@ -1,7 +1,8 @@
 """Loading libtfjob and declaring the C prototypes (ctypes).
 
 The library is found, in order, through the TFJOB_LIBRARY environment variable (a path to
-libtfjob.so), pkg-config's libdir for ``tfjob``, and the system's library search path.
+libtfjob.so), pkg-config's libdir for ``tfjob``, build/lib/ of the source checkout the package
+is imported from (bindings/python in the repository), and the system's library search path.
 """
 from __future__ import annotations
 
@@ -44,6 +45,10 @@ def _candidates() -> list:
                 paths.append(os.path.join(libdir, SONAME))
         except (OSError, subprocess.CalledProcessError):
             pass
+    # A source checkout (the package imported from bindings/python): the library built in build/.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    if os.path.exists(os.path.join(root, "meson.build")):
+        paths.append(os.path.join(root, "build", "lib", SONAME))
     paths.append(SONAME)
     found = ctypes.util.find_library("tfjob")
     if found:
@@ -259,3 +264,5 @@ tfjob_local_outcome_name = _fn("tfjob_local_outcome_name", c_char_p, c_int)
 tfjob_local_run_options_init = _fn("tfjob_local_run_options_init", c_int, P(LocalRunOptions), c_uint)
 tfjob_local_check = _fn("tfjob_local_check", c_int, c_void_p, ERR)
 tfjob_local_run = _fn("tfjob_local_run", c_int, P(c_int), c_void_p, c_void_p, P(LocalRunOptions), ERR)
+tfjob_local_run_dir = _fn("tfjob_local_run_dir", c_int, P(c_void_p), c_char_p, c_char_p, ERR)
+tfjob_local_report = _fn("tfjob_local_report", c_int, P(c_void_p), c_char_p, c_int64, ERR)

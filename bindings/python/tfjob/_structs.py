@@ -215,6 +215,7 @@ LocalOptions._fields_ = [
     ("grace_period_ms", ctypes.c_int64),
     ("on_event", LOCAL_EVENT_CB),
     ("event_payload", ctypes.c_void_p),
+    ("gpus", ctypes.c_char_p),
 ]
 
 LocalRunOptions._fields_ = [

@@ -51,7 +51,9 @@ class LocalEngine(_runtime.Closing):
     them). Release with ``close()`` / ``with`` (every process still running is terminated).
 
     Times are in seconds: backoff_initial / backoff_max (restart delays of Always/OnFailure),
-    grace_period (None: the Pod's terminationGracePeriodSeconds; 0: SIGKILL at once).
+    grace_period (None: the Pod's terminationGracePeriodSeconds; 0: SIGKILL at once). gpus: the
+    GPU ids to hand out ("0,1" or ["0", "1"]; "" or []: none; None: this machine's); a replica
+    asking for nvidia.com/gpu gets its own in CUDA_VISIBLE_DEVICES, one asking for none gets "".
     on_event(pod, type, reason, message) runs with the engine's lock held: do not call back into
     the engine from it; its exceptions are re-raised by the engine call that triggered it."""
 
@@ -59,7 +61,8 @@ class LocalEngine(_runtime.Closing):
 
     def __init__(self, run_dir: Union[str, "os.PathLike[str]"], *, base_dir: Optional[str] = None,
                  backoff_initial: Optional[float] = None, backoff_max: Optional[float] = None,
-                 grace_period: Optional[float] = None, on_event: Optional[LocalEventHook] = None):
+                 grace_period: Optional[float] = None, on_event: Optional[LocalEventHook] = None,
+                 gpus: Optional[Union[str, List[str]]] = None):
         self._g = _runtime.Guard(None, "local engine")
         self._run_dir = os.fspath(run_dir)
         self._errors: List[BaseException] = []
@@ -67,9 +70,11 @@ class LocalEngine(_runtime.Closing):
         import weakref
         self._backends: "weakref.WeakSet[LocalBackend]" = weakref.WeakSet()
         opts = _lib.LocalOptions()
-        _lib.tfjob_local_options_init(ctypes.byref(opts), 1)
-        self._keep = [_lib.cstr(self._run_dir, "run_dir", True), _lib.cstr(base_dir, "base_dir") if base_dir else None]
-        opts.run_dir, opts.base_dir = self._keep
+        _lib.tfjob_local_options_init(ctypes.byref(opts), 2)
+        gpu_list = gpus if gpus is None or isinstance(gpus, str) else ",".join(str(g) for g in gpus)
+        self._keep = [_lib.cstr(self._run_dir, "run_dir", True), _lib.cstr(base_dir, "base_dir") if base_dir else None,
+                      _lib.cstr(gpu_list, "gpus") if gpu_list is not None else None]
+        opts.run_dir, opts.base_dir, opts.gpus = self._keep
         opts.backoff_initial_ms = _runtime.ms(backoff_initial)
         opts.backoff_max_ms = _runtime.ms(backoff_max)
         opts.grace_period_ms = -1 if grace_period is None else _runtime.ms(grace_period)
@@ -256,20 +261,59 @@ class LocalEngine(_runtime.Closing):
         return _OUTCOMES.get(result["out"], "Unknown")
 
 
+def local_report(run_dir: Union[str, "os.PathLike[str]"], tail: int = 20) -> Obj:
+    """What happened to each replica of a local run (tfjob_local_report(), the report tfjobctl
+    run and tfjobctl get --run-dir print): {"name", "outcome", "runDir", "replicas": [{"name":
+    "worker-1", "summary": "worker-1 failed with exit 1, then deleted by cleanPodPolicy All as the
+    job finished", "failures", "failedExitCode", "log", "tail": [last lines], ...}]}."""
+    out = call_out(_lib.tfjob_local_report, _lib.cstr(os.fspath(run_dir), "run_dir", True), int(tail))
+    return json.loads(_lib.owned_string(out))
+
+
+def new_run_dir(run_dir: Optional[Union[str, "os.PathLike[str]"]] = None, name: Optional[str] = None) -> str:
+    """A fresh run directory as tfjobctl run makes it (tfjob_local_run_dir()): run_dir and its
+    parents (tfjob.Error EEXISTS when it already holds a run), or, without one, a new
+    ./tfjob-runs/NAME-YYYYMMDD-HHMMSS (else under $TMPDIR/tfjob-runs). Its absolute path."""
+    wanted = _lib.cstr(os.fspath(run_dir), "run_dir") if run_dir is not None else None
+    out = call_out(_lib.tfjob_local_run_dir, wanted, _lib.cstr(name, "name") if name else None)
+    return _lib.owned_string(out)
+
+
 @dataclass
 class LocalResult:
     """What a local run left: the outcome ("Succeeded", "Failed", "Interrupted"), the TFJob with
-    its status, the Pods and the events (read back from the run directory)."""
+    its status, the Pods and the events (read back from the run directory), and the report of
+    what happened to each replica (:func:`local_report`: ``replicas``, ``failures``)."""
 
     outcome: str
     run_dir: str
     job: Obj = field(default_factory=dict)
     pods: List[Obj] = field(default_factory=list)
     events: List[Obj] = field(default_factory=list)
+    report: Obj = field(default_factory=dict)
 
     @property
     def succeeded(self) -> bool:
         return self.outcome == "Succeeded"
+
+    @property
+    def replicas(self) -> List[Obj]:
+        """One entry per replica the run created, with its ``summary`` sentence."""
+        return list(self.report.get("replicas") or [])
+
+    @property
+    def failures(self) -> List[Obj]:
+        """The replicas that exited non-zero (``failedExitCode``, ``tail``: their last lines, ``log``)."""
+        return [r for r in self.replicas if r.get("failures", 0) > 0]
+
+    def __str__(self) -> str:
+        lines = [f"TFJob {self.report.get('name', '')}: {self.outcome}. Run directory: {self.run_dir}"]
+        for r in self.replicas:
+            lines.append("  " + r.get("summary", ""))
+            if r.get("failures", 0) > 0:
+                lines.append(f"      log: {r.get('log', '')}")
+                lines.extend("      | " + line for line in r.get("tail") or [])
+        return "\n".join(lines)
 
     def log(self, pod: str) -> str:
         """The output of a replica ("NAME-worker-0" or "worker-0")."""
@@ -295,21 +339,32 @@ def _read_json(path: str, default: Any) -> Any:
         return default
 
 
-def run_local(job: JobInput, run_dir: Union[str, "os.PathLike[str]"], *, base_dir: Optional[str] = None,
-              compat: Optional[str] = None, on_update: Optional[LocalUpdateHook] = None,
-              on_event: Optional[LocalEventHook] = None, grace_period: Optional[float] = None,
-              backoff_initial: Optional[float] = None, backoff_max: Optional[float] = None) -> LocalResult:
+def run_local(job: JobInput, run_dir: Optional[Union[str, "os.PathLike[str]"]] = None, *,
+              base_dir: Optional[str] = None, compat: Optional[str] = None,
+              on_update: Optional[LocalUpdateHook] = None, on_event: Optional[LocalEventHook] = None,
+              grace_period: Optional[float] = None, backoff_initial: Optional[float] = None,
+              backoff_max: Optional[float] = None, tail: int = 20,
+              gpus: Optional[Union[str, List[str]]] = None) -> LocalResult:
     """Run a TFJob (a Job, a dict, or the path of a manifest) on this machine, as
     ``tfjobctl run`` does: each replica's ``tensorflow`` container command as a process, driven by
-    the planner to the end. Relative paths resolve against base_dir (default: the manifest's
-    directory for a path, else the current directory). Returns a :class:`LocalResult`."""
+    the planner to the end, in a fresh run directory (:func:`new_run_dir`: run_dir with its
+    parents, refused when it already holds a run; by default a new one under ./tfjob-runs).
+    Relative paths resolve against base_dir (default: the manifest's directory for a path, else
+    the current directory). Returns a :class:`LocalResult` whose report shows the last ``tail``
+    lines of each failed replica."""
     if base_dir is None and not isinstance(job, (Job, dict)):
         base_dir = os.path.dirname(os.path.abspath(os.fspath(job)))
-    with LocalEngine(run_dir, base_dir=base_dir, grace_period=grace_period, backoff_initial=backoff_initial,
-                     backoff_max=backoff_max, on_event=on_event) as engine:
-        outcome = engine.run(job, compat=compat, on_update=on_update)
-    d = os.fspath(run_dir)
+    owned = not isinstance(job, Job)
+    j = _load_job(job)
+    try:
+        d = new_run_dir(run_dir, j.name or (j.to_dict().get("metadata") or {}).get("generateName"))
+        with LocalEngine(d, base_dir=base_dir, grace_period=grace_period, backoff_initial=backoff_initial,
+                         backoff_max=backoff_max, on_event=on_event, gpus=gpus) as engine:
+            outcome = engine.run(j, compat=compat, on_update=on_update)
+    finally:
+        if owned:
+            j.close()
     pods = _read_json(os.path.join(d, "pods.json"), {})
     return LocalResult(outcome=outcome, run_dir=d, job=_read_json(os.path.join(d, "job.json"), {}),
                        pods=(pods.get("items") or []) if isinstance(pods, dict) else list(pods),
-                       events=_read_json(os.path.join(d, "events.json"), []))
+                       events=_read_json(os.path.join(d, "events.json"), []), report=local_report(d, tail))
