@@ -25,7 +25,8 @@ def load_generator():
 
 def layout_program() -> str:
     """C source printing "struct size", then "struct.member offset size" for every mirrored member."""
-    lines = ["#include <stddef.h>", "#include <stdio.h>", "#include <tfjob/tfjob.h>", "#include <tfjob/sys/transport.h>",
+    lines = ["#include <stddef.h>", "#include <stdio.h>", "#include <tfjob/tfjob.h>",
+             "#include <tfjob/sys/transport.h>",
              "#define MEMBER(T, m) printf(#T \".\" #m \" %zu %zu\\n\", offsetof(T, m), sizeof(((T *)0)->m))",
              "int main(void) {"]
     for c_name, cls in _structs.STRUCTS.items():
@@ -93,7 +94,8 @@ def test_an_unknown_member_type_stops_the_generator(tmp_path):
     copy = tmp_path / "include"
     shutil.copytree(INCLUDE, copy)
     header = copy / "tfjob" / "validate.h"
-    header.write_text(header.read_text().replace("\tconst tfjob_job *old;", "\tconst tfjob_job *old;\n\tlong double x;", 1))
+    anchor = "\tconst tfjob_job *old;"
+    header.write_text(header.read_text().replace(anchor, anchor + "\n\tlong double x;", 1))
     gen = load_generator()
     with pytest.raises(gen.GenError, match="tfjob_validate_options.*long double"):
         gen.render(gen.read_headers(str(copy)))
