@@ -2,8 +2,10 @@
  * bench_plan: one reconcile step of a steady job (every pod Running, every service there:
  * nothing to do) with N workers and 1 PS, from objects parsed once (tfjob_plan_new_with_objects,
  * what a controller with a cache does) and from JSON text (tfjob_plan_new, what tfjobctl plan
- * does). Prints medians of repeated runs, the observed input size, and the peak RSS.
- * Usage: bench_plan [REPEATS [ONLY_WORKERS]]
+ * does). Prints medians of repeated runs, the observed input size, and the peak RSS. Then the
+ * first step of a new job of 1,000 / 3,000 / 10,000 workers (every child created) written with
+ * tfjob_plan_write_json() to /dev/null, each in a child process: its time and peak RSS (what
+ * tfjobctl plan needs). Usage: bench_plan [REPEATS [ONLY_WORKERS [MAX_NEW_WORKERS]]]
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
@@ -101,6 +103,61 @@ static double time_plan(const tfjob_job *job, const tfjob_objects *pods, const t
 	return m;
 }
 
+static int write_counted(const char *data, size_t len, void *payload)
+{
+	size_t *bytes = payload;
+	*bytes += len;
+	return 0;
+}
+
+/* (child process) plan a new job of *arg workers and write the plan: CPU ms and bytes. */
+static void plan_new_job(void *arg, double out[2])
+{
+	tfjob_job *job = make_job(*(int *)arg);
+	tfjob_plan_options po = TFJOB_PLAN_OPTIONS_INIT;
+	po.now = 1767225600;
+	tfjob_plan *plan = NULL;
+	tfjob_error *err = NULL;
+	size_t bytes = 0;
+	double t0 = now_ns();
+	if (tfjob_plan_new(&plan, job, NULL, NULL, &po, &err) ||
+	    tfjob_plan_write_json(plan, TFJOB_JSON_COMPACT, write_counted, &bytes, &err))
+		die("plan", err);
+	out[0] = (now_ns() - t0) / 1e6;
+	out[1] = (double)bytes;
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+}
+
+static void new_job_rows(int repeats, int max_workers)
+{
+	static const int sizes[] = { 1000, 3000, 10000 };
+	printf("\nfirst step of a new job (every pod and service created), tfjob_plan_write_json(), one child\n"
+	       "process per run: CPU ms (median, min-max), peak RSS of the process (median)\n\n");
+	printf("%8s %6s %14s %10s %16s %12s\n", "workers", "runs", "plan bytes", "ms", "ms min-max", "peak RSS MB");
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]) && sizes[s] <= max_workers; s++) {
+		int n = sizes[s], runs = n >= 10000 ? 1 : (n >= 3000 ? (repeats < 3 ? repeats : 3) : repeats);
+		double *ms = calloc((size_t)runs, sizeof(double)), *rss = calloc((size_t)runs, sizeof(double));
+		double got[2] = { 0, 0 }, lo = 0, hi = 0;
+		for (int r = 0; r < runs; r++) {
+			long kb = 0;
+			if (bench_in_child(plan_new_job, &n, got, &kb)) {
+				fprintf(stderr, "bench_plan: new job of %d workers failed\n", n);
+				exit(1);
+			}
+			ms[r] = got[0];
+			rss[r] = (double)kb / 1024;
+			lo = r == 0 || ms[r] < lo ? ms[r] : lo;
+			hi = r == 0 || ms[r] > hi ? ms[r] : hi;
+		}
+		char spread[48];
+		snprintf(spread, sizeof spread, "%.0f-%.0f", lo, hi);
+		printf("%8d %6d %14.0f %10.0f %16s %12.1f\n", n, runs, got[1], median(ms, runs), spread, median(rss, runs));
+		free(ms);
+		free(rss);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int repeats = argc > 1 ? atoi(argv[1]) : 21;
@@ -135,5 +192,7 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	printf("peak RSS: %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
+	fflush(stdout);
+	new_job_rows(repeats < 5 ? repeats : 5, argc > 3 ? atoi(argv[3]) : 10000);
 	return 0;
 }

@@ -2,7 +2,9 @@
  * bench_render: time to render every child (Pods and Services, tfjob_render_all) of a job with
  * N workers and 1 PS, against a baseline of writing the same number of bytes (memcpy into a new
  * buffer, and fwrite to /dev/null); plus TF_CONFIG of one replica of a 1,000-worker job.
- * Medians of repeated runs. Usage: bench_render [REPEATS [MAX_WORKERS]]
+ * Medians of repeated runs. Then tfjob_render_all_write() of 1,000 / 3,000 / 10,000 workers to
+ * /dev/null, each in a child process: its time and peak RSS (what tfjobctl render needs).
+ * Usage: bench_render [REPEATS [MAX_WORKERS [MAX_STREAMED_WORKERS]]]
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
@@ -60,6 +62,76 @@ static double baseline_fwrite(FILE *null, const char *src, size_t bytes)
 	}
 	fflush(null);
 	return now_ns() - t0;
+}
+
+typedef struct counted_file {
+	FILE *f;
+	size_t bytes;
+} counted_file;
+
+static int write_counted(const char *data, size_t len, void *payload)
+{
+	counted_file *c = payload;
+	c->bytes += len;
+	return fwrite(data, 1, len, c->f) != len;
+}
+
+typedef struct streamed_arg {
+	int workers;
+	FILE *null;
+} streamed_arg;
+
+/* (child process) render a job to /dev/null: CPU ms and bytes written. */
+static void render_streamed(void *arg, double out[2])
+{
+	streamed_arg *a = arg;
+	tfjob_job *job = make_job(a->workers);
+	tfjob_error *err = NULL;
+	counted_file f = { a->null, 0 };
+	double t0 = now_ns();
+	if (tfjob_render_all_write(job, NULL, TFJOB_JSON_COMPACT, write_counted, &f, &err))
+		_exit(1);
+	fflush(a->null);
+	out[0] = (now_ns() - t0) / 1e6;
+	out[1] = (double)f.bytes;
+}
+
+static void streamed_rows(int repeats, int max_workers, FILE *null)
+{
+	static const int sizes[] = { 1000, 3000, 10000 };
+	printf("\ntfjob_render_all_write() to /dev/null (what tfjobctl render does), one child process per run:\n"
+	       "CPU ms (median, min-max) and peak RSS of the process (median)\n\n");
+	printf("%8s %6s %14s %12s %21s %12s %14s\n", "workers", "runs", "bytes", "ms", "ms min-max", "peak RSS MB",
+	       "RSS / output");
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]) && sizes[s] <= max_workers; s++) {
+		int n = sizes[s], runs = n >= 10000 ? 1 : (n >= 3000 ? (repeats < 3 ? repeats : 3) : repeats);
+		double *ms = calloc((size_t)runs, sizeof(double)), *rss = calloc((size_t)runs, sizeof(double));
+		size_t bytes = 0;
+		for (int r = 0; r < runs; r++) {
+			long kb = 0;
+			streamed_arg arg = { n, null };
+			double got[2];
+			if (bench_in_child(render_streamed, &arg, got, &kb)) {
+				fprintf(stderr, "bench_render: streamed render of %d workers failed\n", n);
+				exit(1);
+			}
+			ms[r] = got[0];
+			bytes = (size_t)got[1];
+			rss[r] = (double)kb / 1024;
+		}
+		double lo = ms[0], hi = ms[0];
+		for (int r = 1; r < runs; r++) {
+			lo = ms[r] < lo ? ms[r] : lo;
+			hi = ms[r] > hi ? ms[r] : hi;
+		}
+		double mr = median(rss, runs);
+		char spread[48];
+		snprintf(spread, sizeof spread, "%.0f-%.0f", lo, hi);
+		printf("%8d %6d %14zu %12.0f %21s %12.1f %13.4f%%\n", n, runs, bytes, median(ms, runs), spread, mr,
+		       100.0 * mr * 1024 * 1024 / (double)(bytes ? bytes : 1));
+		free(ms);
+		free(rss);
+	}
 }
 
 int main(int argc, char **argv)
@@ -136,6 +208,8 @@ int main(int argc, char **argv)
 	tfjob_job_free(job);
 	free(t1);
 	free(t2);
+	fflush(stdout);
+	streamed_rows(repeats, argc > 3 ? atoi(argv[3]) : 10000, null);
 	fclose(null);
 	return 0;
 }

@@ -726,6 +726,70 @@ START_TEST(render_all_order)
 }
 END_TEST
 
+/* jansson's own dump of the same children, as the reference for the streamed writer's bytes. */
+static char *reference_render_all(const tfjob_job *job, size_t replicas[], const char *const types[], size_t ntypes,
+                                  unsigned int flags)
+{
+	json_t *all = json_object(), *pods = json_array(), *svcs = json_array();
+	for (size_t t = 0; t < ntypes; t++) {
+		for (size_t i = 0; i < replicas[t]; i++) {
+			json_array_append_new(pods, render(1, job, types[t], (int64_t)i, NULL));
+			json_array_append_new(svcs, render(0, job, types[t], (int64_t)i, NULL));
+		}
+	}
+	json_object_set_new(all, "pods", pods);
+	json_object_set_new(all, "services", svcs);
+	size_t jflags = (flags & TFJOB_JSON_PRETTY) ? JSON_INDENT(2) : JSON_COMPACT;
+	if (flags & TFJOB_JSON_SORT_KEYS)
+		jflags |= JSON_SORT_KEYS;
+	char *text = json_dumps(all, jflags);
+	json_decref(all);
+	return text;
+}
+
+START_TEST(render_all_streamed)
+{
+	tfjob_job *job = tfjob(NULL, "\"Worker\":" RSPEC(150) ",\"PS\":" RSPEC(2) ",\"Evaluator\":" RSPEC(0), NULL);
+	ck_assert_int_eq(tfjob_job_apply_defaults(job, NULL, NULL), 0);
+	static const char *const types[] = { "PS", "Worker" };
+	size_t replicas[] = { 2, 150 };
+	static const unsigned int flag_sets[] = { TFJOB_JSON_COMPACT, TFJOB_JSON_PRETTY, TFJOB_JSON_SORT_KEYS,
+		                                  TFJOB_JSON_PRETTY | TFJOB_JSON_SORT_KEYS };
+	for (size_t f = 0; f < 4; f++) {
+		tu_collected got = { 0 };
+		ck_assert_int_eq(tfjob_render_all_write(job, NULL, flag_sets[f], tu_collect, &got, NULL), 0);
+		char *whole = NULL, *ref = reference_render_all(job, replicas, types, 2, flag_sets[f]);
+		ck_assert_int_eq(tfjob_render_all(&whole, job, NULL, flag_sets[f], NULL), 0);
+		ck_assert_str_eq(got.text, ref);
+		ck_assert_str_eq(whole, ref);
+		/* handed on in pieces of about 64 KiB, not as one text */
+		ck_assert_uint_gt(got.pieces, 4);
+		ck_assert_uint_lt(got.largest, 128 * 1024);
+		free(ref);
+		free(got.text);
+		tfjob_free(whole);
+	}
+	/* a refusing writer stops the render: TFJOB_EIO */
+	tu_collected refused = { .refuse_at = 3 };
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_render_all_write(job, NULL, 0, tu_collect, &refused, &err), TFJOB_EIO);
+	ck_assert_uint_eq(refused.pieces, 3);
+	tfjob_error_free(err);
+	free(refused.text);
+	ck_assert_int_eq(tfjob_render_all_write(job, NULL, 0, NULL, NULL, NULL), TFJOB_EINVAL);
+	tfjob_job_free(job);
+	/* a job that cannot be rendered (a template's labels not an object, on the last type) writes nothing */
+	job = tfjob(NULL, "\"PS\":" RSPEC(1) ",\"Worker\":{\"replicas\":2,\"template\":{\"metadata\":{\"labels\":\"x\"},"
+	                  "\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\"}]}}}", NULL);
+	tu_collected none = { 0 };
+	ck_assert_int_eq(tfjob_render_all_write(job, NULL, 0, tu_collect, &none, &err), TFJOB_ESCHEMA);
+	ck_assert_uint_eq(none.pieces, 0);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "template.metadata.labels"));
+	tfjob_error_free(err);
+	tfjob_job_free(job);
+}
+END_TEST
+
 START_TEST(defaulted_example_both_modes)
 {
 	/* the docs' PS+Worker job, defaulted in each mode, keys in any case */
@@ -957,6 +1021,7 @@ int main(void)
 	tcase_add_test(tc, service_fields);
 	tcase_add_test(tc, gang_scheduling_decoration);
 	tcase_add_test(tc, render_all_order);
+	tcase_add_test(tc, render_all_streamed);
 	tcase_add_test(tc, defaulted_example_both_modes);
 	tcase_add_test(tc, pod_group_volcano);
 	tcase_add_test(tc, pod_group_without_resources);

@@ -1278,6 +1278,105 @@ START_TEST(abnormal_pod_events)
 }
 END_TEST
 
+/* The plan's JSON rebuilt from its accessors and dumped by jansson: the reference for its writers. */
+static char *reference_plan_json(const tfjob_plan *plan, unsigned int flags)
+{
+	json_t *root = json_object(), *actions = json_array();
+	for (size_t i = 0; i < tfjob_plan_action_count(plan); i++) {
+		json_t *a = json_object();
+		tfjob_action_type type = tfjob_plan_action_type(plan, i);
+		json_object_set_new(a, "action", json_string(tfjob_action_type_name(type)));
+		if (type == TFJOB_ACTION_EVENT) {
+			json_object_set_new(a, "type", json_string(tfjob_event_type_name(tfjob_plan_action_event_type(plan, i))));
+			json_object_set_new(a, "reason", json_string(tfjob_plan_action_reason(plan, i)));
+			json_object_set_new(a, "message", json_string(tfjob_plan_action_message(plan, i)));
+		} else {
+			json_object_set_new(a, "kind", json_string(tfjob_object_kind_name(tfjob_plan_action_kind(plan, i))));
+			json_object_set_new(a, "name", json_string(tfjob_plan_action_name(plan, i)));
+		}
+		if (type == TFJOB_ACTION_CREATE) {
+			char *obj = NULL;
+			ck_assert_int_eq(tfjob_plan_action_object_json(&obj, plan, i, 0, NULL), 0);
+			json_object_set_new(a, "object", json_loads(obj, 0, NULL));
+			tfjob_free(obj);
+		}
+		json_array_append_new(actions, a);
+	}
+	char *st = NULL;
+	ck_assert_int_eq(tfjob_plan_status_json(&st, plan, 0, NULL), 0);
+	int64_t after = 0;
+	json_object_set_new(root, "actions", actions);
+	json_object_set_new(root, "status", json_loads(st, 0, NULL));
+	json_object_set_new(root, "statusChanged", json_boolean(tfjob_plan_status_changed(plan)));
+	json_object_set_new(root, "requeueAfterSeconds",
+	                    tfjob_plan_requeue_after(&after, plan) == 0 ? json_integer(after) : json_null());
+	tfjob_free(st);
+	size_t jflags = (flags & TFJOB_JSON_PRETTY) ? JSON_INDENT(2) : JSON_COMPACT;
+	if (flags & TFJOB_JSON_SORT_KEYS)
+		jflags |= JSON_SORT_KEYS;
+	char *text = json_dumps(root, jflags);
+	json_decref(root);
+	return text;
+}
+
+START_TEST(plan_json_streamed_and_lazy_creates)
+{
+	/* a new job of 200 workers: 404 creates, each pod with the whole TF_CONFIG, rendered when read */
+	pu_replica reps[] = { { "PS", 2, "OnFailure" }, { "Worker", 200, "ExitCode" }, { NULL, 0, NULL } };
+	tfjob_job *job = pu_job(reps, "\"activeDeadlineSeconds\":1000", NULL, NULL);
+	tfjob_plan *plan = pu_plan(job, NULL, NULL, DOC, T0, 0);
+	ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, NULL), 202);
+	static const unsigned int flag_sets[] = { TFJOB_JSON_COMPACT, TFJOB_JSON_PRETTY, TFJOB_JSON_SORT_KEYS,
+		                                  TFJOB_JSON_PRETTY | TFJOB_JSON_SORT_KEYS };
+	for (size_t f = 0; f < 4; f++) {
+		char *ref = reference_plan_json(plan, flag_sets[f]), *whole = NULL;
+		tu_collected got = { 0 };
+		ck_assert_int_eq(tfjob_plan_write_json(plan, flag_sets[f], tu_collect, &got, NULL), 0);
+		ck_assert_int_eq(tfjob_plan_to_json(&whole, plan, flag_sets[f], NULL), 0);
+		ck_assert_str_eq(got.text, ref);
+		ck_assert_str_eq(whole, ref);
+		ck_assert_uint_gt(got.pieces, 10);
+		free(ref);
+		free(got.text);
+		tfjob_free(whole);
+	}
+	/* the objects rendered on demand are those of the renderer, name included */
+	size_t n = tfjob_plan_action_count(plan);
+	for (size_t i = 0; i < n; i++) {
+		if (tfjob_plan_action_type(plan, i) != TFJOB_ACTION_CREATE)
+			continue;
+		char *obj = NULL, *direct = NULL;
+		const char *name = tfjob_plan_action_name(plan, i);
+		const char *type = strstr(name, "-ps-") ? "PS" : "Worker";
+		int64_t index = strtoll(strrchr(name, '-') + 1, NULL, 10);
+		tfjob_job *defaulted = NULL;
+		ck_assert_int_eq(tfjob_job_clone(&defaulted, job, NULL), 0);
+		ck_assert_int_eq(tfjob_job_apply_defaults(defaulted, NULL, NULL), 0);
+		ck_assert_int_eq(tfjob_plan_action_object_json(&obj, plan, i, 0, NULL), 0);
+		if (tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_POD)
+			ck_assert_int_eq(tfjob_render_pod(&direct, defaulted, type, index, NULL, 0, NULL), 0);
+		else
+			ck_assert_int_eq(tfjob_render_service(&direct, defaulted, type, index, NULL, 0, NULL), 0);
+		ck_assert_str_eq(obj, direct);
+		tfjob_job_free(defaulted);
+		tfjob_free(obj);
+		tfjob_free(direct);
+		if (i > 8 && i < n - 8)
+			i += 37; /* a sample of the middle */
+	}
+	/* the plan does not depend on the job it was made from: free the job first */
+	tfjob_job_free(job);
+	tu_collected refused = { .refuse_at = 2 };
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_plan_write_json(plan, 0, tu_collect, &refused, &err), TFJOB_EIO);
+	tfjob_error_free(err);
+	free(refused.text);
+	ck_assert_int_eq(tfjob_plan_write_json(plan, 0, NULL, NULL, NULL), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_plan_write_json(NULL, 0, tu_collect, &refused, NULL), TFJOB_EINVAL);
+	tfjob_plan_free(plan);
+}
+END_TEST
+
 START_TEST(deterministic_and_json_shape)
 {
 	pu_replica reps[] = { { "PS", 1, "OnFailure" }, { "Worker", 2, "ExitCode" }, { NULL, 0, NULL } };
@@ -1473,6 +1572,7 @@ int main(void)
 	tcase_add_test(tc, success_messages_and_events);
 	tcase_add_test(tc, abnormal_pod_events);
 	tcase_add_test(tc, deterministic_and_json_shape);
+	tcase_add_test(tc, plan_json_streamed_and_lazy_creates);
 	tcase_add_test(tc, time_parse_and_format);
 	tcase_add_test(tc, simulate_api);
 	suite_add_tcase(s, tc);

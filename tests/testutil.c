@@ -131,3 +131,21 @@ int tu_run_global(Suite *s)
 	tfjob_global_cleanup();
 	return rc;
 }
+
+int tu_collect(const char *data, size_t len, void *payload)
+{
+	tu_collected *c = payload;
+	c->pieces++;
+	if (c->refuse_at && c->pieces >= c->refuse_at)
+		return 1;
+	ck_assert_uint_gt(len, 0);
+	char *grown = realloc(c->text, c->len + len + 1);
+	ck_assert_ptr_nonnull(grown);
+	memcpy(grown + c->len, data, len);
+	c->text = grown;
+	c->len += len;
+	c->text[c->len] = '\0';
+	if (len > c->largest)
+		c->largest = len;
+	return 0;
+}

@@ -47,4 +47,13 @@ int tu_run(Suite *s);
 /* tu_run between tfjob_global_init() and tfjob_global_cleanup() (the transport needs them). */
 int tu_run_global(Suite *s);
 
+/* What a streamed writer (tfjob_write_cb) handed over: the pieces joined, how many, the largest.
+ * refuse_at > 0: the callback returns 1 at that piece (counted from 1). Free text with free(). */
+typedef struct tu_collected {
+	char *text;
+	size_t len, pieces, largest;
+	size_t refuse_at;
+} tu_collected;
+int tu_collect(const char *data, size_t len, void *payload);
+
 #endif

@@ -99,6 +99,14 @@ TFJOB_EXTERN void tfjob_job_free(tfjob_job *job);
 #define TFJOB_JSON_SORT_KEYS 2u   /* keys sorted (default: document order) */
 
 /**
+ * A sink for streamed output (tfjob_render_all_write(), tfjob_plan_write_json()): called with
+ * consecutive pieces of the text, in order, each `len` bytes (not NUL-terminated; about 64 KiB,
+ * more when one element, e.g. a pod, is larger). Return 0 to go on; non-zero stops the writer, which then fails with TFJOB_EIO.
+ * Called on the writer's thread only.
+ */
+typedef int (*tfjob_write_cb)(const char *data, size_t len, void *payload);
+
+/**
  * Serialise the whole job as JSON. *out is a NUL-terminated string owned by the caller
  * (tfjob_free()). TFJOB_ENOMEM, TFJOB_EINVAL.
  */

@@ -128,8 +128,11 @@ TFJOB_EXTERN const char *tfjob_plan_action_name(const tfjob_plan *plan, size_t i
 
 /**
  * The complete object of a create action, or the merge patch of an adopt, release or patch
- * action, as JSON text (flags: TFJOB_JSON_*). *out owned by the caller (tfjob_free()).
- * TFJOB_EINVAL when i is out of range or the action has no object, TFJOB_ENOMEM.
+ * action, as JSON text (flags: TFJOB_JSON_*). *out owned by the caller (tfjob_free()). The plan
+ * holds no rendered Pod or Service it creates (but the first of each replica type and kind, and
+ * those at or beyond a type's replicas): such an object is rendered at this call, from the plan's
+ * own copy of the job, so its cost is that of rendering one child. TFJOB_EINVAL when i is out of
+ * range or the action has no object, TFJOB_ENOMEM.
  */
 TFJOB_EXTERN int tfjob_plan_action_object_json(char **out, const tfjob_plan *plan, size_t i, unsigned int flags,
                                                tfjob_error **err);
@@ -164,6 +167,17 @@ TFJOB_EXTERN int tfjob_plan_requeue_after(int64_t *out, const tfjob_plan *plan);
  * *out owned by the caller (tfjob_free()). TFJOB_EINVAL, TFJOB_ENOMEM.
  */
 TFJOB_EXTERN int tfjob_plan_to_json(char **out, const tfjob_plan *plan, unsigned int flags, tfjob_error **err);
+
+/**
+ * tfjob_plan_to_json() written piece by piece to write(data, len, payload) instead of into one
+ * string: the object of each create action is rendered, written and released in turn, so a plan
+ * creating thousands of children (gigabytes of JSON: each pod carries the whole TF_CONFIG) is
+ * written in the memory of one child. The bytes are exactly those of tfjob_plan_to_json() with
+ * the same flags. Errors: TFJOB_EINVAL (NULL plan or write), TFJOB_ENOMEM, TFJOB_EIO when write
+ * returns non-zero (nothing more is written). Re-entrant; the plan is only read.
+ */
+TFJOB_EXTERN int tfjob_plan_write_json(const tfjob_plan *plan, unsigned int flags, tfjob_write_cb write,
+                                       void *payload, tfjob_error **err);
 
 /** "create", "delete", "event", "adopt", "release", "patch", "wait"; "unknown" otherwise. Static string. */
 TFJOB_EXTERN const char *tfjob_action_type_name(tfjob_action_type type);

@@ -10,6 +10,7 @@
 #include "core/job.h"
 #include "graph/render.h"
 #include "util/sbuf.h"
+#include "util/sink.h"
 
 #define PLUGINS_POD_GROUP_LABEL "scheduling.x-k8s.io/pod-group"
 
@@ -366,44 +367,6 @@ static int dump_to(char **out, json_t *value, unsigned int flags, tfjob_error **
 	return *out ? 0 : tfjob__oom(err);
 }
 
-/* Compact output of every child, one object at a time: memory O(largest child) beyond the output. */
-static int render_all_stream(char **out, const tfjob_job *job, const tfjob_graph *g, const tfjob_render_options *ro,
-                             tfjob_error **err)
-{
-	tfjob__sbuf b = TFJOB__SBUF_INIT;
-	int rc = 0;
-	tfjob__sbuf_adds(&b, "{\"pods\":[");
-	for (int pass = 0; pass < 2 && !rc; pass++) {
-		bool first = true;
-		if (pass)
-			tfjob__sbuf_adds(&b, "],\"services\":[");
-		for (size_t t = 0; t < g->ntypes && !rc; t++) {
-			for (int64_t i = 0; i < tfjob__graph_min_slots(g->compat, g->types[t].replicas) && !rc; i++) {
-				json_t *v = NULL;
-				if (i >= g->types[t].replicas) /* compat: index 0 of replicas: 0, as the planner creates it */
-					rc = tfjob__render_child(&v, job, g->types[t].key, i, g->types[t].replicas, !pass, ro, err);
-				else
-					rc = pass ? tfjob__render_service_graph(&v, job, g, t, i, err)
-					          : tfjob__render_pod_graph(&v, job, g, ro, t, i, err);
-				if (rc)
-					break;
-				if (!first)
-					tfjob__sbuf_addc(&b, ',');
-				first = false;
-				tfjob__sbuf_add_json(&b, v);
-				json_decref(v);
-			}
-		}
-	}
-	tfjob__sbuf_adds(&b, "]}");
-	if (rc) {
-		tfjob__sbuf_free(&b);
-		return rc;
-	}
-	*out = tfjob__sbuf_take(&b);
-	return *out ? 0 : tfjob__oom(err);
-}
-
 int tfjob_render_pod(char **out, const tfjob_job *job, const char *type, int64_t index,
                      const tfjob_render_options *opts, unsigned int flags, tfjob_error **err)
 {
@@ -424,48 +387,125 @@ int tfjob_render_service(char **out, const tfjob_job *job, const char *type, int
 	return rc ? rc : dump_to(out, v, flags, err);
 }
 
+/* ---- every child, streamed ---- */
+
+static const render_fn child_renderers[2] = { tfjob__render_pod_graph, render_service_fn };
+
+/* Render and drop child 0 of type t: what can fail in rendering depends on the type's template, not the index. */
+/*
+ * Child i of type t, kind k (0 pods, 1 services): within replicas from the graph; beyond (compat:
+ * index 0 of replicas: 0, as the planner creates it) as tfjob__render_child() renders it.
+ */
+static int render_slot(json_t **out, size_t k, const tfjob_job *job, const tfjob_graph *g,
+                       const tfjob_render_options *ro, size_t t, int64_t i, tfjob_error **err)
+{
+	if (i < g->types[t].replicas)
+		return child_renderers[k](out, job, g, ro, t, i, err);
+	return tfjob__render_child(out, job, g->types[t].key, i, g->types[t].replicas, k == 0, ro, err);
+}
+
+static int64_t slots(const tfjob_graph *g, size_t t) { return tfjob__graph_min_slots(g->compat, g->types[t].replicas); }
+
+static int check_child(size_t k, const tfjob_job *job, const tfjob_graph *g, const tfjob_render_options *ro,
+                       size_t t, tfjob_error **err)
+{
+	if (slots(g, t) <= 0)
+		return 0;
+	json_t *v = NULL;
+	int rc = render_slot(&v, k, job, g, ro, t, 0, err);
+	json_decref(v);
+	return rc;
+}
+
+/*
+ * Render one child of each type and kind before a byte is written, so a job that cannot be
+ * rendered writes nothing. The order is that of the errors of the earlier whole-tree writers:
+ * pods then services for compact output, pod and service per type otherwise.
+ */
+static int check_children(const tfjob_job *job, const tfjob_graph *g, const tfjob_render_options *ro,
+                          unsigned int flags, tfjob_error **err)
+{
+	bool per_type = flags != TFJOB_JSON_COMPACT;
+	int rc = 0;
+	for (size_t t = 0; t < g->ntypes && !rc; t++) {
+		rc = check_child(0, job, g, ro, t, err);
+		if (!rc && per_type)
+			rc = check_child(1, job, g, ro, t, err);
+	}
+	for (size_t t = 0; t < g->ntypes && !rc && !per_type; t++)
+		rc = check_child(1, job, g, ro, t, err);
+	return rc;
+}
+
+/* The array of one kind of child, each rendered, written and released in turn (depth 1). */
+static int write_children(tfjob__sink *s, size_t k, const tfjob_job *job, const tfjob_graph *g,
+                          const tfjob_render_options *ro, unsigned int flags, tfjob_error **err)
+{
+	bool first = true;
+	tfjob__sink_adds(s, "[");
+	for (size_t t = 0; t < g->ntypes; t++) {
+		for (int64_t i = 0; i < slots(g, t) && !s->failed; i++) {
+			json_t *v = NULL;
+			int rc = render_slot(&v, k, job, g, ro, t, i, err);
+			if (rc)
+				return rc;
+			if (!first)
+				tfjob__sink_adds(s, ",");
+			first = false;
+			tfjob__sink_newline(s, flags, 2);
+			tfjob__sink_add_json(s, v, flags, 2);
+			json_decref(v);
+		}
+	}
+	if (!first)
+		tfjob__sink_newline(s, flags, 1);
+	tfjob__sink_adds(s, "]");
+	return 0;
+}
+
+/* {"pods":[...],"services":[...]} into s, byte for byte as a dump of the whole tree (flags). */
+static int write_all(tfjob__sink *s, const tfjob_job *job, const tfjob_render_options *opts, unsigned int flags,
+                     tfjob_error **err)
+{
+	tfjob_render_options ro;
+	int rc = tfjob__render_options_resolve(&ro, opts, err);
+	tfjob_graph *g = NULL;
+	if (!rc)
+		rc = tfjob__graph_build(&g, job, &ro, false, err);
+	if (!rc)
+		rc = check_children(job, g, &ro, flags, err);
+	static const char *const keys[2] = { "pods", "services" };
+	if (!rc)
+		tfjob__sink_adds(s, "{");
+	for (size_t k = 0; k < 2 && !rc; k++) {
+		tfjob__sink_key(s, keys[k], k == 0, flags, 1);
+		rc = write_children(s, k, job, g, &ro, flags, err);
+	}
+	if (!rc) {
+		tfjob__sink_newline(s, flags, 0);
+		tfjob__sink_adds(s, "}");
+	}
+	tfjob_graph_free(g);
+	return rc;
+}
+
 int tfjob_render_all(char **out, const tfjob_job *job, const tfjob_render_options *opts, unsigned int flags,
                      tfjob_error **err)
 {
 	if (!out || !job)
 		return tfjob__fail(err, TFJOB_EINVAL, "out or job is NULL");
 	*out = NULL;
-	tfjob_render_options ro;
-	int rc = tfjob__render_options_resolve(&ro, opts, err);
-	tfjob_graph *g = NULL;
-	if (!rc)
-		rc = tfjob__graph_build(&g, job, &ro, false, err);
-	if (rc)
-		return rc;
-	if (flags == TFJOB_JSON_COMPACT) {
-		rc = render_all_stream(out, job, g, &ro, err);
-		tfjob_graph_free(g);
-		return rc;
-	}
-	json_t *all = json_object(), *pods = json_array(), *svcs = json_array();
-	if (!all || !pods || !svcs || json_object_set(all, "pods", pods) || json_object_set(all, "services", svcs))
-		rc = tfjob__oom(err);
-	for (size_t t = 0; t < g->ntypes && !rc; t++) {
-		int64_t replicas = g->types[t].replicas;
-		for (int64_t i = 0; i < tfjob__graph_min_slots(g->compat, replicas) && !rc; i++) {
-			json_t *pod = NULL, *svc = NULL;
-			rc = i < replicas ? tfjob__render_pod_graph(&pod, job, g, &ro, t, i, err)
-			                  : tfjob__render_child(&pod, job, g->types[t].key, i, replicas, true, &ro, err);
-			if (!rc && json_array_append_new(pods, pod))
-				rc = tfjob__oom(err);
-			if (!rc)
-				rc = i < replicas ? tfjob__render_service_graph(&svc, job, g, t, i, err)
-				                  : tfjob__render_child(&svc, job, g->types[t].key, i, replicas, false, &ro, err);
-			if (!rc && json_array_append_new(svcs, svc))
-				rc = tfjob__oom(err);
-		}
-	}
-	json_decref(pods);
-	json_decref(svcs);
-	tfjob_graph_free(g);
-	if (rc) {
-		json_decref(all);
-		return rc;
-	}
-	return dump_to(out, all, flags, err);
+	tfjob__sink s;
+	tfjob__sink_init(&s, NULL, NULL);
+	return tfjob__sink_end(&s, write_all(&s, job, opts, flags, err), out, err);
+}
+
+int tfjob_render_all_write(const tfjob_job *job, const tfjob_render_options *opts, unsigned int flags,
+                           tfjob_write_cb write, void *payload, tfjob_error **err)
+{
+	if (!job || !write)
+		return tfjob__fail(err, TFJOB_EINVAL, "job or write is NULL");
+	tfjob__sink s;
+	tfjob__sink_init(&s, write, payload);
+	return tfjob__sink_end(&s, write_all(&s, job, opts, flags, err), NULL, err);
 }

@@ -100,7 +100,6 @@ static bool custom_scheduler_set(ctx *c)
 
 static int create_child(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kind kind)
 {
-	json_t *obj = NULL;
 	int rc;
 	if (kind == TFJOB_OBJECT_POD) {
 		const char *pol = tfjob__str(tfjob__pod_spec(tfjob__replica_spec(c->job, rt->key)), "restartPolicy");
@@ -119,6 +118,10 @@ static int create_child(ctx *c, rtype_state *rt, int64_t index, tfjob_object_kin
 				return rc;
 		}
 	}
+	if (index < rt->replicas)
+		return tfjob__plan_create(c, rt->key, index, kind);
+	/* beyond replicas (kept rendered in the plan): one code path with tfjob_render_all() */
+	json_t *obj = NULL;
 	rc = tfjob__render_child(&obj, c->job, rt->key, index, rt->replicas, kind == TFJOB_OBJECT_POD, c->render, c->err);
 	if (rc)
 		return rc;

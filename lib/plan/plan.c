@@ -2,12 +2,14 @@
  * The reconcile planner's public face: the plan object, its actions and their JSON.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan/step.h"
+#include "util/sink.h"
 #include "util/versions.h"
 
 /* ---- plan building ---- */
@@ -45,7 +47,7 @@ static int push_action(ctx *c, struct tfjob__action *a, bool complete)
 
 int tfjob__plan_event(ctx *c, tfjob_event_type type, const char *reason, const char *message)
 {
-	struct tfjob__action a = { TFJOB_ACTION_EVENT, TFJOB_OBJECT_NONE, NULL, NULL, type, NULL, NULL };
+	struct tfjob__action a = { .type = TFJOB_ACTION_EVENT, .kind = TFJOB_OBJECT_NONE, .event_type = type };
 	a.reason = tfjob__strdup(reason ? reason : "");
 	a.message = tfjob__strdup(message ? message : "");
 	return push_action(c, &a, a.reason && a.message);
@@ -66,8 +68,110 @@ int tfjob__plan_eventf(ctx *c, tfjob_event_type type, const char *reason, const 
 
 int tfjob__plan_object_action(ctx *c, tfjob_action_type type, tfjob_object_kind kind, const char *name, json_t *obj)
 {
-	struct tfjob__action a = { type, kind, tfjob__strdup(name ? name : ""), obj, TFJOB_EVENT_NORMAL, NULL, NULL };
+	struct tfjob__action a = { .type = type, .kind = kind, .name = tfjob__strdup(name ? name : ""), .object = obj,
+	                           .event_type = TFJOB_EVENT_NORMAL };
 	return push_action(c, &a, a.name != NULL);
+}
+
+/* ---- creates rendered on demand ---- */
+
+struct tfjob__plan_renderer {
+	tfjob_job *job;             /* the defaulted job */
+	tfjob_graph *graph;
+	tfjob_render_options opts;  /* resolved; only what rendering a child reads (scheduler_name is ours) */
+	char *scheduler_name;
+	bool *rendered;             /* [2 * types]: a pod / a service of the type was rendered in the step */
+};
+
+static void renderer_free(struct tfjob__plan_renderer *r)
+{
+	if (!r)
+		return;
+	tfjob_job_free(r->job);
+	tfjob_graph_free(r->graph);
+	free(r->scheduler_name);
+	free(r->rendered);
+	free(r);
+}
+
+/* The plan's renderer, made at the first create from the step's job and render options. */
+static int plan_renderer(struct tfjob__plan_renderer **out, ctx *c)
+{
+	if (c->plan->renderer) {
+		*out = c->plan->renderer;
+		return 0;
+	}
+	struct tfjob__plan_renderer *r = calloc(1, sizeof *r);
+	if (!r)
+		return tfjob__oom(c->err);
+	tfjob_render_options ro;
+	int rc = tfjob__render_options_resolve(&ro, c->render, c->err);
+	if (!rc)
+		rc = tfjob_job_clone(&r->job, c->job, c->err);
+	if (!rc)
+		rc = tfjob__graph_build(&r->graph, r->job, &ro, false, c->err);
+	if (!rc) {
+		/* the graph holds what the address callback and the domain gave; the rest is not kept */
+		r->scheduler_name = tfjob__strdup(ro.scheduler_name);
+		r->rendered = calloc(2 * r->graph->ntypes + 1, sizeof *r->rendered);
+		tfjob_render_options kept = TFJOB_RENDER_OPTIONS_INIT;
+		kept.compat = ro.compat;
+		kept.gang_scheduler = ro.gang_scheduler;
+		kept.scheduler_name = r->scheduler_name;
+		kept.exclude_evaluator = ro.exclude_evaluator;
+		r->opts = kept;
+		if (!r->scheduler_name || !r->rendered)
+			rc = tfjob__oom(c->err);
+	}
+	if (rc) {
+		renderer_free(r);
+		return rc;
+	}
+	c->plan->renderer = *out = r;
+	return 0;
+}
+
+static int render_child(json_t **out, const struct tfjob__plan_renderer *r, tfjob_object_kind kind, size_t t,
+                        int64_t index, tfjob_error **err)
+{
+	if (kind == TFJOB_OBJECT_POD)
+		return tfjob__render_pod_graph(out, r->job, r->graph, &r->opts, t, index, err);
+	return tfjob__render_service_graph(out, r->job, r->graph, t, index, err);
+}
+
+int tfjob__plan_create(ctx *c, const char *type, int64_t index, tfjob_object_kind kind)
+{
+	struct tfjob__plan_renderer *r = NULL;
+	size_t t = 0;
+	int rc = plan_renderer(&r, c);
+	if (!rc)
+		rc = tfjob__graph_lookup(&t, r->graph, type, c->err);
+	if (!rc)
+		rc = tfjob__graph_check(r->graph, t, index, c->err);
+	if (rc)
+		return rc;
+	json_t *obj = NULL;
+	bool *rendered = &r->rendered[2 * t + (kind == TFJOB_OBJECT_SERVICE)];
+	if (!*rendered) {
+		rc = render_child(&obj, r, kind, t, index, c->err);
+		if (rc)
+			return rc;
+		*rendered = true;
+	}
+	struct tfjob__action a = { .type = TFJOB_ACTION_CREATE, .kind = kind,
+	                           .name = tfjob__strdup(TFJOB__RT_NAME(&r->graph->types[t], index)), .object = obj,
+	                           .event_type = TFJOB_EVENT_NORMAL, .rtype = t, .index = index };
+	return push_action(c, &a, a.name != NULL);
+}
+
+/* The object of a create action, kept or rendered now: a new reference. */
+static int action_object(json_t **out, const tfjob_plan *plan, const struct tfjob__action *a, tfjob_error **err)
+{
+	if (a->object) {
+		*out = json_incref(a->object);
+		return 0;
+	}
+	return render_child(out, plan->renderer, a->kind, a->rtype, a->index, err);
 }
 
 void tfjob__plan_requeue(ctx *c, int64_t secs)
@@ -128,6 +232,7 @@ void tfjob_plan_free(tfjob_plan *plan)
 		tfjob__plan_action_clear(&plan->actions[i]);
 	free(plan->actions);
 	json_decref(plan->status);
+	renderer_free(plan->renderer);
 	free(plan);
 }
 
@@ -161,9 +266,14 @@ const char *tfjob_plan_action_name(const tfjob_plan *plan, size_t i)
 int tfjob_plan_action_object_json(char **out, const tfjob_plan *plan, size_t i, unsigned int flags, tfjob_error **err)
 {
 	const struct tfjob__action *a = action_at(plan, i);
-	if (!out || !a || !a->object)
+	if (!out || !a || (a->type != TFJOB_ACTION_CREATE && !a->object))
 		return tfjob__fail(err, TFJOB_EINVAL, "action %zu has no object (not a create, adopt, release or patch)", i);
-	*out = tfjob__dump(a->object, flags);
+	json_t *obj = NULL;
+	int rc = action_object(&obj, plan, a, err);
+	if (rc)
+		return rc;
+	*out = tfjob__dump(obj, flags);
+	json_decref(obj);
 	return *out ? 0 : tfjob__oom(err);
 }
 
@@ -233,11 +343,12 @@ const char *tfjob_object_kind_name(tfjob_object_kind kind)
 
 const char *tfjob_event_type_name(tfjob_event_type type) { return type == TFJOB_EVENT_WARNING ? "Warning" : "Normal"; }
 
-static json_t *action_json(const struct tfjob__action *a)
+/* One action as the plan's JSON shows it (a create with its object): a new reference in *out. */
+static int action_json(json_t **out, const tfjob_plan *plan, const struct tfjob__action *a, tfjob_error **err)
 {
-	json_t *o = json_object();
+	json_t *o = json_object(), *obj = NULL;
 	if (!o)
-		return NULL;
+		return tfjob__oom(err);
 	int bad = json_object_set_new(o, "action", json_string(tfjob_action_type_name(a->type)));
 	if (a->type == TFJOB_ACTION_EVENT) {
 		bad |= json_object_set_new(o, "type", json_string(tfjob_event_type_name(a->event_type)));
@@ -246,40 +357,90 @@ static json_t *action_json(const struct tfjob__action *a)
 	} else {
 		bad |= json_object_set_new(o, "kind", json_string(tfjob_object_kind_name(a->kind)));
 		bad |= json_object_set_new(o, "name", json_string(a->name));
-		if (a->type == TFJOB_ACTION_CREATE)
-			bad |= json_object_set(o, "object", a->object ? a->object : json_null());
-		else if (a->object)
+		if (a->type == TFJOB_ACTION_CREATE) {
+			int rc = action_object(&obj, plan, a, err);
+			if (rc) {
+				json_decref(o);
+				return rc;
+			}
+			bad |= json_object_set_new(o, "object", obj);
+		} else if (a->object) {
 			bad |= json_object_set(o, "patch", a->object); /* adopt, release, patch */
+		}
 	}
 	if (bad) {
 		json_decref(o);
-		return NULL;
+		return tfjob__oom(err);
 	}
-	return o;
+	*out = o;
+	return 0;
+}
+
+/* The actions array (depth 1), one action built, written and released at a time. */
+static int write_actions(tfjob__sink *s, const tfjob_plan *plan, unsigned int flags, tfjob_error **err)
+{
+	tfjob__sink_adds(s, "[");
+	for (size_t i = 0; i < plan->count && !s->failed; i++) {
+		json_t *o = NULL;
+		int rc = action_json(&o, plan, &plan->actions[i], err);
+		if (rc)
+			return rc;
+		if (i)
+			tfjob__sink_adds(s, ",");
+		tfjob__sink_newline(s, flags, 2);
+		tfjob__sink_add_json(s, o, flags, 2);
+		json_decref(o);
+	}
+	if (plan->count)
+		tfjob__sink_newline(s, flags, 1);
+	tfjob__sink_adds(s, "]");
+	return 0;
+}
+
+/* The tfjobctl contract's JSON of a plan into s, byte for byte as a dump of the whole tree (flags). */
+static int write_plan(tfjob__sink *s, const tfjob_plan *plan, unsigned int flags, tfjob_error **err)
+{
+	static const char *const document_order[4] = { "actions", "status", "statusChanged", "requeueAfterSeconds" };
+	static const char *const sorted_order[4] = { "actions", "requeueAfterSeconds", "status", "statusChanged" };
+	const char *const *keys = (flags & TFJOB_JSON_SORT_KEYS) ? sorted_order : document_order;
+	int rc = 0;
+	tfjob__sink_adds(s, "{");
+	for (size_t k = 0; k < 4 && !rc; k++) {
+		tfjob__sink_key(s, keys[k], k == 0, flags, 1);
+		if (!strcmp(keys[k], "actions")) {
+			rc = write_actions(s, plan, flags, err);
+		} else if (!strcmp(keys[k], "status")) {
+			tfjob__sink_add_json(s, plan->status, flags, 1);
+		} else if (!strcmp(keys[k], "statusChanged")) {
+			tfjob__sink_adds(s, plan->changed ? "true" : "false");
+		} else if (plan->has_requeue) {
+			char num[24];
+			snprintf(num, sizeof num, "%" PRId64, plan->requeue);
+			tfjob__sink_adds(s, num);
+		} else {
+			tfjob__sink_adds(s, "null");
+		}
+	}
+	tfjob__sink_newline(s, flags, 0);
+	tfjob__sink_adds(s, "}");
+	return rc;
 }
 
 int tfjob_plan_to_json(char **out, const tfjob_plan *plan, unsigned int flags, tfjob_error **err)
 {
 	if (!out || !plan)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_to_json: NULL argument");
-	json_t *root = json_object(), *actions = json_array();
-	int bad = !root || !actions;
-	for (size_t i = 0; i < plan->count && !bad; i++)
-		bad = json_array_append_new(actions, action_json(&plan->actions[i]));
-	if (!bad) {
-		bad = json_object_set_new(root, "actions", actions);
-		actions = NULL;
-	}
-	bad = bad || json_object_set(root, "status", plan->status) ||
-	      json_object_set_new(root, "statusChanged", json_boolean(plan->changed)) ||
-	      json_object_set_new(root, "requeueAfterSeconds",
-	                          plan->has_requeue ? json_integer(plan->requeue) : json_null());
-	if (bad) {
-		json_decref(actions);
-		json_decref(root);
-		return tfjob__oom(err);
-	}
-	*out = tfjob__dump(root, flags);
-	json_decref(root);
-	return *out ? 0 : tfjob__oom(err);
+	tfjob__sink s;
+	tfjob__sink_init(&s, NULL, NULL);
+	return tfjob__sink_end(&s, write_plan(&s, plan, flags, err), out, err);
+}
+
+int tfjob_plan_write_json(const tfjob_plan *plan, unsigned int flags, tfjob_write_cb write, void *payload,
+                          tfjob_error **err)
+{
+	if (!plan || !write)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_write_json: NULL argument");
+	tfjob__sink s;
+	tfjob__sink_init(&s, write, payload);
+	return tfjob__sink_end(&s, write_plan(&s, plan, flags, err), NULL, err);
 }

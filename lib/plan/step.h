@@ -30,11 +30,16 @@ struct tfjob__action {
 	tfjob_action_type type;
 	tfjob_object_kind kind;
 	char *name;
-	json_t *object;
+	json_t *object;  /* a create's object; NULL: rendered on demand from (rtype, index) */
 	tfjob_event_type event_type;
 	char *reason;
 	char *message;
+	size_t rtype;    /* a create: the graph's type index of the child */
+	int64_t index;   /* a create: the child's replica index */
 };
+
+/* What a plan keeps to render its creates on demand (plan.c). */
+struct tfjob__plan_renderer;
 
 struct tfjob_plan {
 	struct tfjob__action *actions;
@@ -43,6 +48,7 @@ struct tfjob_plan {
 	bool changed;
 	bool has_requeue;
 	int64_t requeue;
+	struct tfjob__plan_renderer *renderer; /* made at the first create; NULL when there is none */
 };
 
 /* Summaries of observed objects, in list order. */
@@ -109,6 +115,13 @@ int tfjob__plan_event(ctx *c, tfjob_event_type type, const char *reason, const c
 int tfjob__plan_eventf(ctx *c, tfjob_event_type type, const char *reason, const char *fmt, ...) TFJOB_PRINTF(4, 5);
 /* Append a create or delete action; takes obj (NULL for deletes) even on failure. */
 int tfjob__plan_object_action(ctx *c, tfjob_action_type type, tfjob_object_kind kind, const char *name, json_t *obj);
+/*
+ * Append the creation of child (type key, index) of a kind, index below the type's replicas.
+ * The object is rendered when it is read (tfjob_plan_action_object_json(), the plan's JSON),
+ * so a plan of many creates holds no rendered child; the first child of each type and kind is
+ * rendered here, so rendering errors (which depend on the type's template) fail the step.
+ */
+int tfjob__plan_create(ctx *c, const char *type, int64_t index, tfjob_object_kind kind);
 /* Ask to be requeued after secs (negative: 0); the earliest request wins. */
 void tfjob__plan_requeue(ctx *c, int64_t secs);
 /* Release what one action owns. */

@@ -305,3 +305,8 @@ void tfjob__sbuf_add_json_ex(tfjob__sbuf *b, const json_t *v, unsigned int inden
 {
 	add_value(b, v, indent, sort_keys, 0);
 }
+
+void tfjob__sbuf_add_json_at(tfjob__sbuf *b, const json_t *v, unsigned int indent, bool sort_keys, unsigned int depth)
+{
+	add_value(b, v, indent, sort_keys, depth);
+}

@@ -63,5 +63,9 @@ void tfjob__sbuf_add_json(tfjob__sbuf *b, const struct json_t *v);
 /* The same with indent spaces per level (0: compact; else as JSON_INDENT(indent)) and keys
  * sorted (as JSON_SORT_KEYS) or in document order. */
 void tfjob__sbuf_add_json_ex(tfjob__sbuf *b, const struct json_t *v, unsigned int indent, bool sort_keys);
+/* The same for a value nested `depth` levels deep: its inner lines are indented as they are
+ * inside a whole document dumped with that indent. */
+void tfjob__sbuf_add_json_at(tfjob__sbuf *b, const struct json_t *v, unsigned int indent, bool sort_keys,
+                             unsigned int depth);
 
 #endif

@@ -222,14 +222,19 @@ int cmd_plan(int argc, char **argv)
 	tfjob_plan *plan = NULL;
 	tfjob_error *err = NULL;
 	char *text = NULL;
-	if (tfjob_plan_new_with_objects(&plan, job, pods, services, &opts, &err) ||
-	    tfjob_plan_to_json(&text, plan, TFJOB_JSON_COMPACT, &err)) {
+	int rc = tfjob_plan_new_with_objects(&plan, job, pods, services, &opts, &err);
+	if (rc == 0 && format == CTL_FORMAT_DEFAULT)
+		/* streamed: the created children of a large job (gigabytes) are rendered one at a time */
+		rc = tfjob_plan_write_json(plan, TFJOB_JSON_COMPACT, ctl_write_stdout, NULL, &err);
+	else if (rc == 0)
+		rc = tfjob_plan_to_json(&text, plan, TFJOB_JSON_COMPACT, &err);
+	if (rc) {
 		tfjob_plan_free(plan);
 		ctl_fail_err(err);
 		goto out;
 	}
 	if (format == CTL_FORMAT_DEFAULT)
-		ctl_print_owned(text);
+		ctl_write_stdout("\n", 1, NULL);
 	else
 		print_plan(text, format);
 	tfjob_plan_free(plan);

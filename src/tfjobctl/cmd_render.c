@@ -302,14 +302,19 @@ int cmd_render(int argc, char **argv)
 	struct ctl_inputs in = { 0 };
 	int status = load_defaulted(&in, &f, argc, argv, 0, "render");
 	json_t *objects = json_array();
+	int json_flags = f.pretty ? TFJOB_JSON_PRETTY : TFJOB_JSON_COMPACT;
 	for (size_t i = 0; i < in.count; i++) {
 		char *text = NULL;
 		tfjob_error *err = NULL;
-		if (tfjob_render_all(&text, in.docs[i].job, &f.ro, f.pretty ? TFJOB_JSON_PRETTY : TFJOB_JSON_COMPACT, &err))
+		if (f.format == CTL_FORMAT_DEFAULT) {
+			/* streamed: the output of a large job (gigabytes) is never held in memory */
+			if (tfjob_render_all_write(in.docs[i].job, &f.ro, json_flags, ctl_write_stdout, NULL, &err))
+				status = ctl_fail_err(err);
+			else
+				ctl_write_stdout("\n", 1, NULL);
+		} else if (tfjob_render_all(&text, in.docs[i].job, &f.ro, json_flags, &err)) {
 			status = ctl_fail_err(err);
-		else if (f.format == CTL_FORMAT_DEFAULT)
-			ctl_print_owned(text);
-		else {
+		} else {
 			collect_children(objects, text);
 			tfjob_free(text);
 		}

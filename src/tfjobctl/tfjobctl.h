@@ -126,6 +126,8 @@ void ctl_free_names(char **names, size_t count);
 
 /* Print a string the library allocated, then free it. */
 void ctl_print_owned(char *text);
+/* tfjob_write_cb writing to standard output; non-zero on a write error. */
+int ctl_write_stdout(const char *data, size_t len, void *payload);
 
 int cmd_validate(int argc, char **argv);
 void usage_validate(FILE *out);

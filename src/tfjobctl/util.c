@@ -201,3 +201,9 @@ void ctl_print_owned(char *text)
 		puts(text);
 	tfjob_free(text);
 }
+
+int ctl_write_stdout(const char *data, size_t len, void *payload)
+{
+	(void)payload;
+	return fwrite(data, 1, len, stdout) != len;
+}

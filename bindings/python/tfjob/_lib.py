@@ -13,6 +13,14 @@ import shutil
 import subprocess
 from typing import Optional
 
+# The structs and callback types, generated from the C headers by gen_structs.py.
+from ._structs import (ADDRESS_CB, AFTER_RECONCILE_CB, API_VERB_COUNT, BEFORE_RECONCILE_CB,  # noqa: F401
+                       CLOCK_CB, CONTROLLER_LATENCY_BUCKETS, LOCAL_EVENT_CB, LOCAL_UPDATE_CB, LOG_CB,
+                       POD_MUTATE_CB, PRIORITY_CB, WATCH_CLOSED_CB, WATCH_EVENT_CB, ControllerHooks,
+                       ControllerMetrics, ControllerOptions, DefaultOptions, DeleteOptions, KubeOptions,
+                       ListOptions, LocalOptions, LocalRunOptions, MemoryOptions, ParseOptions, PlanOptions,
+                       RenderOptions, Resource, SimulateOptions, ValidateOptions, WarningOptions, WatchOptions)
+
 c_char_p = ctypes.c_char_p
 c_int = ctypes.c_int
 c_size_t = ctypes.c_size_t
@@ -59,23 +67,6 @@ def _load() -> ctypes.CDLL:
 
 
 lib = _load()
-
-
-class ParseOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("format", c_int), ("filename", c_char_p), ("max_input_bytes", c_size_t),
-                ("max_depth", c_uint), ("max_aliases", c_uint), ("max_nodes", c_uint), ("max_documents", c_uint)]
-
-
-class DefaultOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("compat", c_int)]
-
-
-class ValidateOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("compat", c_int), ("old", c_void_p)]
-
-
-class WarningOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("istio_injection", c_int)]
 
 
 def _fn(name: str, restype, *argtypes):
@@ -163,17 +154,6 @@ def decode(value: Optional[bytes]) -> Optional[str]:
 
 
 # ---- cluster.h ----
-ADDRESS_CB = ctypes.CFUNCTYPE(c_int, ctypes.c_void_p, c_size_t, c_char_p, c_int64, ctypes.c_int32, c_void_p)
-PRIORITY_CB = ctypes.CFUNCTYPE(c_int, ctypes.POINTER(ctypes.c_int32), c_char_p, c_void_p)
-
-
-class RenderOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("compat", c_int), ("cluster_domain", c_char_p),
-                ("default_namespace", c_char_p), ("exclude_evaluator", c_int), ("address_cb", ADDRESS_CB),
-                ("address_payload", c_void_p), ("gang_scheduler", c_int), ("scheduler_name", c_char_p),
-                ("priority_cb", PRIORITY_CB), ("priority_payload", c_void_p)]
-
-
 tfjob_render_options_init = _fn("tfjob_render_options_init", c_int, P(RenderOptions), c_uint)
 tfjob_tf_config = _fn("tfjob_tf_config", c_int, P(c_void_p), c_void_p, c_char_p, c_int64, P(RenderOptions), ERR)
 tfjob_render_all = _fn("tfjob_render_all", c_int, P(c_void_p), c_void_p, P(RenderOptions), c_uint, ERR)
@@ -185,21 +165,11 @@ tfjob_render_pod_group = _fn("tfjob_render_pod_group", c_int, P(c_void_p), c_voi
 
 
 # ---- plan.h ----
-class PlanOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("compat", c_int), ("now", c_int64), ("requeues", c_int64),
-                ("render", P(RenderOptions)), ("pod_group_json", c_char_p)]  # version 2
-
-
 tfjob_plan_options_init = _fn("tfjob_plan_options_init", c_int, P(PlanOptions), c_uint)
 tfjob_plan_new = _fn("tfjob_plan_new", c_int, P(c_void_p), c_void_p, c_char_p, c_char_p, P(PlanOptions), ERR)
 tfjob_plan_free = _fn("tfjob_plan_free", None, c_void_p)
 tfjob_plan_to_json = _fn("tfjob_plan_to_json", c_int, P(c_void_p), c_void_p, c_uint, ERR)
 tfjob_time_parse = _fn("tfjob_time_parse", c_int, P(c_int64), c_char_p)
-
-
-class SimulateOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("override_compat", c_int), ("compat", c_int), ("render", P(RenderOptions)),
-                ("max_steps", c_uint)]
 
 
 tfjob_simulate_options_init = _fn("tfjob_simulate_options_init", c_int, P(SimulateOptions), c_uint)
@@ -217,31 +187,6 @@ c_uint64 = ctypes.c_uint64
 
 
 # ---- transport.h ----
-class Resource(ctypes.Structure):
-    _fields_ = [("group", c_char_p), ("version", c_char_p), ("resource", c_char_p), ("namespaced", c_int)]
-
-
-class ListOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("label_selector", c_char_p), ("field_selector", c_char_p), ("limit", c_int64),
-                ("continue_token", c_char_p), ("resource_version", c_char_p)]
-
-
-class DeleteOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("propagation", c_int), ("precondition_uid", c_char_p),
-                ("precondition_resource_version", c_char_p), ("grace_period_seconds", c_int64)]
-
-
-WATCH_EVENT_CB = ctypes.CFUNCTYPE(c_int, c_int, c_char_p, c_void_p)
-WATCH_CLOSED_CB = ctypes.CFUNCTYPE(None, c_int, c_void_p, c_void_p)
-
-
-class WatchOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("label_selector", c_char_p), ("field_selector", c_char_p),
-                ("resource_version", c_char_p), ("allow_bookmarks", c_int), ("timeout_seconds", c_int64),
-                ("reconnect", c_int), ("on_event", WATCH_EVENT_CB), ("on_closed", WATCH_CLOSED_CB),
-                ("payload", c_void_p)]
-
-
 RES = P(Resource)
 tfjob_resource_lookup = _fn("tfjob_resource_lookup", RES, c_char_p)
 tfjob_list_options_init = _fn("tfjob_list_options_init", c_int, P(ListOptions), c_uint)
@@ -270,15 +215,6 @@ tfjob_transport_free = _fn("tfjob_transport_free", None, c_void_p)
 
 
 # ---- memory.h ----
-CLOCK_CB = ctypes.CFUNCTYPE(c_int64, c_void_p)
-
-
-class MemoryOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("history_limit", c_size_t), ("bookmark_interval_ms", c_int64),
-                ("clock", CLOCK_CB), ("clock_payload", c_void_p), ("seed", c_uint64),
-                ("default_namespace", c_char_p)]
-
-
 tfjob_memory_options_init = _fn("tfjob_memory_options_init", c_int, P(MemoryOptions), c_uint)
 tfjob_memory_transport_new = _fn("tfjob_memory_transport_new", c_int, P(c_void_p), P(MemoryOptions), ERR)
 tfjob_memory_transport_is = _fn("tfjob_memory_transport_is", c_int, c_void_p)
@@ -288,13 +224,6 @@ tfjob_memory_compact = _fn("tfjob_memory_compact", c_int, c_void_p)
 
 
 # ---- kube.h ----
-class KubeOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("source", c_int), ("kubeconfig", c_char_p), ("context", c_char_p),
-                ("namespace_name", c_char_p), ("in_cluster_dir", c_char_p), ("qps", c_double), ("burst", c_int),
-                ("connect_timeout_ms", c_int64), ("request_timeout_ms", c_int64), ("max_retries", c_int),
-                ("retry_base_ms", c_int64), ("user_agent", c_char_p)]
-
-
 tfjob_kube_options_init = _fn("tfjob_kube_options_init", c_int, P(KubeOptions), c_uint)
 tfjob_kube_transport_new = _fn("tfjob_kube_transport_new", c_int, P(c_void_p), P(KubeOptions), ERR)
 tfjob_kube_transport_is = _fn("tfjob_kube_transport_is", c_int, c_void_p)
@@ -302,43 +231,6 @@ tfjob_kube_transport_server = _fn("tfjob_kube_transport_server", c_char_p, c_voi
 
 
 # ---- controller.h ----
-LOG_CB = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_char_p, c_void_p)
-BEFORE_RECONCILE_CB = ctypes.CFUNCTYPE(c_int, c_char_p, c_char_p, c_void_p)
-AFTER_RECONCILE_CB = ctypes.CFUNCTYPE(None, c_char_p, c_char_p, c_int, c_void_p)
-# char **out is declared as void* so that the trampoline can store a malloc'd pointer in it.
-POD_MUTATE_CB = ctypes.CFUNCTYPE(c_int, P(c_void_p), c_char_p, c_char_p, c_void_p)
-
-
-class ControllerHooks(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("log", LOG_CB), ("log_level", c_int), ("before_reconcile", BEFORE_RECONCILE_CB),
-                ("after_reconcile", AFTER_RECONCILE_CB), ("mutate_pod", POD_MUTATE_CB), ("payload", c_void_p)]
-
-
-class ControllerOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("namespace_name", c_char_p), ("workers", c_int), ("compat", c_int),
-                ("cluster_domain", c_char_p), ("gang_scheduler", c_int), ("scheduler_name", c_char_p),
-                ("queue_qps", c_double), ("queue_burst", c_int), ("backoff_base_ms", c_int64),
-                ("backoff_max_ms", c_int64), ("expectations_timeout_ms", c_int64), ("leader_election", c_int),
-                ("leader_election_id", c_char_p), ("leader_election_namespace", c_char_p), ("identity", c_char_p),
-                ("lease_duration_ms", c_int64), ("renew_deadline_ms", c_int64), ("retry_period_ms", c_int64),
-                ("no_events", c_int), ("clock", CLOCK_CB), ("clock_payload", c_void_p),
-                ("hooks", P(ControllerHooks))]
-
-
-LATENCY_BUCKETS = 12
-API_VERB_COUNT = 9
-
-
-class ControllerMetrics(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("jobs_created", c_uint64), ("jobs_succeeded", c_uint64),
-                ("jobs_failed", c_uint64), ("jobs_restarted", c_uint64), ("jobs_deleted", c_uint64),
-                ("reconciles", c_uint64), ("reconcile_errors", c_uint64),
-                ("reconcile_latency", c_uint64 * LATENCY_BUCKETS), ("reconcile_latency_sum", c_double),
-                ("queue_depth", c_uint64), ("queue_adds", c_uint64), ("queue_retries", c_uint64),
-                ("api_calls", c_uint64 * API_VERB_COUNT), ("api_errors", c_uint64), ("status_conflicts", c_uint64),
-                ("relists", c_uint64), ("is_leader", c_int), ("leader_transitions", c_uint64)]
-
-
 tfjob_controller_hooks_init = _fn("tfjob_controller_hooks_init", c_int, P(ControllerHooks), c_uint)
 tfjob_controller_options_init = _fn("tfjob_controller_options_init", c_int, P(ControllerOptions), c_uint)
 tfjob_controller_new = _fn("tfjob_controller_new", c_int, P(c_void_p), c_void_p, P(ControllerOptions), ERR)
@@ -357,20 +249,6 @@ tfjob_controller_metrics_text = _fn("tfjob_controller_metrics_text", c_int, P(c_
 
 
 # ---- local.h ----
-LOCAL_EVENT_CB = ctypes.CFUNCTYPE(None, c_char_p, c_char_p, c_char_p, c_char_p, c_void_p)
-LOCAL_UPDATE_CB = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_void_p)
-
-
-class LocalOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("run_dir", c_char_p), ("base_dir", c_char_p), ("backoff_initial_ms", c_int64),
-                ("backoff_max_ms", c_int64), ("grace_period_ms", c_int64), ("on_event", LOCAL_EVENT_CB),
-                ("event_payload", c_void_p), ("gpus", c_char_p)]
-
-
-class LocalRunOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("compat", c_int), ("on_update", LOCAL_UPDATE_CB), ("payload", c_void_p)]
-
-
 tfjob_local_options_init = _fn("tfjob_local_options_init", c_int, P(LocalOptions), c_uint)
 tfjob_local_new = _fn("tfjob_local_new", c_int, P(c_void_p), P(LocalOptions), ERR)
 tfjob_local_free = _fn("tfjob_local_free", None, c_void_p)

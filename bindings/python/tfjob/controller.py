@@ -350,12 +350,12 @@ class Controller(_runtime.Closing):
             rc = _lib.tfjob_controller_metrics_get(ctypes.byref(m), h)
         if rc != 0:
             raise from_handle(rc, None)
-        bounds = [_lib.tfjob_controller_latency_bucket_bound(i) for i in range(_lib.LATENCY_BUCKETS)]
+        bounds = [_lib.tfjob_controller_latency_bucket_bound(i) for i in range(_lib.CONTROLLER_LATENCY_BUCKETS)]
         return Metrics(
             jobs_created=m.jobs_created, jobs_succeeded=m.jobs_succeeded, jobs_failed=m.jobs_failed,
             jobs_restarted=m.jobs_restarted, jobs_deleted=m.jobs_deleted, reconciles=m.reconciles,
             reconcile_errors=m.reconcile_errors,
-            reconcile_latency={bounds[i]: m.reconcile_latency[i] for i in range(_lib.LATENCY_BUCKETS)},
+            reconcile_latency={bounds[i]: m.reconcile_latency[i] for i in range(_lib.CONTROLLER_LATENCY_BUCKETS)},
             reconcile_latency_sum=m.reconcile_latency_sum, queue_depth=m.queue_depth, queue_adds=m.queue_adds,
             queue_retries=m.queue_retries,
             api_calls={_lib.decode(_lib.tfjob_api_verb_name(i)) or str(i): m.api_calls[i]
