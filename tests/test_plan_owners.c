@@ -343,6 +343,22 @@ START_TEST(gang_deletes_group_when_done)
 }
 END_TEST
 
+/* tfjob_plan_write_json() hands over the bytes of tfjob_plan_to_json(), patches and PodGroups included. */
+static void check_streamed_same(const tfjob_plan *plan)
+{
+	static const unsigned int flag_sets[] = { TFJOB_JSON_COMPACT, TFJOB_JSON_PRETTY, TFJOB_JSON_SORT_KEYS,
+		                                  TFJOB_JSON_PRETTY | TFJOB_JSON_SORT_KEYS };
+	for (size_t f = 0; f < TFJOB_ARRAY_LEN_T(flag_sets); f++) {
+		char *whole = NULL;
+		tu_collected got = { 0 };
+		ck_assert_int_eq(tfjob_plan_to_json(&whole, plan, flag_sets[f], NULL), 0);
+		ck_assert_int_eq(tfjob_plan_write_json(plan, flag_sets[f], tu_collect, &got, NULL), 0);
+		ck_assert_str_eq(got.text, whole);
+		free(got.text);
+		tfjob_free(whole);
+	}
+}
+
 START_TEST(plan_json_of_new_actions)
 {
 	pu_replica reps[] = { { "Worker", 1, "Never" }, { NULL, 0, NULL } };
@@ -360,11 +376,14 @@ START_TEST(plan_json_of_new_actions)
 	ck_assert_uint_eq(json_object_size(a), 4);
 	json_decref(p);
 	tfjob_free(text);
+	check_streamed_same(plan);
 	tfjob_plan_free(plan);
 	plan = gang_plan(job, NULL, TFJOB_GANG_VOLCANO, NULL, DOC);
 	ck_assert_int_eq(tfjob_plan_to_json(&text, plan, 0, NULL), 0);
 	ck_assert_ptr_nonnull(strstr(text, "{\"action\":\"wait\",\"kind\":\"PodGroup\",\"name\":\"job\"}"));
+	ck_assert_ptr_nonnull(strstr(text, "{\"action\":\"create\",\"kind\":\"PodGroup\",\"name\":\"job\",\"object\":{"));
 	tfjob_free(text);
+	check_streamed_same(plan);
 	tfjob_plan_free(plan);
 	ck_assert_str_eq(tfjob_action_type_name(TFJOB_ACTION_ADOPT), "adopt");
 	ck_assert_str_eq(tfjob_action_type_name(TFJOB_ACTION_RELEASE), "release");
