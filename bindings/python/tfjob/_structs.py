@@ -92,6 +92,7 @@ LOG_CB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, 
 BEFORE_RECONCILE_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)  # tfjob_before_reconcile_cb (include/tfjob/controller.h)
 AFTER_RECONCILE_CB = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p)  # tfjob_after_reconcile_cb (include/tfjob/controller.h)
 POD_MUTATE_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)  # tfjob_pod_mutate_cb (include/tfjob/controller.h)
+WRITE_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p)  # tfjob_write_cb (include/tfjob/job.h)
 LOCAL_EVENT_CB = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)  # tfjob_local_event_cb (include/tfjob/local.h)
 LOCAL_UPDATE_CB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)  # tfjob_local_update_cb (include/tfjob/local.h)
 CLOCK_CB = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)  # tfjob_clock_cb (include/tfjob/memory.h)
