@@ -559,16 +559,20 @@ START_TEST(messages_and_json)
 
 	/* Options and arguments. */
 	tfjob_validate_options opts;
+	ck_assert_int_eq(tfjob_validate_options_init(&opts, 2), 0);
+	ck_assert_int_eq(opts.strict, 1);
+	opts.strict = 7; /* a version 1 struct ends before strict: init leaves it alone */
 	ck_assert_int_eq(tfjob_validate_options_init(&opts, 1), 0);
 	ck_assert_ptr_null(opts.old);
-	ck_assert_int_eq(tfjob_validate_options_init(&opts, 2), TFJOB_EVERSION);
+	ck_assert_int_eq(opts.strict, 7);
+	ck_assert_int_eq(tfjob_validate_options_init(&opts, 3), TFJOB_EVERSION);
 	ck_assert_int_eq(tfjob_validate_options_init(NULL, 1), TFJOB_EINVAL);
-	opts.version = 2;
+	opts.version = 3;
 	tfjob_error *err = NULL;
 	errs = (tfjob_field_errors *)&opts;
 	ck_assert_int_eq(tfjob_job_validate(&errs, job, &opts, &err), TFJOB_EVERSION);
 	ck_assert_ptr_null(errs);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "tfjob_validate_options version 2"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "tfjob_validate_options version 3"));
 	tfjob_error_free(err);
 	opts.version = 1;
 	opts.compat = (tfjob_compat)5;

@@ -277,10 +277,14 @@ static int apply(struct txn *t, json_t *root, bool compat)
 	return 0;
 }
 
-/* Everything tfjob_job_apply_defaults() checks before it changes anything. *clean: the schema check found nothing. */
-static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *opts, bool *clean, tfjob_error **err)
+/*
+ * Everything tfjob_job_apply_defaults() checks before it changes anything. *clean: the schema
+ * check found nothing; *unknown: it found fields the schema does not declare.
+ */
+static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *opts, bool *clean, bool *unknown,
+                             tfjob_error **err)
 {
-	*clean = false;
+	*clean = *unknown = false;
 	int rc = tfjob__check_version(err, opts->version, TFJOB_DEFAULT_OPTIONS_VERSION, "tfjob_default_options");
 	if (rc)
 		return rc;
@@ -291,7 +295,8 @@ static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *
 	tfjob_field_errors *errs = tfjob__field_errors_new();
 	if (!errs)
 		return tfjob__oom(err);
-	tfjob__schema_check(errs, job->root);
+	/* Unknown fields do not stop decoding either: they are kept, as the library keeps every field. */
+	*unknown = tfjob__schema_check(errs, job->root, false) > 0;
 	/* Missing required fields do not stop decoding (validation reports them); wrong types and
 	 * out-of-range integers do. */
 	const struct tfjob__field_error *bad = NULL;
@@ -313,7 +318,7 @@ static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *
  * verdict still holds after them unless they had to create spec, which then lacks its required
  * tfReplicaSpecs.
  */
-static int apply_all(tfjob_job *job, const tfjob_default_options *opts, bool clean, tfjob_error **err)
+static int apply_all(tfjob_job *job, const tfjob_default_options *opts, bool clean, bool unknown, tfjob_error **err)
 {
 	struct txn t;
 	txn_init(&t);
@@ -323,14 +328,15 @@ static int apply_all(tfjob_job *job, const tfjob_default_options *opts, bool cle
 	if (rc)
 		return tfjob__oom(err);
 	job->schema_clean = clean && tfjob__replica_specs(job) != NULL;
+	job->schema_unknown = unknown;
 	return 0;
 }
 
 int tfjob__job_apply_defaults_in_place(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
 {
-	bool clean;
-	int rc = defaults_precheck(job, opts, &clean, err);
-	return rc ? rc : apply_all(job, opts, clean, err);
+	bool clean, unknown;
+	int rc = defaults_precheck(job, opts, &clean, &unknown, err);
+	return rc ? rc : apply_all(job, opts, clean, unknown, err);
 }
 
 int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
@@ -340,8 +346,8 @@ int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, 
 		return tfjob__fail(err, TFJOB_EINVAL, "job is NULL");
 	if (!opts)
 		opts = &defaults;
-	bool clean;
-	int rc = defaults_precheck(job, opts, &clean, err);
+	bool clean, unknown;
+	int rc = defaults_precheck(job, opts, &clean, &unknown, err);
 	if (rc)
 		return rc;
 	if (job->root->refcount > 1) {
@@ -352,5 +358,5 @@ int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, 
 		json_decref(job->root);
 		job->root = copy;
 	}
-	return apply_all(job, opts, clean, err);
+	return apply_all(job, opts, clean, unknown, err);
 }

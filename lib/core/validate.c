@@ -3,6 +3,7 @@
  * training-operator webhook's rules, and the update rules when the old object is given.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,9 @@ int tfjob_validate_options_init(tfjob_validate_options *opts, unsigned int versi
 	if (version == 0 || version > TFJOB_VALIDATE_OPTIONS_VERSION)
 		return TFJOB_EVERSION;
 	tfjob_validate_options init = TFJOB_VALIDATE_OPTIONS_INIT;
-	*opts = init;
-	opts->version = version;
+	init.version = version;
+	/* A version 1 struct ends before strict. */
+	memcpy(opts, &init, version == 1 ? offsetof(tfjob_validate_options, strict) : sizeof(init));
 	return 0;
 }
 
@@ -33,24 +35,13 @@ static void add(struct ctx *c, tfjob_field_error_type type, const char *field, c
 	tfjob__field_errors_add(c->errs, type, field, value, detail);
 }
 
-/* field.NotSupported's detail: supported values: "a", "b" */
+/* field.NotSupported with its list of supported values */
 static void add_not_supported(struct ctx *c, const char *field, const json_t *value, const char *const *supported)
 {
-	size_t len = sizeof("supported values: ");
-	for (const char *const *s = supported; *s; s++)
-		len += strlen(*s) + 4;
-	char *detail = malloc(len);
+	char *detail = tfjob__supported_values_detail(supported);
 	if (!detail) {
 		c->errs->oom = true;
 		return;
-	}
-	strcpy(detail, "supported values: ");
-	for (const char *const *s = supported; *s; s++) {
-		if (s != supported)
-			strcat(detail, ", ");
-		strcat(detail, "\"");
-		strcat(detail, *s);
-		strcat(detail, "\"");
 	}
 	add(c, TFJOB_FIELD_VALUE_NOT_SUPPORTED, field, value, detail);
 	free(detail);
@@ -298,8 +289,9 @@ int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfj
 
 	/* Stage 1, the API server's schema check: its errors end the request before any webhook.
 	 * Skipped when tfjob_job_apply_defaults() has just found nothing in this same tree. */
-	if (!job->schema_clean)
-		tfjob__schema_check(c.errs, job->root);
+	bool strict = opts->version >= 2 && opts->strict;
+	if (!job->schema_clean || (strict && job->schema_unknown))
+		tfjob__schema_check(c.errs, job->root, strict);
 	if (opts->old)
 		validate_queue_update(&c, job, opts->old);
 	if (c.errs->count == 0 && !c.errs->oom) {
