@@ -11,12 +11,16 @@
 void usage_apply(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl apply -f FILE [--compat C] [--kubeconfig F] [--context C] [-n NS]\n\n"
+	        "usage: tfjobctl apply -f FILE [--validate=V] [--compat C] [--kubeconfig F] [--context C] [-n NS]\n\n"
 	        "Create the TFJobs of FILE in the cluster, or update those that exist: their spec, labels\n"
 	        "and annotations are replaced by FILE's (the server's metadata and status are kept).\n"
 	        "A metadata.resourceVersion in FILE is a precondition (a stale one is a Conflict).\n"
-	        "Every TFJob is validated first; an invalid one is not sent.\n\n"
+	        "Every TFJob is validated first (as tfjobctl validate); an invalid one is not sent.\n\n"
 	        "  -f, --filename FILE  YAML or JSON, one or more TFJobs ('-' for standard input)\n"
+	        "  --validate=V         what to do with fields the TFJob schema does not declare, as\n"
+	        "                       kubectl's --validate: strict (default: refuse the TFJob),\n"
+	        "                       warn (print them as warnings; the server prunes them) or\n"
+	        "                       ignore (say nothing; the server prunes them)\n"
 	        CTL_CLUSTER_USAGE "\n"
 	        "Exit status: 0 applied, 1 invalid or refused by the server, 2 usage, input,\n"
 	        "configuration or connection error.\n");
@@ -191,12 +195,32 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
 	return rc ? ctl_api_fail(err) : EXIT_OK;
 }
 
-static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, const char *path)
+/* kubectl apply's --validate: what unknown fields do. */
+enum field_validation { VALIDATE_STRICT, VALIDATE_WARN, VALIDATE_IGNORE };
+
+/* Unknown fields reported by a strict check that the non-strict one lets pass, as warnings. */
+static int warn_unknown_fields(const tfjob_job *job, const tfjob_validate_options *lax, const char *path)
+{
+	tfjob_validate_options vo = *lax;
+	vo.strict = 1;
+	tfjob_field_errors *errs = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_job_validate(&errs, job, &vo, &err))
+		return ctl_fail_err(err);
+	for (size_t j = 0; j < tfjob_field_errors_count(errs); j++)
+		if (strstr(tfjob_field_errors_detail(errs, j), "unknown field \"") == tfjob_field_errors_detail(errs, j))
+			fprintf(stderr, "Warning: %s: %s\n", path, tfjob_field_errors_message(errs, j));
+	tfjob_field_errors_free(errs);
+	return EXIT_OK;
+}
+
+static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, enum field_validation fv, const char *path)
 {
 	int status = EXIT_OK;
 	for (size_t i = 0; i < count; i++) {
 		tfjob_validate_options vo = TFJOB_VALIDATE_OPTIONS_INIT;
 		vo.compat = compat;
+		vo.strict = fv == VALIDATE_STRICT;
 		tfjob_field_errors *errs = NULL;
 		tfjob_error *err = NULL;
 		if (tfjob_job_validate(&errs, jobs[i], &vo, &err))
@@ -206,8 +230,26 @@ static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, con
 			status = EXIT_NEGATIVE;
 		}
 		tfjob_field_errors_free(errs);
+		if (status == EXIT_OK && fv == VALIDATE_WARN && warn_unknown_fields(jobs[i], &vo, path))
+			return EXIT_USAGE;
 	}
 	return status;
+}
+
+static bool parse_field_validation(enum field_validation *out, const char *value)
+{
+	static const char *const names[] = { "strict", "warn", "ignore" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(value, names[i])) {
+			*out = (enum field_validation)i;
+			return true;
+		}
+	/* kubectl's older spellings: true is strict, false is ignore. */
+	if (!strcmp(value, "true") || !strcmp(value, "false")) {
+		*out = value[0] == 't' ? VALIDATE_STRICT : VALIDATE_IGNORE;
+		return true;
+	}
+	return false;
 }
 
 int cmd_apply(int argc, char **argv)
@@ -215,9 +257,11 @@ int cmd_apply(int argc, char **argv)
 	static const struct option longopts[] = {
 		CTL_CLUSTER_LONGOPTS,
 		{ "filename", required_argument, NULL, 'f' },
+		{ "validate", required_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl_cluster cl = { 0 };
+	enum field_validation fv = VALIDATE_STRICT;
 	const char *path = NULL;
 	int ch;
 	opterr = 0;
@@ -226,6 +270,10 @@ int cmd_apply(int argc, char **argv)
 			continue;
 		if (ch == 'f')
 			path = ctl_flag_value(optarg);
+		else if (ch == 'V' && !parse_field_validation(&fv, optarg))
+			return ctl_fail("apply: --validate must be strict, warn or ignore, not '%s'", optarg);
+		else if (ch == 'V')
+			continue;
 		else if (ch == ':')
 			return ctl_fail("apply: option '%s' needs a value", argv[optind - 1]);
 		else
@@ -239,7 +287,7 @@ int cmd_apply(int argc, char **argv)
 	size_t count = 0;
 	if (ctl_load_jobs(&jobs, &count, path))
 		return EXIT_USAGE;
-	int status = validate_all(jobs, count, cl.compat, path);
+	int status = validate_all(jobs, count, cl.compat, fv, path);
 	tfjob_transport *t = NULL;
 	if (status == EXIT_OK)
 		status = ctl_connect(&t, &cl);

@@ -1,5 +1,5 @@
 /*
- * tfjobctl validate [--old OLD] [--compat C] [-o json] FILE
+ * tfjobctl validate [--old OLD] [--compat C] [--strict=BOOL] [-o json] FILE
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <getopt.h>
@@ -11,11 +11,14 @@
 void usage_validate(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl validate [--old OLD] [--compat C] [-o json] FILE\n\n"
+	        "usage: tfjobctl validate [--old OLD] [--compat C] [--strict=BOOL] [-o json] FILE\n\n"
 	        "Validate every TFJob in FILE as the API server (CRD schema) and the training-operator\n"
 	        "admission webhook would, on create, or on update when --old gives the stored object.\n\n"
 	        "  --old OLD       the stored TFJob: also apply the update rules (immutable fields)\n"
 	        "  --compat C      'documented' (default) or 'training-operator-1.9'\n"
+	        "  --strict=BOOL   true (default): a field the CRD schema does not declare is an error\n"
+	        "                  (FieldValueNotSupported, with a \"did you mean\"), as kubectl's\n"
+	        "                  fieldValidation=Strict has the API server refuse it; false: allowed\n"
 	        "  -o, --output F  'text' (default) or 'json':\n"
 	        "                  {\"valid\":bool,\"errors\":[{\"field\":...,\"type\":...,\"detail\":...}]}\n"
 	        "                  (one line per TFJob when FILE holds several)\n\n"
@@ -47,6 +50,7 @@ int cmd_validate(int argc, char **argv)
 		{ "old", required_argument, NULL, 'O' },
 		{ "compat", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "strict", optional_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	tfjob_validate_options opts = TFJOB_VALIDATE_OPTIONS_INIT;
@@ -62,6 +66,14 @@ int cmd_validate(int argc, char **argv)
 		case 'c':
 			if (!ctl_parse_compat(&opts.compat, optarg))
 				return EXIT_USAGE;
+			break;
+		case 's':
+			if (!optarg || !strcmp(optarg, "true"))
+				opts.strict = 1;
+			else if (!strcmp(optarg, "false"))
+				opts.strict = 0;
+			else
+				return ctl_fail("validate: --strict takes true or false, not '%s'", optarg);
 			break;
 		case 'o':
 			if (!strcmp(optarg, "json"))
