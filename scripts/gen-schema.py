@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the TFJob structural schema: the CRD and the library's compiled-in table.
 
-    scripts/gen-schema.py [--openapi FILE] [--check]
+    scripts/gen-schema.py [--openapi FILE] [--check | --check-digest]
 
 Inputs: scripts/schema/crd-tfjob.in.yaml (the TFJob CRD, with the Kubernetes definitions it
 embeds named by $ref), scripts/schema/enums.yaml, and the Kubernetes OpenAPI v3 document
@@ -9,7 +9,8 @@ api/openapi-spec/v3/api__v1_openapi.json of the k8s.io/kubernetes module pinned 
 tests/kube/tools/kube-apiserver/go.mod (found with `go mod download -json` unless --openapi
 names it). Outputs, both committed: examples/deploy/crd-tfjob.yaml and lib/core/schema_table.c.
 Both carry the same digest of the inputs; --check compares instead of writing (exit 1 on a
-difference).
+difference). --check-digest needs no Go and no network: it checks that both outputs carry the
+digest of the committed inputs (the OpenAPI document by the sha256 recorded in them).
 """
 import argparse
 import hashlib
@@ -236,26 +237,56 @@ class Table:
         return "\n".join(lines)
 
 
+def input_digest(openapi_sha, frame_bytes, enums_bytes):
+    """The digest both outputs carry: of the OpenAPI document (its sha256), the frame, the enums and this script."""
+    with open(os.path.abspath(__file__), "rb") as f:
+        self_bytes = f.read()
+    digest = hashlib.sha256(bytes.fromhex(openapi_sha))
+    for part in (frame_bytes, enums_bytes, self_bytes):
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def check_digest():
+    """Both committed outputs name the same OpenAPI sha256 and carry the digest of the committed inputs."""
+    found = []
+    for path in (CRD_OUT, TABLE_OUT):
+        text = read_bytes(path).decode()
+        sha = re.search(r"api__v1_openapi\.json \(sha256 ([0-9a-f]{64})\)", text)
+        digest = re.search(r"schema-digest: ([0-9a-f]{64})", text)
+        if not sha or not digest:
+            print("gen-schema: %s has no generator header" % os.path.relpath(path, ROOT))
+            return 1
+        found.append((sha.group(1), digest.group(1)))
+    if found[0] != found[1]:
+        print("gen-schema: the CRD and the table come from different generator runs")
+        return 1
+    want = input_digest(found[0][0], read_bytes(FRAME), read_bytes(ENUMS))
+    if found[0][1] != want:
+        print("gen-schema: the committed outputs are not generated from the committed inputs (run scripts/gen-schema.py)")
+        return 1
+    print("gen-schema: examples/deploy/crd-tfjob.yaml and lib/core/schema_table.c carry the inputs' digest")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--openapi", help="api__v1_openapi.json (default: from the Go module cache)")
     ap.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
+    ap.add_argument("--check-digest", action="store_true", help="only check the digests of the committed files")
     args = ap.parse_args()
+    if args.check_digest:
+        return check_digest()
 
     version = kube_version()
     openapi_path = args.openapi or find_openapi(version)
-    with open(openapi_path, "rb") as f:
-        openapi_bytes = f.read()
-    with open(FRAME, "rb") as f:
-        frame_bytes = f.read()
-    with open(ENUMS, "rb") as f:
-        enums_bytes = f.read()
-    with open(os.path.abspath(__file__), "rb") as f:
-        self_bytes = f.read()
-    digest = hashlib.sha256()
-    for part in (openapi_bytes, frame_bytes, enums_bytes, self_bytes):
-        digest.update(hashlib.sha256(part).digest())
-    digest = digest.hexdigest()
+    openapi_bytes, frame_bytes, enums_bytes = read_bytes(openapi_path), read_bytes(FRAME), read_bytes(ENUMS)
+    digest = input_digest(hashlib.sha256(openapi_bytes).hexdigest(), frame_bytes, enums_bytes)
 
     defs = json.loads(openapi_bytes)["components"]["schemas"]
     frame = yaml.safe_load(frame_bytes)
