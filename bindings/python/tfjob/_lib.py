@@ -66,7 +66,8 @@ class DefaultOptions(ctypes.Structure):
 
 
 class ValidateOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint), ("compat", c_int), ("old", c_void_p)]
+    # version 2 appended strict
+    _fields_ = [("version", c_uint), ("compat", c_int), ("old", c_void_p), ("strict", c_int)]
 
 
 def _fn(name: str, restype, *argtypes):
