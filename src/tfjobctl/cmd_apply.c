@@ -11,7 +11,8 @@
 void usage_apply(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl apply -f FILE [--validate=V] [--compat C] [--kubeconfig F] [--context C] [-n NS]\n\n"
+	        "usage: tfjobctl apply -f FILE [--server-side [--force-conflicts] [--field-manager M]]\n"
+	        "                      [--validate=V] [--compat C] [--kubeconfig F] [--context C] [-n NS]\n\n"
 	        "Create the TFJobs of FILE in the cluster, or update those that exist: their spec, labels\n"
 	        "and annotations are replaced by FILE's (the server's metadata and status are kept).\n"
 	        "A metadata.resourceVersion in FILE is a precondition (a stale one is a Conflict).\n"
@@ -20,7 +21,14 @@ void usage_apply(FILE *out)
 	        "  --validate=V         what to do with fields the TFJob schema does not declare, as\n"
 	        "                       kubectl's --validate: strict (default: refuse the TFJob),\n"
 	        "                       warn (print them as warnings; the server prunes them) or\n"
-	        "                       ignore (say nothing; the server prunes them)\n"
+	        "                       ignore (say nothing; the server prunes them). Checked here\n"
+	        "                       and, with --server-side, by the API server (fieldValidation;\n"
+	        "                       it cannot apply unknown fields at all: warn and ignore fail)\n"
+	        "  --server-side        server-side apply: PATCH application/apply-patch+yaml; the\n"
+	        "                       server merges FILE with what it stores by field ownership, so\n"
+	        "                       an unchanged FILE changes nothing (prints 'serverside-applied')\n"
+	        "  --force-conflicts    with --server-side: take over fields another manager owns\n"
+	        "  --field-manager M    with --server-side: the manager name (default tfjobctl)\n"
 	        CTL_CLUSTER_USAGE "\n"
 	        "Exit status: 0 applied, 1 invalid or refused by the server, 2 usage, input,\n"
 	        "configuration or connection error.\n");
@@ -150,8 +158,46 @@ static int create_new(tfjob_transport *t, const char *ns, const char *text, tfjo
 	return rc;
 }
 
+/* kubectl apply's --validate: what unknown fields do. */
+enum field_validation { VALIDATE_STRICT, VALIDATE_WARN, VALIDATE_IGNORE };
+
+struct apply_mode {
+	enum field_validation validation;
+	bool server_side;
+	bool force;
+	const char *field_manager;
+};
+
+/* Server-side apply of one TFJob, the server's warnings printed as kubectl prints them. */
+static int server_side_apply(tfjob_transport *t, const char *ns, const char *text, const struct apply_mode *m,
+                             tfjob_error **err)
+{
+	/* Same order as tfjob_field_validation. */
+	_Static_assert((int)VALIDATE_WARN == (int)TFJOB_FIELD_VALIDATION_WARN, "field validation orders differ");
+	tfjob_apply_options ao = TFJOB_APPLY_OPTIONS_INIT;
+	ao.field_manager = m->field_manager;
+	ao.force = m->force;
+	ao.field_validation = (tfjob_field_validation)m->validation;
+	char *out = NULL, *warnings = NULL;
+	int rc = tfjob_transport_apply(&out, &warnings, t, &ctl_tfjobs, ns, text, &ao, err);
+	for (char *line = warnings; line && *line;) {
+		size_t len = strcspn(line, "\n");
+		fprintf(stderr, "Warning: %.*s\n", (int)len, line);
+		line += len + (line[len] != '\0');
+	}
+	if (rc == 0) {
+		json_t *stored = json_loads(out, 0, NULL);
+		const char *name = json_string_value(json_object_get(json_object_get(stored, "metadata"), "name"));
+		printf("tfjob.kubeflow.org/%s serverside-applied\n", name ? name : "");
+		json_decref(stored);
+	}
+	tfjob_free(warnings);
+	tfjob_free(out);
+	return rc;
+}
+
 /* As kubectl apply: read the object; create it when there is none, else update it. */
-static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
+static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job, const struct apply_mode *m)
 {
 	char *text = NULL;
 	tfjob_error *err = NULL;
@@ -168,7 +214,13 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
 	}
 	const char *ns = ons ? ons : flag_ns ? flag_ns : tfjob_transport_namespace(t);
 	int rc;
-	if (!name || !name[0]) {
+	if (m->server_side && (!name || !name[0])) {
+		json_decref(desired);
+		tfjob_free(text);
+		return ctl_fail("apply: --server-side needs metadata.name (generateName is not supported by server-side apply)");
+	} else if (m->server_side) {
+		rc = server_side_apply(t, ns, text, m, &err);
+	} else if (!name || !name[0]) {
 		rc = create_new(t, ns, text, &err); /* generateName */
 	} else {
 		char *current = NULL;
@@ -195,9 +247,6 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
 	return rc ? ctl_api_fail(err) : EXIT_OK;
 }
 
-/* kubectl apply's --validate: what unknown fields do. */
-enum field_validation { VALIDATE_STRICT, VALIDATE_WARN, VALIDATE_IGNORE };
-
 /* Unknown fields reported by a strict check that the non-strict one lets pass, as warnings. */
 static int warn_unknown_fields(const tfjob_job *job, const tfjob_validate_options *lax, const char *path)
 {
@@ -214,9 +263,17 @@ static int warn_unknown_fields(const tfjob_job *job, const tfjob_validate_option
 	return EXIT_OK;
 }
 
-static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, enum field_validation fv, const char *path)
+/*
+ * The library's validation of every TFJob, unknown fields as --validate says. Also before a
+ * server-side apply (which sends fieldValidation too): the API server cannot build the apply
+ * configuration of a custom resource with unknown fields and answers 500 "field not declared in
+ * schema" whatever fieldValidation says, so the library's message is the useful one.
+ */
+static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, const struct apply_mode *m,
+                        const char *path)
 {
 	int status = EXIT_OK;
+	enum field_validation fv = m->validation;
 	for (size_t i = 0; i < count; i++) {
 		tfjob_validate_options vo = TFJOB_VALIDATE_OPTIONS_INIT;
 		vo.compat = compat;
@@ -258,10 +315,13 @@ int cmd_apply(int argc, char **argv)
 		CTL_CLUSTER_LONGOPTS,
 		{ "filename", required_argument, NULL, 'f' },
 		{ "validate", required_argument, NULL, 'V' },
+		{ "server-side", no_argument, NULL, 'S' },
+		{ "force-conflicts", no_argument, NULL, 'F' },
+		{ "field-manager", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl_cluster cl = { 0 };
-	enum field_validation fv = VALIDATE_STRICT;
+	struct apply_mode mode = { VALIDATE_STRICT, false, false, "tfjobctl" };
 	const char *path = NULL;
 	int ch;
 	opterr = 0;
@@ -270,10 +330,18 @@ int cmd_apply(int argc, char **argv)
 			continue;
 		if (ch == 'f')
 			path = ctl_flag_value(optarg);
-		else if (ch == 'V' && !parse_field_validation(&fv, optarg))
+		else if (ch == 'V' && !parse_field_validation(&mode.validation, optarg))
 			return ctl_fail("apply: --validate must be strict, warn or ignore, not '%s'", optarg);
 		else if (ch == 'V')
 			continue;
+		else if (ch == 'S')
+			mode.server_side = true;
+		else if (ch == 'F')
+			mode.force = true;
+		else if (ch == 'M' && optarg[0])
+			mode.field_manager = optarg;
+		else if (ch == 'M')
+			return ctl_fail("apply: --field-manager needs a name");
 		else if (ch == ':')
 			return ctl_fail("apply: option '%s' needs a value", argv[optind - 1]);
 		else
@@ -287,14 +355,18 @@ int cmd_apply(int argc, char **argv)
 	size_t count = 0;
 	if (ctl_load_jobs(&jobs, &count, path))
 		return EXIT_USAGE;
-	int status = validate_all(jobs, count, cl.compat, fv, path);
+	if ((mode.force || strcmp(mode.field_manager, "tfjobctl")) && !mode.server_side) {
+		tfjob_job_array_free(jobs, count);
+		return ctl_fail("apply: --force-conflicts and --field-manager need --server-side");
+	}
+	int status = validate_all(jobs, count, cl.compat, &mode, path);
 	tfjob_transport *t = NULL;
 	if (status == EXIT_OK)
 		status = ctl_connect(&t, &cl);
 	/* As kubectl apply: every object is tried after a refusal; the worst outcome is the exit status. */
 	int connected = status == EXIT_OK;
 	for (size_t i = 0; connected && i < count; i++) {
-		int r = apply_one(t, cl.namespace_name, jobs[i]);
+		int r = apply_one(t, cl.namespace_name, jobs[i], &mode);
 		if (r > status)
 			status = r;
 		if (r == EXIT_USAGE)

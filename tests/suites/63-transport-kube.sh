@@ -70,6 +70,26 @@ sed -e 's/name: tfjob-simple/name: enum/' -e 's|image: kubeflow|imagePullPolicy:
 acurl -o "$dir/server.json" -X POST -H 'Content-Type: application/yaml' --data-binary @"$dir/enum.yaml" \
   "$KUBE_APISERVER_URL/apis/kubeflow.org/v1/namespaces/kubeflow/tfjobs?fieldValidation=Strict"
 check "bad imagePullPolicy: the server's message is tfjobctl validate's" bash -c "python3 -c 'import json, sys; print(json.load(sys.stdin)[\"message\"])' <'$dir/server.json' | grep -qF 'spec.tfReplicaSpecs.Worker.template.spec.containers[0].imagePullPolicy: Unsupported value: \"IfMissing\": supported values: \"Always\", \"Never\", \"IfNotPresent\"' && '$C' validate '$dir/enum.yaml' | grep -qF 'spec.tfReplicaSpecs[Worker].template.spec.containers[0].imagePullPolicy: Unsupported value: \"IfMissing\": supported values: \"Always\", \"Never\", \"IfNotPresent\"'"
+# Server-side apply: created, then a no-op (same resourceVersion) when applied again, also after
+# a status write by someone else; a change made by another field manager conflicts unless forced.
+sed -e 's/name: tfjob-simple/name: ssa/' examples/tfjob-simple.yaml >"$dir/ssa.yaml"
+rv() { "$C" get ssa -n kubeflow -o json "${K[@]}" | python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'; }
+check "apply --server-side creates" bash -c "'$C' apply --server-side -f '$dir/ssa.yaml' ${K[*]} | grep -qx 'tfjob.kubeflow.org/ssa serverside-applied'"
+check "managed by tfjobctl" bash -c "acurl() { curl -sS --cacert '$KUBE_CA_CERT' --cert '$KUBE_ADMIN_CERT' --key '$KUBE_ADMIN_KEY' \"\$@\"; }; acurl '$KUBE_APISERVER_URL/apis/kubeflow.org/v1/namespaces/kubeflow/tfjobs/ssa' | grep -q '\"manager\": \"tfjobctl\"'"
+before="$(rv)"
+acurl -o /dev/null -X PATCH -H 'Content-Type: application/merge-patch+json' \
+  -d '{"status":{"conditions":[{"type":"Created","status":"True","reason":"TFJobCreated","message":"m"}]}}' \
+  "$KUBE_APISERVER_URL/apis/kubeflow.org/v1/namespaces/kubeflow/tfjobs/ssa/status"
+after_status="$(rv)"
+"$C" apply --server-side -f "$dir/ssa.yaml" "${K[@]}" >/dev/null
+check "apply --server-side of an unchanged file: a no-op (resourceVersion $after_status)" [ "$(rv)" = "$after_status" -a "$before" != "$after_status" ]
+sed 's/replicas: 2/replicas: 5/' "$dir/ssa.yaml" >"$dir/ssa5.yaml"
+"$C" apply --server-side --field-manager other -f "$dir/ssa5.yaml" "${K[@]}" >/dev/null 2>"$out" && rc=0 || rc=$?
+check "another manager's change conflicts, exit 1" bash -c "[ $rc -eq 1 ] && grep -q 'Error from server (Conflict): Apply failed with 1 conflict: conflict with \"tfjobctl\": .spec.tfReplicaSpecs.Worker.replicas' '$out'"
+check "--force-conflicts takes it over" bash -c "'$C' apply --server-side --force-conflicts --field-manager other -f '$dir/ssa5.yaml' ${K[*]} >/dev/null && '$C' get ssa -n kubeflow -o wide ${K[*]} | grep -q 'Worker:5'"
+"$C" apply --server-side -f "$dir/typo.yaml" "${K[@]}" >/dev/null 2>"$out" && rc=0 || rc=$?
+check "apply --server-side of replica: 2 refused, exit 1" bash -c "[ $rc -eq 1 ] && grep -q 'unknown field \"spec.tfReplicaSpecs.Worker.replica\"' '$out'"
+"$C" delete ssa -n kubeflow "${K[@]}" >/dev/null
 printf 'apiVersion: v1\nkind: Config\ncurrent-context: x\nclusters:\n- name: c\n  cluster:\n    server: %s\n    certificate-authority: %s\nusers:\n- name: u\n  user:\n    token: not-a-token\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n' \
   "$KUBE_APISERVER_URL" "$KUBE_CA_CERT" >"$dir/bad-token.kubeconfig"
 "$C" get -n kubeflow --kubeconfig "$dir/bad-token.kubeconfig" >/dev/null 2>"$out" && rc=0 || rc=$?
