@@ -112,6 +112,27 @@ python3 -c 'import sys; sys.stdout.write("apiVersion: kubeflow.org/v1\nkind: TFJ
 run 2 "validate huge" -- validate "$TMP/huge.yaml"
 contains "huge" "$TMP/err" "larger than the limit of 16777216 bytes"
 
+# ---- validate: strict schema (unknown fields) ----
+sed -e 's/replicas: 2/replica: 2/' -e 's/image: tf/image: tf, imagePullPolicy: Sometimes/' "$TMP/valid.yaml" >"$TMP/typo.yaml"
+run 1 "validate unknown field (strict by default)" -- validate "$TMP/typo.yaml"
+contains "unknown field" "$TMP/out" "spec.tfReplicaSpecs[Worker].replica: Unsupported value: \"replica\": unknown field \"spec.tfReplicaSpecs.Worker.replica\"; did you mean \"replicas\"?"
+run 1 "validate -o json unknown field" -- validate -o json "$TMP/typo.yaml"
+pycheck "json unknown field" '
+import json, sys
+d = json.load(sys.stdin)
+assert d["errors"][0] == {"field": "spec.tfReplicaSpecs[Worker].replica", "type": "FieldValueNotSupported",
+                          "detail": "unknown field \"spec.tfReplicaSpecs.Worker.replica\"; did you mean \"replicas\"?"}, d
+'
+run 1 "validate --strict=false: the bad value stays" -- validate --strict=false "$TMP/typo.yaml"
+pycheck "strict=false: no unknown field" 'import sys; t = sys.stdin.read(); assert "unknown field" not in t and "imagePullPolicy: Unsupported value: \"Sometimes\"" in t, t'
+run 1 "validate --compat v1.9 is strict too" -- validate --compat training-operator-1.9 "$TMP/typo.yaml"
+contains "compat strict" "$TMP/out" "did you mean \"replicas\""
+run 2 "validate --strict=maybe" -- validate --strict=maybe "$TMP/typo.yaml"
+sed -e 's/replicas: 2/replica: 2/' "$TMP/valid.yaml" >"$TMP/typo-only.yaml"
+run 0 "validate --strict=false accepts the unknown field" -- validate --strict=false "$TMP/typo-only.yaml"
+run 0 "default keeps the unknown field" -- default "$TMP/typo-only.yaml"
+pycheck "default keeps replica" 'import json, sys; d = json.load(sys.stdin); assert d["spec"]["tfReplicaSpecs"]["Worker"]["replica"] == 2, d'
+
 # ---- validate -o json ----
 run 0 "json valid" -- validate -o json "$TMP/valid.yaml"
 pycheck "json valid shape" "$SHAPE"
