@@ -824,6 +824,74 @@ START_TEST(strict_top_level_and_versions)
 }
 END_TEST
 
+/* Where fields are written: block and flow YAML, JSON, documents, sequences, what is not written. */
+START_TEST(field_locate)
+{
+	static const char yaml[] = "---\n"
+	                           "# comment\n"
+	                           "---\n"
+	                           "apiVersion: kubeflow.org/v1\n"
+	                           "kind: TFJob\n"
+	                           "metadata: {name: a, annotations: {a.b/c: x}}\n"
+	                           "---\n"
+	                           "kind: TFJob\n"
+	                           "spec:\n"
+	                           "  tfReplicaSpecs:\n"
+	                           "    Worker:\n"
+	                           "      base: &b {x: 1}\n"
+	                           "      replica: 2\n"
+	                           "      template:\n"
+	                           "        spec:\n"
+	                           "          containers:\n"
+	                           "            - name: a\n"
+	                           "            - name: tensorflow\n"
+	                           "              env: [{name: A, valeu: '1'}]\n"
+	                           "      alias: *b\n";
+	static const struct {
+		size_t doc;
+		const char *field;
+		int rc;
+		unsigned line, column;
+	} cases[] = {
+		{ 0, "metadata.name", 0, 6, 12 },
+		{ 0, "metadata.annotations[a.b/c]", 0, 6, 35 },
+		{ 0, "kind", 0, 5, 1 },
+		{ 1, "spec.tfReplicaSpecs[Worker].replica", 0, 13, 7 },
+		{ 1, "spec.tfReplicaSpecs[Worker].template.spec.containers[1]", 0, 18, 15 },
+		{ 1, "spec.tfReplicaSpecs[Worker].template.spec.containers[1].env[0].valeu", 0, 19, 31 },
+		{ 1, "spec.tfReplicaSpecs[Worker].template.spec.containers[2]", TFJOB_ENOTFOUND, 0, 0 },
+		{ 1, "spec.tfReplicaSpecs[Worker].template.spec.containers[x]", TFJOB_ENOTFOUND, 0, 0 },
+		{ 1, "spec.tfReplicaSpecs[Worker].alias.x", TFJOB_ENOTFOUND, 0, 0 },
+		{ 1, "spec.tfReplicaSpecs[Worker].replicas", TFJOB_ENOTFOUND, 0, 0 },
+		{ 1, "spec.tfReplicaSpecs[Worker].replica.deeper", TFJOB_ENOTFOUND, 0, 0 },
+		{ 2, "kind", TFJOB_ENOTFOUND, 0, 0 },
+		{ 0, "<root>", TFJOB_ENOTFOUND, 0, 0 },
+		{ 0, "", TFJOB_ENOTFOUND, 0, 0 },
+		{ 0, "a[", TFJOB_ENOTFOUND, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned line = 0, column = 0;
+		int rc = tfjob_field_locate(&line, &column, yaml, strlen(yaml), cases[i].doc, cases[i].field, NULL);
+		ck_assert_msg(rc == cases[i].rc && line == cases[i].line && column == cases[i].column,
+		              "%s: rc %d at %u:%u, want %d at %u:%u", cases[i].field, rc, line, column, cases[i].rc,
+		              cases[i].line, cases[i].column);
+	}
+	static const char json[] = "{\"kind\":\"TFJob\",\n \"spec\":{\"runPolicy\":{\"backofLimit\":3}}}";
+	unsigned line = 0, column = 0;
+	ck_assert_int_eq(tfjob_field_locate(&line, &column, json, strlen(json), 0, "spec.runPolicy.backofLimit", NULL), 0);
+	ck_assert_uint_eq(line, 2);
+	ck_assert_uint_eq(column, 23);
+	/* Broken text: not found, never a crash. */
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_field_locate(&line, &column, "a: [1, 2\nb: 3\n", 14, 0, "b", &err), TFJOB_ENOTFOUND);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "b is not written in document 0"));
+	tfjob_error_free(err);
+	ck_assert_int_eq(tfjob_field_locate(NULL, &column, json, strlen(json), 0, "kind", NULL), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_field_locate(&line, &column, NULL, 0, 0, "kind", NULL), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_field_locate(&line, &column, json, strlen(json), 0, NULL, NULL), TFJOB_EINVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("validate");
@@ -843,6 +911,7 @@ int main(void)
 	tcase_add_test(tc, defaults_schema_verdict_reused);
 	tcase_add_test(tc, strict_unknown_fields);
 	tcase_add_test(tc, strict_top_level_and_versions);
+	tcase_add_test(tc, field_locate);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -100,6 +100,19 @@ TFJOB_EXTERN int tfjob_field_errors_to_json(char **out, const tfjob_field_errors
 /** Release a list. Accepts NULL. */
 TFJOB_EXTERN void tfjob_field_errors_free(tfjob_field_errors *errors);
 
+/**
+ * Where a field of an error is written in the YAML or JSON text a job was parsed from: *line and
+ * *column (1-based) of the field's key, or of the sequence item for a path ending in an index.
+ * field is a path as tfjob_field_errors_field() gives it ("spec.tfReplicaSpecs[Worker].replica");
+ * doc counts the text's documents that are not empty, from 0 (tfjob_job_parse_all()'s order for
+ * a stream of TFJob documents). One pass over the text, keeping nothing but the path.
+ * Errors: TFJOB_ENOTFOUND when the path is not written in the text (a field the defaults added,
+ * a required field that is missing, a path through an alias or a merge key, a document that
+ * is a List), TFJOB_ENOMEM, TFJOB_EINVAL (NULL argument). Thread-safe.
+ */
+TFJOB_EXTERN int tfjob_field_locate(unsigned int *line, unsigned int *column, const char *data, size_t len,
+                                    size_t doc, const char *field, tfjob_error **err);
+
 TFJOB_END_DECLS
 
 #endif

@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cluster.h"
@@ -248,7 +249,8 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job, co
 }
 
 /* Unknown fields reported by a strict check that the non-strict one lets pass, as warnings. */
-static int warn_unknown_fields(const tfjob_job *job, const tfjob_validate_options *lax, const char *path)
+static int warn_unknown_fields(const tfjob_job *job, const tfjob_validate_options *lax, const struct ctl_source *src,
+                               size_t doc)
 {
 	tfjob_validate_options vo = *lax;
 	vo.strict = 1;
@@ -256,9 +258,8 @@ static int warn_unknown_fields(const tfjob_job *job, const tfjob_validate_option
 	tfjob_error *err = NULL;
 	if (tfjob_job_validate(&errs, job, &vo, &err))
 		return ctl_fail_err(err);
-	for (size_t j = 0; j < tfjob_field_errors_count(errs); j++)
-		if (strstr(tfjob_field_errors_detail(errs, j), "unknown field \"") == tfjob_field_errors_detail(errs, j))
-			fprintf(stderr, "Warning: %s: %s\n", path, tfjob_field_errors_message(errs, j));
+	/* The lax check found nothing: every error of the strict one is an unknown field. */
+	ctl_print_field_errors(stderr, errs, src, doc, "Warning: ");
 	tfjob_field_errors_free(errs);
 	return EXIT_OK;
 }
@@ -270,7 +271,7 @@ static int warn_unknown_fields(const tfjob_job *job, const tfjob_validate_option
  * schema" whatever fieldValidation says, so the library's message is the useful one.
  */
 static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, const struct apply_mode *m,
-                        const char *path)
+                        const struct ctl_source *src)
 {
 	int status = EXIT_OK;
 	enum field_validation fv = m->validation;
@@ -282,12 +283,11 @@ static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, con
 		tfjob_error *err = NULL;
 		if (tfjob_job_validate(&errs, jobs[i], &vo, &err))
 			return ctl_fail_err(err);
-		for (size_t j = 0; j < tfjob_field_errors_count(errs); j++) {
-			fprintf(stderr, "%s: %s\n", path, tfjob_field_errors_message(errs, j));
+		ctl_print_field_errors(stderr, errs, src, i, "");
+		if (tfjob_field_errors_count(errs) > 0)
 			status = EXIT_NEGATIVE;
-		}
 		tfjob_field_errors_free(errs);
-		if (status == EXIT_OK && fv == VALIDATE_WARN && warn_unknown_fields(jobs[i], &vo, path))
+		if (status == EXIT_OK && fv == VALIDATE_WARN && warn_unknown_fields(jobs[i], &vo, src, i))
 			return EXIT_USAGE;
 	}
 	return status;
@@ -353,13 +353,16 @@ int cmd_apply(int argc, char **argv)
 		return ctl_fail("apply: expected -f FILE and nothing else (see tfjobctl apply --help)");
 	tfjob_job **jobs = NULL;
 	size_t count = 0;
-	if (ctl_load_jobs(&jobs, &count, path))
+	struct ctl_source src = { path, NULL, 0 };
+	if (ctl_load_jobs_source(&jobs, &count, &src))
 		return EXIT_USAGE;
 	if ((mode.force || strcmp(mode.field_manager, "tfjobctl")) && !mode.server_side) {
 		tfjob_job_array_free(jobs, count);
+		free(src.text);
 		return ctl_fail("apply: --force-conflicts and --field-manager need --server-side");
 	}
-	int status = validate_all(jobs, count, cl.compat, &mode, path);
+	int status = validate_all(jobs, count, cl.compat, &mode, &src);
+	free(src.text);
 	tfjob_transport *t = NULL;
 	if (status == EXIT_OK)
 		status = ctl_connect(&t, &cl);

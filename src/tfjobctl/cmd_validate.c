@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tfjobctl.h"
@@ -25,7 +26,8 @@ void usage_validate(FILE *out)
 	        "Exit status: 0 valid, 1 invalid, 2 usage or input error.\n");
 }
 
-static int print_result(const tfjob_field_errors *errs, bool json, const char *path, const tfjob_job *job)
+static int print_result(const tfjob_field_errors *errs, bool json, const struct ctl_source *src, size_t doc,
+                        const tfjob_job *job)
 {
 	if (json) {
 		char *text = NULL;
@@ -38,9 +40,8 @@ static int print_result(const tfjob_field_errors *errs, bool json, const char *p
 	const char *name = tfjob_job_name(job);
 	size_t n = tfjob_field_errors_count(errs);
 	if (n == 0)
-		printf("%s: TFJob %s is valid\n", path, name ? name : "(unnamed)");
-	for (size_t i = 0; i < n; i++)
-		printf("%s: %s\n", path, tfjob_field_errors_message(errs, i));
+		printf("%s: TFJob %s is valid\n", src->path, name ? name : "(unnamed)");
+	ctl_print_field_errors(stdout, errs, src, doc, "");
 	return 0;
 }
 
@@ -97,7 +98,8 @@ int cmd_validate(int argc, char **argv)
 	opts.old = old;
 	tfjob_job **jobs = NULL;
 	size_t count = 0;
-	if (ctl_load_jobs(&jobs, &count, path)) {
+	struct ctl_source src = { path, NULL, 0 };
+	if (ctl_load_jobs_source(&jobs, &count, &src)) {
 		tfjob_job_free(old);
 		return EXIT_USAGE;
 	}
@@ -109,7 +111,7 @@ int cmd_validate(int argc, char **argv)
 			status = ctl_fail_err(err);
 			break;
 		}
-		if (print_result(errs, json, path, jobs[i]))
+		if (print_result(errs, json, &src, i, jobs[i]))
 			status = EXIT_USAGE;
 		else if (tfjob_field_errors_count(errs) > 0)
 			status = EXIT_NEGATIVE;
@@ -117,5 +119,6 @@ int cmd_validate(int argc, char **argv)
 	}
 	tfjob_job_array_free(jobs, count);
 	tfjob_job_free(old);
+	free(src.text);
 	return status;
 }

@@ -27,6 +27,20 @@ int ctl_read_file(char **out, size_t *out_len, const char *path, size_t max);
 int ctl_load_job(tfjob_job **out, const char *path);
 int ctl_load_jobs(tfjob_job ***out, size_t *count, const char *path);
 
+/* A file's TFJobs and its text (for tfjob_field_locate()); free(*text). */
+struct ctl_source {
+	const char *path;
+	char *text;
+	size_t len;
+};
+int ctl_load_jobs_source(tfjob_job ***out, size_t *count, struct ctl_source *src);
+/*
+ * Print the field errors of the doc-th TFJob of src, one a line, as
+ * "PATH:LINE:COLUMN: message" where the field is written in the text, else "PATH: message".
+ */
+void ctl_print_field_errors(FILE *out, const tfjob_field_errors *errs, const struct ctl_source *src, size_t doc,
+                            const char *prefix);
+
 /* Print "tfjobctl: <message>" to stderr (message of err, or text) and return EXIT_USAGE. */
 int ctl_fail_err(tfjob_error *err);
 int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -59,7 +59,8 @@ int ctl_read_file(char **out, size_t *out_len, const char *path, size_t max)
 	return 0;
 }
 
-static int parse_file(tfjob_job ***jobs, size_t *count, tfjob_job **one, const char *path)
+/* Parse a file's TFJobs (one, or all); *text (when text is not NULL) receives the file's text. */
+static int parse_file(tfjob_job ***jobs, size_t *count, tfjob_job **one, const char *path, char **text, size_t *text_len)
 {
 	char *data;
 	size_t len;
@@ -70,20 +71,64 @@ static int parse_file(tfjob_job ***jobs, size_t *count, tfjob_job **one, const c
 	opts.filename = strcmp(path, "-") ? path : "<stdin>";
 	tfjob_error *err = NULL;
 	rc = one ? tfjob_job_parse(one, data, len, &opts, &err) : tfjob_job_parse_all(jobs, count, data, len, &opts, &err);
-	free(data);
+	if (rc == 0 && text) {
+		*text = data;
+		*text_len = len;
+	} else {
+		free(data);
+	}
 	return rc ? ctl_fail_err(err) : 0;
 }
 
-int ctl_load_job(tfjob_job **out, const char *path) { return parse_file(NULL, NULL, out, path); }
+int ctl_load_job(tfjob_job **out, const char *path) { return parse_file(NULL, NULL, out, path, NULL, NULL); }
 
-int ctl_load_jobs(tfjob_job ***out, size_t *count, const char *path)
+static int load_jobs(tfjob_job ***out, size_t *count, const char *path, char **text, size_t *len)
 {
-	int rc = parse_file(out, count, NULL, path);
+	int rc = parse_file(out, count, NULL, path, text, len);
 	if (rc == 0 && *count == 0) {
 		tfjob_job_array_free(*out, 0);
+		if (text) {
+			free(*text);
+			*text = NULL;
+		}
 		return ctl_fail("%s: empty input: no TFJob document", path);
 	}
 	return rc;
+}
+
+int ctl_load_jobs(tfjob_job ***out, size_t *count, const char *path) { return load_jobs(out, count, path, NULL, NULL); }
+
+/* One TFJob per document (no JSON array or List of several): the i-th job is the i-th document. */
+static bool one_job_per_document(const struct ctl_source *src, size_t count)
+{
+	unsigned int line, column;
+	return tfjob_field_locate(&line, &column, src->text, src->len, count - 1, "kind", NULL) == 0 &&
+	       tfjob_field_locate(&line, &column, src->text, src->len, count, "kind", NULL) == TFJOB_ENOTFOUND;
+}
+
+int ctl_load_jobs_source(tfjob_job ***out, size_t *count, struct ctl_source *src)
+{
+	src->text = NULL;
+	src->len = 0;
+	int rc = load_jobs(out, count, src->path, &src->text, &src->len);
+	if (rc == 0 && !one_job_per_document(src, *count)) {
+		free(src->text); /* no positions: they could point into the wrong document */
+		src->text = NULL;
+	}
+	return rc;
+}
+
+void ctl_print_field_errors(FILE *out, const tfjob_field_errors *errs, const struct ctl_source *src, size_t doc,
+                            const char *prefix)
+{
+	for (size_t i = 0; i < tfjob_field_errors_count(errs); i++) {
+		unsigned int line, column;
+		if (src->text &&
+		    tfjob_field_locate(&line, &column, src->text, src->len, doc, tfjob_field_errors_field(errs, i), NULL) == 0)
+			fprintf(out, "%s%s:%u:%u: %s\n", prefix, src->path, line, column, tfjob_field_errors_message(errs, i));
+		else
+			fprintf(out, "%s%s: %s\n", prefix, src->path, tfjob_field_errors_message(errs, i));
+	}
 }
 
 int ctl_fail_err(tfjob_error *err)

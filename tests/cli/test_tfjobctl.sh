@@ -79,7 +79,7 @@ write two.yaml 'apiVersion: kubeflow.org/v1' 'kind: TFJob' 'metadata: {name: one
 run 0 "validate valid" -- validate "$TMP/valid.yaml"
 contains "validate valid text" "$TMP/out" "is valid"
 run 1 "validate invalid" -- validate "$TMP/invalid.yaml"
-contains "validate invalid text" "$TMP/out" "$TMP/invalid.yaml: metadata.name: Invalid value: \"Bad\""
+contains "validate invalid text" "$TMP/out" "$TMP/invalid.yaml:3:12: metadata.name: Invalid value: \"Bad\""
 run 2 "validate syntax error" -- validate tests/data/bad/yaml-syntax.yaml
 contains "yaml syntax position" "$TMP/err" "tests/data/bad/yaml-syntax.yaml:4:5:"
 empty "yaml syntax stdout" "$TMP/out"
@@ -115,7 +115,7 @@ contains "huge" "$TMP/err" "larger than the limit of 16777216 bytes"
 # ---- validate: strict schema (unknown fields) ----
 sed -e 's/replicas: 2/replica: 2/' -e 's/image: tf/image: tf, imagePullPolicy: Sometimes/' "$TMP/valid.yaml" >"$TMP/typo.yaml"
 run 1 "validate unknown field (strict by default)" -- validate "$TMP/typo.yaml"
-contains "unknown field" "$TMP/out" "spec.tfReplicaSpecs[Worker].replica: Unsupported value: \"replica\": unknown field \"spec.tfReplicaSpecs.Worker.replica\"; did you mean \"replicas\"?"
+contains "unknown field" "$TMP/out" "$TMP/typo.yaml:6:14: spec.tfReplicaSpecs[Worker].replica: Unsupported value: \"replica\": unknown field \"spec.tfReplicaSpecs.Worker.replica\"; did you mean \"replicas\"?"
 run 1 "validate -o json unknown field" -- validate -o json "$TMP/typo.yaml"
 pycheck "json unknown field" '
 import json, sys
