@@ -144,26 +144,29 @@ static int update_existing(tfjob_transport *t, const char *ns, const char *name,
 	}
 }
 
+/* kubectl's line for an object the server returned: "tfjob.kubeflow.org/NAME VERB". */
+static void print_result_line(const char *stored_json, const char *verb)
+{
+	json_t *stored = json_loads(stored_json, 0, NULL);
+	const char *name = json_string_value(json_object_get(json_object_get(stored, "metadata"), "name"));
+	printf("tfjob.kubeflow.org/%s %s\n", name ? name : "", verb);
+	json_decref(stored);
+}
+
 /* Create; returns TFJOB_EEXISTS untouched (err set) so that the caller can update instead. */
 static int create_new(tfjob_transport *t, const char *ns, const char *text, tfjob_error **err)
 {
 	char *out = NULL;
 	int rc = tfjob_transport_create(&out, t, &ctl_tfjobs, ns, text, err);
-	if (rc == 0) {
-		json_t *created = json_loads(out, 0, NULL);
-		const char *name = json_string_value(json_object_get(json_object_get(created, "metadata"), "name"));
-		printf("tfjob.kubeflow.org/%s created\n", name ? name : "");
-		json_decref(created);
-	}
+	if (rc == 0)
+		print_result_line(out, "created");
 	tfjob_free(out);
 	return rc;
 }
 
-/* kubectl apply's --validate: what unknown fields do. */
-enum field_validation { VALIDATE_STRICT, VALIDATE_WARN, VALIDATE_IGNORE };
-
+/* kubectl apply's --validate (what unknown fields do), --server-side and its flags. */
 struct apply_mode {
-	enum field_validation validation;
+	tfjob_field_validation validation;
 	bool server_side;
 	bool force;
 	const char *field_manager;
@@ -173,12 +176,10 @@ struct apply_mode {
 static int server_side_apply(tfjob_transport *t, const char *ns, const char *text, const struct apply_mode *m,
                              tfjob_error **err)
 {
-	/* Same order as tfjob_field_validation. */
-	_Static_assert((int)VALIDATE_WARN == (int)TFJOB_FIELD_VALIDATION_WARN, "field validation orders differ");
 	tfjob_apply_options ao = TFJOB_APPLY_OPTIONS_INIT;
 	ao.field_manager = m->field_manager;
 	ao.force = m->force;
-	ao.field_validation = (tfjob_field_validation)m->validation;
+	ao.field_validation = m->validation;
 	char *out = NULL, *warnings = NULL;
 	int rc = tfjob_transport_apply(&out, &warnings, t, &ctl_tfjobs, ns, text, &ao, err);
 	for (char *line = warnings; line && *line;) {
@@ -186,12 +187,8 @@ static int server_side_apply(tfjob_transport *t, const char *ns, const char *tex
 		fprintf(stderr, "Warning: %.*s\n", (int)len, line);
 		line += len + (line[len] != '\0');
 	}
-	if (rc == 0) {
-		json_t *stored = json_loads(out, 0, NULL);
-		const char *name = json_string_value(json_object_get(json_object_get(stored, "metadata"), "name"));
-		printf("tfjob.kubeflow.org/%s serverside-applied\n", name ? name : "");
-		json_decref(stored);
-	}
+	if (rc == 0)
+		print_result_line(out, "serverside-applied");
 	tfjob_free(warnings);
 	tfjob_free(out);
 	return rc;
@@ -274,11 +271,11 @@ static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, con
                         const struct ctl_source *src)
 {
 	int status = EXIT_OK;
-	enum field_validation fv = m->validation;
+	tfjob_field_validation fv = m->validation;
 	for (size_t i = 0; i < count; i++) {
 		tfjob_validate_options vo = TFJOB_VALIDATE_OPTIONS_INIT;
 		vo.compat = compat;
-		vo.strict = fv == VALIDATE_STRICT;
+		vo.strict = fv == TFJOB_FIELD_VALIDATION_STRICT;
 		tfjob_field_errors *errs = NULL;
 		tfjob_error *err = NULL;
 		if (tfjob_job_validate(&errs, jobs[i], &vo, &err))
@@ -287,23 +284,23 @@ static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, con
 		if (tfjob_field_errors_count(errs) > 0)
 			status = EXIT_NEGATIVE;
 		tfjob_field_errors_free(errs);
-		if (status == EXIT_OK && fv == VALIDATE_WARN && warn_unknown_fields(jobs[i], &vo, src, i))
+		if (status == EXIT_OK && fv == TFJOB_FIELD_VALIDATION_WARN && warn_unknown_fields(jobs[i], &vo, src, i))
 			return EXIT_USAGE;
 	}
 	return status;
 }
 
-static bool parse_field_validation(enum field_validation *out, const char *value)
+static bool parse_field_validation(tfjob_field_validation *out, const char *value)
 {
-	static const char *const names[] = { "strict", "warn", "ignore" };
+	static const char *const names[] = { "strict", "warn", "ignore" }; /* indexed by tfjob_field_validation */
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(value, names[i])) {
-			*out = (enum field_validation)i;
+			*out = (tfjob_field_validation)i;
 			return true;
 		}
 	/* kubectl's older spellings: true is strict, false is ignore. */
 	if (!strcmp(value, "true") || !strcmp(value, "false")) {
-		*out = value[0] == 't' ? VALIDATE_STRICT : VALIDATE_IGNORE;
+		*out = value[0] == 't' ? TFJOB_FIELD_VALIDATION_STRICT : TFJOB_FIELD_VALIDATION_IGNORE;
 		return true;
 	}
 	return false;
@@ -321,7 +318,7 @@ int cmd_apply(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl_cluster cl = { 0 };
-	struct apply_mode mode = { VALIDATE_STRICT, false, false, "tfjobctl" };
+	struct apply_mode mode = { TFJOB_FIELD_VALIDATION_STRICT, false, false, "tfjobctl" };
 	const char *path = NULL;
 	int ch;
 	opterr = 0;
