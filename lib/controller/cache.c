@@ -11,7 +11,6 @@
 
 #include "controller/internal.h"
 
-#define JOB_NAME_LABEL "training.kubeflow.org/job-name"
 
 void tfjob__store_init(tfjob__store *s, int indexed)
 {
@@ -64,7 +63,7 @@ const char *tfjob__owner_key(char *buf, size_t size, json_t *obj)
 			return NULL; /* controlled by something else */
 		}
 	}
-	const char *job = json_string_value(json_object_get(json_object_get(md, "labels"), JOB_NAME_LABEL));
+	const char *job = json_string_value(json_object_get(json_object_get(md, "labels"), TFJOB_LABEL_JOB_NAME));
 	const char *ns = json_string_value(json_object_get(md, "namespace"));
 	if (!job)
 		return NULL;

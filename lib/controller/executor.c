@@ -14,11 +14,6 @@
 #include "core/job.h"
 #include "core/objects.h"
 
-#define LABEL_JOB_NAME "training.kubeflow.org/job-name"
-#define LABEL_OPERATOR "training.kubeflow.org/operator-name"
-#define LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
-#define OPERATOR_NAME "tfjob-controller"
-#define MANAGED_BY_US "kubeflow.org/training-operator"
 
 static const tfjob_resource RES_TFJOBS = TFJOB_RESOURCE_TFJOBS_INIT;
 static const tfjob_resource RES_PODS = TFJOB_RESOURCE_PODS_INIT;
@@ -52,7 +47,7 @@ static void record_event(rctx *r, const char *type, const char *reason, const ch
 	if (!r->job_text)
 		return;
 	tfjob_error *err = NULL;
-	int rc = tfjob_transport_create_event(NULL, c->t, r->ns, r->job_text, type, reason, message, OPERATOR_NAME, &err);
+	int rc = tfjob_transport_create_event(NULL, c->t, r->ns, r->job_text, type, reason, message, TFJOB_OPERATOR_NAME, &err);
 	tfjob__count(c, TFJOB_API_CREATE_EVENT, rc);
 	if (rc)
 		tfjob__log(c, TFJOB_LOG_WARN, "recording an event failed", r->key, reason, tfjob_error_message(err));
@@ -75,7 +70,7 @@ static int cond_true(json_t *status, const char *type)
 /* "worker/pods" for a child object. */
 static void sub_key(char *buf, size_t size, json_t *obj, int is_pod)
 {
-	const char *rt = label_of(obj, LABEL_REPLICA_TYPE);
+	const char *rt = label_of(obj, TFJOB_LABEL_REPLICA_TYPE);
 	snprintf(buf, size, "%s/%s", rt ? rt : "", is_pod ? "pods" : "services");
 }
 
@@ -121,7 +116,7 @@ static json_t *claim(rctx *r, int kind, json_t *owned, json_t *orphans)
 	size_t i;
 	json_t *o;
 	json_array_foreach(owned, i, o) {
-		const char *jn = label_of(o, LABEL_JOB_NAME);
+		const char *jn = label_of(o, TFJOB_LABEL_JOB_NAME);
 		if (jn && !strcmp(jn, r->name)) {
 			json_array_append(outl, o);
 			continue;
@@ -144,8 +139,8 @@ static json_t *claim(rctx *r, int kind, json_t *owned, json_t *orphans)
 		}
 	}
 	json_array_foreach(orphans, i, o) {
-		const char *op = label_of(o, LABEL_OPERATOR);
-		if (!op || strcmp(op, OPERATOR_NAME) || meta_str(o, "deletionTimestamp"))
+		const char *op = label_of(o, TFJOB_LABEL_OPERATOR);
+		if (!op || strcmp(op, TFJOB_OPERATOR_NAME) || meta_str(o, "deletionTimestamp"))
 			continue;
 		json_t *refs = json_deep_copy(json_object_get(json_object_get(o, "metadata"), "ownerReferences"));
 		if (!json_is_array(refs)) {
@@ -441,7 +436,7 @@ static int reconcile_once(rctx *r)
 
 	const char *managed_by = json_string_value(
 		json_object_get(json_object_get(json_object_get(job, "spec"), "runPolicy"), "managedBy"));
-	int ours = !managed_by || !strcmp(managed_by, MANAGED_BY_US);
+	int ours = !managed_by || !strcmp(managed_by, TFJOB_MANAGED_BY_TRAINING_OPERATOR);
 	if (ours && uid) {
 		json_t *p2 = claim(r, INF_PODS, pods, opods), *s2 = claim(r, INF_SERVICES, svcs, osvcs);
 		json_decref(pods);
@@ -491,7 +486,7 @@ static int reconcile_once(rctx *r)
 	int finished_before = cond_true(old_status, "Succeeded") == 1 || cond_true(old_status, "Failed") == 1;
 
 	int delay_pods = 0;
-	if (ours && c->o.gang_scheduler != TFJOB_GANG_NONE && !finished_now && !tfjob_job_suspend(tj)) {
+	if (ours && c->o.gang_scheduler != TFJOB_GANG_NONE && !finished_now && !tfjob_job_is_suspended(tj)) {
 		rc = sync_pod_group(r, tj, &delay_pods);
 		if (rc)
 			goto out;

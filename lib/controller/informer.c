@@ -13,8 +13,6 @@
 
 #include "controller/ctrl.h"
 
-#define LABEL_JOB_NAME "training.kubeflow.org/job-name"
-#define LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
 
 static const char *meta_str(json_t *obj, const char *field)
 {
@@ -40,7 +38,7 @@ static const char *child_job_key(char *buf, size_t size, json_t *obj, int *owned
 			return buf;
 		}
 	}
-	const char *job = json_string_value(json_object_get(json_object_get(md, "labels"), LABEL_JOB_NAME));
+	const char *job = json_string_value(json_object_get(json_object_get(md, "labels"), TFJOB_LABEL_JOB_NAME));
 	if (!job)
 		return NULL;
 	snprintf(buf, size, "%s/%s", ns ? ns : "", job);
@@ -142,7 +140,7 @@ static int on_event(tfjob_watch_event type, const char *object_json, void *paylo
 	int owned = 0;
 	const char *job_key = child_job_key(jk, sizeof(jk), obj, &owned);
 	const char *rt = json_string_value(
-		json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), LABEL_REPLICA_TYPE));
+		json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), TFJOB_LABEL_REPLICA_TYPE));
 	snprintf(sub, sizeof(sub), "%s/%s", rt ? rt : "", inf->kind == INF_PODS ? "pods" : "services");
 	pthread_mutex_lock(&c->cache_mu);
 	json_t *old = NULL;
@@ -225,7 +223,7 @@ static void observe(tfjob_controller *c, int kind, json_t *obj, int adds, int de
 	if (!job_key || !owned)
 		return;
 	const char *rt = json_string_value(
-		json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), LABEL_REPLICA_TYPE));
+		json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), TFJOB_LABEL_REPLICA_TYPE));
 	snprintf(sub, sizeof(sub), "%s/%s", rt ? rt : "", kind == INF_PODS ? "pods" : "services");
 	tfjob__exp_observed(c->exp, job_key, sub, adds, dels);
 }
@@ -251,7 +249,7 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 	const char *ns = c->ns ? c->ns : "";
 	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
 	int children = inf->kind == INF_PODS || inf->kind == INF_SERVICES;
-	lo.label_selector = children ? LABEL_JOB_NAME : NULL;
+	lo.label_selector = children ? TFJOB_LABEL_JOB_NAME : NULL;
 	lo.limit = 500;
 	tfjob__store fresh;
 	tfjob__store_init(&fresh, children);
@@ -344,7 +342,7 @@ int tfjob__informer_rewatch(tfjob__informer *inf, tfjob_error **err)
 	char *rv = inf->rv ? strdup(inf->rv) : NULL;
 	pthread_mutex_unlock(&c->cache_mu);
 	tfjob_watch_options wo = TFJOB_WATCH_OPTIONS_INIT;
-	wo.label_selector = inf->kind == INF_PODS || inf->kind == INF_SERVICES ? LABEL_JOB_NAME : NULL;
+	wo.label_selector = inf->kind == INF_PODS || inf->kind == INF_SERVICES ? TFJOB_LABEL_JOB_NAME : NULL;
 	wo.resource_version = rv;
 	wo.allow_bookmarks = 1;
 	wo.reconnect = 0; /* tfjob__informer_tick resumes it: it must know when the stream is down */

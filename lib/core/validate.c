@@ -11,18 +11,11 @@
 
 #include "core/fielderr.h"
 #include "core/job.h"
+#include "util/versions.h"
 
 int tfjob_validate_options_init(tfjob_validate_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_VALIDATE_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_validate_options init = TFJOB_VALIDATE_OPTIONS_INIT;
-	init.version = version;
-	/* A version 1 struct ends before strict. */
-	memcpy(opts, &init, version == 1 ? offsetof(tfjob_validate_options, strict) : sizeof(init));
-	return 0;
+	return tfjob__versioned_init(&tfjob__validate_options_v, opts, version);
 }
 
 struct ctx {
@@ -114,7 +107,7 @@ static void validate_name(struct ctx *c, const tfjob_job *job)
 
 /* ---- runPolicy ---- */
 
-static const char *const managed_by_values[] = { "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue", NULL };
+static const char *const managed_by_values[] = { TFJOB_MANAGED_BY_TRAINING_OPERATOR, "kueue.x-k8s.io/multikueue", NULL };
 static const char *const clean_pod_policies[] = { "All", "Running", "None", NULL };
 static const char *const success_policies[] = { "", "AllWorkers", NULL };
 static const char *const restart_policies[] = { "Always", "OnFailure", "Never", "ExitCode", NULL };
@@ -269,18 +262,17 @@ static void validate_queue_update(struct ctx *c, const tfjob_job *job, const tfj
 		    "spec.runPolicy.schedulingPolicy.queue is immutable");
 }
 
-int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfjob_validate_options *opts,
+int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfjob_validate_options *caller_opts,
                        tfjob_error **err)
 {
-	tfjob_validate_options defaults = TFJOB_VALIDATE_OPTIONS_INIT;
 	if (!out || !job)
 		return tfjob__fail(err, TFJOB_EINVAL, "out or job is NULL");
 	*out = NULL;
-	if (!opts)
-		opts = &defaults;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_VALIDATE_OPTIONS_VERSION, "tfjob_validate_options");
+	tfjob_validate_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__validate_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_validate_options *opts = &copy;
 	if (opts->compat != TFJOB_COMPAT_DOCUMENTED && opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9)
 		return tfjob__fail(err, TFJOB_EINVAL, "unknown compat mode %d", (int)opts->compat);
 	struct ctx c = { tfjob__field_errors_new(), opts->compat == TFJOB_COMPAT_DOCUMENTED };
@@ -289,7 +281,8 @@ int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfj
 
 	/* Stage 1, the API server's schema check: its errors end the request before any webhook.
 	 * Skipped when tfjob_job_apply_defaults() has just found nothing in this same tree. */
-	bool strict = opts->version >= 2 && opts->strict;
+	/* A version 1 caller has no strict field: it gets the behaviour it was built for. */
+	bool strict = opts->strict && (!caller_opts || caller_opts->version >= 2);
 	if (!job->schema_clean || (strict && job->schema_unknown))
 		tfjob__schema_check(c.errs, job->root, strict);
 	if (opts->old)
