@@ -262,6 +262,31 @@ START_TEST(secrets_stay_out_of_messages)
 }
 END_TEST
 
+/* Broken kubeconfigs with a token planted in every field a parser could quote: the syntax error
+ * names the file, line and column, never the text around them. */
+static const char *const broken_with_secret[] = {
+	"{\"users\":[{\"name\":\"u\",\"user\":{\"token\":\"TOPSECRET\\q\"}}]}",
+	"{\"users\":[{\"name\":\"u\",\"user\":{\"password\":\"TOPSECRET\" \"x\"}}]}",
+	"{\"users\":[{\"name\":\"u\",\"user\":{\"client-key-data\":TOPSECRET}}]}",
+	"{\"users\":[{\"name\":\"u\",\"user\":{\"token\":\"TOPSECRET\\u12\"}}]}",
+	"users:\n- name: u\n  user:\n    token: \"TOPSECRET\\q\"\n",
+	"users:\n- name: u\n  user: {token: TOPSECRET, password: [TOPSECRET\n",
+	"users:\n- name: u\n  user:\n    client-certificate-data: 'TOPSECRET\n  - x: TOPSECRET\n",
+	"users:\n- name: u\n  user:\n\ttoken: TOPSECRET\n",
+	"\"TOPSECRET\n",
+};
+
+START_TEST(syntax_errors_do_not_quote_the_file)
+{
+	struct outcome o;
+	const char *text = broken_with_secret[_i];
+	load(&o, text, strlen(text));
+	ck_assert_int_ne(o.rc, 0);
+	ck_assert_msg(strstr(o.message, "TOPSECRET") == NULL, "case %d quotes the secret: %s", _i, o.message);
+	ck_assert_msg(strstr(o.message, "not valid YAML or JSON") != NULL, "case %d: %s", _i, o.message);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kubeconfig");
@@ -272,5 +297,7 @@ int main(void)
 	tcase_add_test(tc, fuzz_regressions);
 	tcase_add_test(tc, auth_provider_is_refused);
 	tcase_add_test(tc, secrets_stay_out_of_messages);
+	tcase_add_loop_test(tc, syntax_errors_do_not_quote_the_file, 0,
+	                    (int)(sizeof(broken_with_secret) / sizeof(broken_with_secret[0])));
 	return tu_run_global(s);
 }

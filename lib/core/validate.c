@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stddef.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,97 @@ static void validate_name(struct ctx *c, const tfjob_job *job)
 		return;
 	json_t *v = json_string(shown);
 	add(c, TFJOB_FIELD_VALUE_INVALID, "metadata.name", v, detail);
+	json_decref(v);
+}
+
+/* ---- metadata.namespace: apimachinery's IsDNS1123Label, as the API server checks it ---- */
+
+#define DNS1123_LABEL_MSG                                                                                         \
+	"a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "  \
+	"end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "           \
+	"'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
+static bool matches_dns1123_label(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!is_lower_alnum(s[i]) && s[i] != '-')
+			return false;
+	return true;
+}
+
+/* In both modes: the API server refuses such an object before any webhook, and the local runner
+ * must never make a path of it. Absent or empty: the default namespace. */
+static void validate_namespace(struct ctx *c, const tfjob_job *job)
+{
+	const char *ns = tfjob_job_namespace(job);
+	if (!ns || !ns[0])
+		return;
+	const char *detail = NULL;
+	if (strlen(ns) > DNS1035_MAX)
+		detail = "must be no more than 63 characters";
+	else if (!matches_dns1123_label(ns))
+		detail = DNS1123_LABEL_MSG;
+	if (!detail)
+		return;
+	json_t *v = json_string(ns);
+	add(c, TFJOB_FIELD_VALUE_INVALID, "metadata.namespace", v, detail);
+	json_decref(v);
+}
+
+/* ---- child names (documented mode): {name}-{type}-{index} must fit in a DNS-1035 label ---- */
+
+/* Characters the API server adds to a generateName prefix (cut to 58 characters). */
+#define GENERATED_SUFFIX "xxxxx"
+#define GENERATE_NAME_MAX 58
+
+/*
+ * A pod and its service are named {job}-{type}-{index}; a Service name is a DNS-1035 label, so a
+ * job whose longest such name exceeds 63 characters can never get its children (v1.9 admits it
+ * and fails at every creation). Reported at metadata.name with the name that would be too long.
+ */
+static void validate_child_names(struct ctx *c, const tfjob_job *job)
+{
+	const char *name = tfjob_job_name(job), *generate = tfjob_job_generate_name(job);
+	char base[DNS1035_MAX + sizeof(GENERATED_SUFFIX) + 1];
+	const char *field = "metadata.name";
+	if (name && name[0]) {
+		if (strlen(name) > DNS1035_MAX)
+			return; /* reported by validate_name */
+		snprintf(base, sizeof(base), "%s", name);
+	} else if (generate && generate[0]) {
+		snprintf(base, sizeof(base), "%.*s" GENERATED_SUFFIX, GENERATE_NAME_MAX, generate);
+		field = "metadata.generateName";
+		name = generate;
+	} else {
+		return;
+	}
+	char longest[DNS1035_MAX * 4 + 64] = "";
+	const char *type;
+	json_t *rspec;
+	json_object_foreach(tfjob__replica_specs(job), type, rspec) {
+		json_t *r = json_object_get(rspec, "replicas");
+		json_int_t replicas = json_is_integer(r) ? json_integer_value(r) : 1;
+		if (replicas <= 0 || strlen(type) > DNS1035_MAX)
+			continue; /* no child; or a replica type refused by its own rule */
+		char child[sizeof(longest)];
+		snprintf(child, sizeof(child), "%s-%s-%lld", base, type, (long long)(replicas - 1));
+		for (char *p = child + strlen(base); *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		if (strlen(child) > strlen(longest))
+			snprintf(longest, sizeof(longest), "%s", child);
+	}
+	size_t n = strlen(longest);
+	if (n <= DNS1035_MAX)
+		return;
+	char detail[sizeof(longest) + 256];
+	snprintf(detail, sizeof(detail),
+	         "the pod and service name \"%s\" would be %zu characters: must be no more than 63 characters "
+	         "(a Service name is a DNS-1035 label)", longest, n);
+	json_t *v = json_string(name);
+	add(c, TFJOB_FIELD_VALUE_INVALID, field, v, detail);
 	json_decref(v);
 }
 
@@ -285,6 +377,7 @@ int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfj
 	bool strict = opts->strict && (!caller_opts || caller_opts->version >= 2);
 	if (!job->schema_clean || (strict && job->schema_unknown))
 		tfjob__schema_check(c.errs, job->root, strict);
+	validate_namespace(&c, job); /* the API server's own check, before any webhook */
 	if (opts->old)
 		validate_queue_update(&c, job, opts->old);
 	if (c.errs->count == 0 && !c.errs->oom) {
@@ -294,6 +387,8 @@ int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfj
 			validate_update(&c, job, opts->old);
 		validate_run_policy(&c, job);
 		validate_replica_specs(&c, job);
+		if (c.documented)
+			validate_child_names(&c, job);
 	}
 	if (c.errs->oom) {
 		tfjob_field_errors_free(c.errs);

@@ -202,6 +202,26 @@ static void merge_section(json_t *merged, const json_t *doc, const char *section
 	}
 }
 
+/*
+ * A kubeconfig that does not parse: the parser's message may quote the text around the error
+ * ("invalid escape near '"TOPSECRET\q'"), and that text can be a token or a key. Say where, never
+ * what: *err gets the position of parse_err and a message of our own.
+ */
+static int without_content(tfjob_error **err, int rc, tfjob_error *parse_err, const char *path)
+{
+	if (rc != TFJOB_EPARSE) { /* limits and allocation failures: their messages quote nothing */
+		if (err)
+			*err = parse_err;
+		else
+			tfjob_error_free(parse_err);
+		return rc;
+	}
+	int line = tfjob_error_line(parse_err), column = tfjob_error_column(parse_err);
+	tfjob_error_free(parse_err);
+	return tfjob__fail_at(err, rc, path, line, column,
+	                      "not valid YAML or JSON (the text is not shown: a kubeconfig holds credentials)");
+}
+
 static int merge_file(json_t *merged, const char *path, int must_exist, int *found, tfjob_error **err)
 {
 	struct stat st;
@@ -214,9 +234,10 @@ static int merge_file(json_t *merged, const char *path, int must_exist, int *fou
 		return rc;
 	*found = 1;
 	json_t *doc = NULL;
-	if (len > 0 && (rc = tfjob__load_one(&doc, text, len, path, err))) {
+	tfjob_error *parse_err = NULL;
+	if (len > 0 && (rc = tfjob__load_one(&doc, text, len, path, &parse_err))) {
 		free(text);
-		return rc;
+		return without_content(err, rc, parse_err, path);
 	}
 	free(text);
 	if (doc && !json_is_object(doc)) {

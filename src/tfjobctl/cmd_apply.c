@@ -1,5 +1,6 @@
 /*
- * tfjobctl apply -f FILE [--kubeconfig F] [--context C] [-n NS]: kubectl apply's read, then create or update
+ * tfjobctl apply -f FILE|DIR|- [-f ...] [--kubeconfig F] [--context C] [-n NS]: kubectl apply's read, then
+ * create or update
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <getopt.h>
@@ -12,13 +13,21 @@
 void usage_apply(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl apply -f FILE [--server-side [--force-conflicts] [--field-manager M]]\n"
-	        "                      [--validate=V] [--compat C] [--kubeconfig F] [--context C] [-n NS]\n\n"
+	        "usage: tfjobctl apply -f FILE [-f ...] [--server-side [--force-conflicts] [--field-manager M]]\n"
+	        "                      [--validate=V] [--compat C] [--warnings-as-errors] [--kubeconfig F]\n"
+	        "                      [--context C] [-n NS]\n\n"
 	        "Create the TFJobs of FILE in the cluster, or update those that exist: their spec, labels\n"
 	        "and annotations are replaced by FILE's (the server's metadata and status are kept).\n"
 	        "A metadata.resourceVersion in FILE is a precondition (a stale one is a Conflict).\n"
-	        "Every TFJob is validated first (as tfjobctl validate); an invalid one is not sent.\n\n"
-	        "  -f, --filename FILE  YAML or JSON, one or more TFJobs ('-' for standard input)\n"
+	        "Every TFJob is validated first (as tfjobctl validate); if one is invalid (or cannot be\n"
+	        "read), none is sent. Errors read FILE:LINE:COLUMN: tfjob/NAME: FIELD: ...\n"
+	        "What the TFJob docs advise against is printed as \"Warning: ...\" on stderr, as kubectl\n"
+	        "prints an API server's warnings: restartPolicy Never, GPUs without cpu/memory requests,\n"
+	        "and pod templates without sidecar.istio.io/inject: \"false\" when the job's namespace is\n"
+	        "labelled istio-injection=enabled.\n\n"
+	        "  -f, --filename F     a file, a directory (its .yaml, .yml and .json files, in name\n"
+	        "                       order) or '-' for standard input; repeatable; YAML or JSON,\n"
+	        "                       multi-document\n"
 	        "  --validate=V         what to do with fields the TFJob schema does not declare, as\n"
 	        "                       kubectl's --validate: strict (default: refuse the TFJob),\n"
 	        "                       warn (print them as warnings; the server prunes them) or\n"
@@ -30,6 +39,8 @@ void usage_apply(FILE *out)
 	        "                       an unchanged FILE changes nothing (prints 'serverside-applied')\n"
 	        "  --force-conflicts    with --server-side: take over fields another manager owns\n"
 	        "  --field-manager M    with --server-side: the manager name (default tfjobctl)\n"
+	        CTL_WARNINGS_AS_ERRORS_USAGE
+	        "                  (checked before anything is sent: then nothing is)\n"
 	        CTL_CLUSTER_USAGE "\n"
 	        "Exit status: 0 applied, 1 invalid or refused by the server, 2 usage, input,\n"
 	        "configuration or connection error.\n");
@@ -194,6 +205,13 @@ static int server_side_apply(tfjob_transport *t, const char *ns, const char *tex
 	return rc;
 }
 
+/* The namespace a job goes to: its own, else -n, else the context's. */
+static const char *target_namespace(tfjob_transport *t, const char *flag_ns, const tfjob_job *job)
+{
+	const char *ons = tfjob_job_namespace(job);
+	return ons ? ons : flag_ns ? flag_ns : tfjob_transport_namespace(t);
+}
+
 /* As kubectl apply: read the object; create it when there is none, else update it. */
 static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job, const struct apply_mode *m)
 {
@@ -210,7 +228,7 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job, co
 		return ctl_fail("apply: the namespace from the provided object \"%s\" does not match the namespace \"%s\". "
 		                "You must pass '--namespace=%s' to perform this operation.", ons, flag_ns, ons);
 	}
-	const char *ns = ons ? ons : flag_ns ? flag_ns : tfjob_transport_namespace(t);
+	const char *ns = target_namespace(t, flag_ns, job);
 	int rc;
 	if (m->server_side && (!name || !name[0])) {
 		json_decref(desired);
@@ -246,17 +264,16 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job, co
 }
 
 /* Unknown fields reported by a strict check that the non-strict one lets pass, as warnings. */
-static int warn_unknown_fields(const tfjob_job *job, const tfjob_validate_options *lax, const struct ctl_source *src,
-                               size_t doc)
+static int warn_unknown_fields(const struct ctl_doc *d, const tfjob_validate_options *lax)
 {
 	tfjob_validate_options vo = *lax;
 	vo.strict = 1;
 	tfjob_field_errors *errs = NULL;
 	tfjob_error *err = NULL;
-	if (tfjob_job_validate(&errs, job, &vo, &err))
+	if (tfjob_job_validate(&errs, d->job, &vo, &err))
 		return ctl_fail_err(err);
 	/* The lax check found nothing: every error of the strict one is an unknown field. */
-	ctl_print_field_errors(stderr, errs, src, doc, "Warning: ");
+	ctl_print_doc_errors(stderr, errs, d, "Warning: ");
 	tfjob_field_errors_free(errs);
 	return EXIT_OK;
 }
@@ -267,24 +284,24 @@ static int warn_unknown_fields(const tfjob_job *job, const tfjob_validate_option
  * configuration of a custom resource with unknown fields and answers 500 "field not declared in
  * schema" whatever fieldValidation says, so the library's message is the useful one.
  */
-static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, const struct apply_mode *m,
-                        const struct ctl_source *src)
+static int validate_all(const struct ctl_inputs *in, tfjob_compat compat, const struct apply_mode *m)
 {
 	int status = EXIT_OK;
 	tfjob_field_validation fv = m->validation;
-	for (size_t i = 0; i < count; i++) {
+	for (size_t i = 0; i < in->count; i++) {
 		tfjob_validate_options vo = TFJOB_VALIDATE_OPTIONS_INIT;
 		vo.compat = compat;
 		vo.strict = fv == TFJOB_FIELD_VALIDATION_STRICT;
 		tfjob_field_errors *errs = NULL;
 		tfjob_error *err = NULL;
-		if (tfjob_job_validate(&errs, jobs[i], &vo, &err))
+		if (tfjob_job_validate(&errs, in->docs[i].job, &vo, &err))
 			return ctl_fail_err(err);
-		ctl_print_field_errors(stderr, errs, src, i, "");
-		if (tfjob_field_errors_count(errs) > 0)
-			status = EXIT_NEGATIVE;
+		ctl_print_doc_errors(stderr, errs, &in->docs[i], "");
+		bool invalid = tfjob_field_errors_count(errs) > 0;
 		tfjob_field_errors_free(errs);
-		if (status == EXIT_OK && fv == TFJOB_FIELD_VALIDATION_WARN && warn_unknown_fields(jobs[i], &vo, src, i))
+		if (invalid)
+			status = EXIT_NEGATIVE;
+		else if (fv == TFJOB_FIELD_VALIDATION_WARN && warn_unknown_fields(&in->docs[i], &vo))
 			return EXIT_USAGE;
 	}
 	return status;
@@ -306,6 +323,45 @@ static bool parse_field_validation(tfjob_field_validation *out, const char *valu
 	return false;
 }
 
+/* The namespace is labelled istio-injection=enabled. A namespace we may not read is taken as
+ * not injecting: the warning is advice, never a reason to fail. */
+static bool injects_istio(tfjob_transport *t, const char *ns)
+{
+	static const tfjob_resource namespaces = TFJOB_RESOURCE_NAMESPACES_INIT;
+	char *text = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_transport_get(&text, t, &namespaces, NULL, ns, &err)) {
+		tfjob_error_free(err);
+		return false;
+	}
+	json_t *obj = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	const char *v = json_string_value(
+		json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), "istio-injection"));
+	bool on = v && !strcmp(v, "enabled");
+	json_decref(obj);
+	return on;
+}
+
+/* Print every job's warnings; EXIT_NEGATIVE when there are some and they count as errors. */
+static int warn_all(tfjob_transport *t, const struct ctl_inputs *in, const char *flag_ns, bool as_errors)
+{
+	int warned = 0;
+	const char *last_ns = NULL;
+	bool istio = false;
+	for (size_t i = 0; i < in->count; i++) {
+		const char *ns = target_namespace(t, flag_ns, in->docs[i].job);
+		if (!last_ns || strcmp(ns, last_ns)) /* one read per run of jobs in the same namespace */
+			istio = injects_istio(t, ns);
+		last_ns = ns;
+		int n = ctl_print_warnings(in->docs[i].job, istio);
+		if (n < 0)
+			return EXIT_USAGE;
+		warned += n;
+	}
+	return warned && as_errors ? EXIT_NEGATIVE : EXIT_OK;
+}
+
 int cmd_apply(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -315,20 +371,23 @@ int cmd_apply(int argc, char **argv)
 		{ "server-side", no_argument, NULL, 'S' },
 		{ "force-conflicts", no_argument, NULL, 'F' },
 		{ "field-manager", required_argument, NULL, 'M' },
+		{ "warnings-as-errors", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl_cluster cl = { 0 };
 	struct apply_mode mode = { TFJOB_FIELD_VALIDATION_STRICT, false, false, "tfjobctl" };
-	const char *path = NULL;
+	struct ctl_sources sources = { 0 };
+	bool warnings_as_errors = false;
 	int ch;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":f:n:", longopts, NULL)) != -1) {
 		if (ctl_cluster_option(&cl, ch, optarg))
 			continue;
+		int bad = 0;
 		if (ch == 'f')
-			path = ctl_flag_value(optarg);
+			bad = ctl_sources_add(&sources, ctl_flag_value(optarg));
 		else if (ch == 'V' && !parse_field_validation(&mode.validation, optarg))
-			return ctl_fail("apply: --validate must be strict, warn or ignore, not '%s'", optarg);
+			bad = ctl_fail("apply: --validate must be strict, warn or ignore, not '%s'", optarg);
 		else if (ch == 'V')
 			continue;
 		else if (ch == 'S')
@@ -338,35 +397,42 @@ int cmd_apply(int argc, char **argv)
 		else if (ch == 'M' && optarg[0])
 			mode.field_manager = optarg;
 		else if (ch == 'M')
-			return ctl_fail("apply: --field-manager needs a name");
+			bad = ctl_fail("apply: --field-manager needs a name");
+		else if (ch == 'W')
+			warnings_as_errors = true;
 		else if (ch == ':')
-			return ctl_fail("apply: option '%s' needs a value", argv[optind - 1]);
+			bad = ctl_fail("apply: option '%s' needs a value", argv[optind - 1]);
 		else
-			return ctl_fail("apply: unknown option '%s' (see tfjobctl apply --help)", argv[optind - 1]);
+			bad = ctl_fail("apply: unknown option '%s' (see tfjobctl apply --help)", argv[optind - 1]);
+		if (bad) {
+			free(sources.paths);
+			return EXIT_USAGE;
+		}
 	}
+	int usage = EXIT_OK;
 	if (cl.bad)
-		return EXIT_USAGE;
-	if (!path || optind != argc)
-		return ctl_fail("apply: expected -f FILE and nothing else (see tfjobctl apply --help)");
-	tfjob_job **jobs = NULL;
-	size_t count = 0;
-	struct ctl_source src = { path, NULL, 0 };
-	if (ctl_load_jobs_source(&jobs, &count, &src))
-		return EXIT_USAGE;
-	if ((mode.force || strcmp(mode.field_manager, "tfjobctl")) && !mode.server_side) {
-		tfjob_job_array_free(jobs, count);
-		free(src.text);
-		return ctl_fail("apply: --force-conflicts and --field-manager need --server-side");
+		usage = EXIT_USAGE;
+	else if (!sources.count || optind != argc)
+		usage = ctl_fail("apply: expected -f FILE and nothing else (see tfjobctl apply --help)");
+	else if ((mode.force || strcmp(mode.field_manager, "tfjobctl")) && !mode.server_side)
+		usage = ctl_fail("apply: --force-conflicts and --field-manager need --server-side");
+	if (usage) {
+		free(sources.paths);
+		return usage;
 	}
-	int status = validate_all(jobs, count, cl.compat, &mode, &src);
-	free(src.text);
+	struct ctl_inputs in = { 0 };
+	int status = ctl_inputs_read(&in, &sources);
+	if (status == EXIT_OK)
+		status = validate_all(&in, cl.compat, &mode);
 	tfjob_transport *t = NULL;
 	if (status == EXIT_OK)
 		status = ctl_connect(&t, &cl);
+	if (status == EXIT_OK)
+		status = warn_all(t, &in, cl.namespace_name, warnings_as_errors);
 	/* As kubectl apply: every object is tried after a refusal; the worst outcome is the exit status. */
 	int connected = status == EXIT_OK;
-	for (size_t i = 0; connected && i < count; i++) {
-		int r = apply_one(t, cl.namespace_name, jobs[i], &mode);
+	for (size_t i = 0; connected && i < in.count; i++) {
+		int r = apply_one(t, cl.namespace_name, in.docs[i].job, &mode);
 		if (r > status)
 			status = r;
 		if (r == EXIT_USAGE)
@@ -374,6 +440,6 @@ int cmd_apply(int argc, char **argv)
 	}
 	if (t)
 		ctl_disconnect(t);
-	tfjob_job_array_free(jobs, count);
+	ctl_inputs_free(&in);
 	return status;
 }

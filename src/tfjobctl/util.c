@@ -2,6 +2,7 @@
  * tfjobctl: file reading, error printing and other shared helpers.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,37 +99,9 @@ static int load_jobs(tfjob_job ***out, size_t *count, const char *path, char **t
 
 int ctl_load_jobs(tfjob_job ***out, size_t *count, const char *path) { return load_jobs(out, count, path, NULL, NULL); }
 
-/* One TFJob per document (no JSON array or List of several): the i-th job is the i-th document. */
-static bool one_job_per_document(const struct ctl_source *src, size_t count)
+int ctl_load_jobs_text(tfjob_job ***out, size_t *count, const char *path, char **text, size_t *len)
 {
-	unsigned int line, column;
-	return tfjob_field_locate(&line, &column, src->text, src->len, count - 1, "kind", NULL) == 0 &&
-	       tfjob_field_locate(&line, &column, src->text, src->len, count, "kind", NULL) == TFJOB_ENOTFOUND;
-}
-
-int ctl_load_jobs_source(tfjob_job ***out, size_t *count, struct ctl_source *src)
-{
-	src->text = NULL;
-	src->len = 0;
-	int rc = load_jobs(out, count, src->path, &src->text, &src->len);
-	if (rc == 0 && !one_job_per_document(src, *count)) {
-		free(src->text); /* no positions: they could point into the wrong document */
-		src->text = NULL;
-	}
-	return rc;
-}
-
-void ctl_print_field_errors(FILE *out, const tfjob_field_errors *errs, const struct ctl_source *src, size_t doc,
-                            const char *prefix)
-{
-	for (size_t i = 0; i < tfjob_field_errors_count(errs); i++) {
-		unsigned int line, column;
-		if (src->text &&
-		    tfjob_field_locate(&line, &column, src->text, src->len, doc, tfjob_field_errors_field(errs, i), NULL) == 0)
-			fprintf(out, "%s%s:%u:%u: %s\n", prefix, src->path, line, column, tfjob_field_errors_message(errs, i));
-		else
-			fprintf(out, "%s%s: %s\n", prefix, src->path, tfjob_field_errors_message(errs, i));
-	}
+	return load_jobs(out, count, path, text, len);
 }
 
 int ctl_fail_err(tfjob_error *err)
@@ -155,6 +128,75 @@ bool ctl_parse_compat(tfjob_compat *out, const char *value)
 		return true;
 	ctl_fail("unknown --compat value '%s' (expected 'documented' or 'training-operator-1.9')", value);
 	return false;
+}
+
+int ctl_print_warnings(const tfjob_job *job, bool istio_injection)
+{
+	tfjob_warning_options opts = TFJOB_WARNING_OPTIONS_INIT;
+	opts.istio_injection = istio_injection;
+	tfjob_warnings *w = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_job_warnings(&w, job, &opts, &err)) {
+		ctl_fail_err(err);
+		return -1;
+	}
+	size_t n = tfjob_warnings_count(w);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "Warning: tfjob/%s: %s\n", ctl_job_label(job), tfjob_warnings_message(w, i));
+	tfjob_warnings_free(w);
+	return (int)n;
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static bool has_suffix(const char *name, const char *const *suffixes)
+{
+	size_t n = strlen(name);
+	for (const char *const *s = suffixes; *s; s++)
+		if (n > strlen(*s) && !strcmp(name + n - strlen(*s), *s))
+			return true;
+	return false;
+}
+
+int ctl_list_dir(char ***out, size_t *count, const char *dir, const char *const *suffixes)
+{
+	*out = NULL;
+	*count = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return ctl_fail("%s: %s", dir, strerror(errno));
+	char **names = NULL;
+	size_t n = 0;
+	bool oom = false;
+	struct dirent *e;
+	while (!oom && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !has_suffix(e->d_name, suffixes))
+			continue;
+		char **grown = realloc(names, (n + 1) * sizeof(*names));
+		if (grown)
+			names = grown;
+		char *name = grown ? strdup(e->d_name) : NULL;
+		if (name)
+			names[n++] = name;
+		oom = !name;
+	}
+	closedir(d);
+	if (oom) {
+		ctl_free_names(names, n);
+		return ctl_fail("out of memory");
+	}
+	if (n > 1)
+		qsort(names, n, sizeof(*names), compare_names);
+	*out = names;
+	*count = n;
+	return 0;
+}
+
+void ctl_free_names(char **names, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
 }
 
 void ctl_print_owned(char *text)

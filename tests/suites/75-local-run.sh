@@ -173,6 +173,15 @@ rc, out, err, _ = run(["logs", "-f", d, "ps-training-ps-0"], timeout=10)
 check(rc == 0 and "stopped after" in out, f"logs -f of a finished pod returns: {rc} {err}")
 rc, out, err, _ = run(["logs", d, "nope-0"])
 check(rc == 2, "logs of an unknown pod: exit 2")
+# only the run's pods can be named: a path that leaves the run directory is refused
+secret = os.path.join(os.path.dirname(d), "outside.log")
+with open(secret, "w") as f:
+    f.write("OUTSIDE-THE-RUN\n")
+for name in ["../outside", "../../" + os.path.basename(os.path.dirname(d)) + "/outside", "/etc/passwd", ".", "..", "a/b"]:
+    rc, out, err, _ = run(["logs", d, name])
+    check(rc == 2 and "OUTSIDE-THE-RUN" not in out and "root:" not in out and "is not a pod name" in err,
+          f"logs RUN {name!r} is refused: {rc} {out[:80]} {err}")
+os.unlink(secret)
 
 # 1b. on a terminal the progress block is redrawn in place, and fits the screen (20 pods, 12 rows)
 import fcntl, pty, struct, termios

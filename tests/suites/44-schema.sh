@@ -9,9 +9,9 @@ python3 scripts/gen-schema.py --check-digest
 command -v go >/dev/null 2>&1 || { [ -x /usr/local/go/bin/go ] && PATH="/usr/local/go/bin:$PATH"; }
 if command -v go >/dev/null 2>&1; then
   python3 scripts/gen-schema.py --check
-  echo "42-schema: the committed CRD and table are what scripts/gen-schema.py generates"
+  echo "44-schema: the committed CRD and table are what scripts/gen-schema.py generates"
 else
-  echo "42-schema: no 'go' to fetch k8s.io/kubernetes: regeneration not checked"
+  echo "44-schema: no 'go' to fetch k8s.io/kubernetes: regeneration not checked"
 fi
 BUILD_DIR=build scripts/build.sh >/dev/null
 C=build/src/tfjobctl/tfjobctl
@@ -23,5 +23,5 @@ for f in examples/*.yaml examples/*/tfjob*.yaml examples/failures/*.yaml; do
     echo "FAIL $f has fields the schema does not declare:"; grep 'unknown field' <<<"$out"; fail=1
   fi
 done
-[ "$fail" -eq 0 ] && echo "42-schema: no example has an unknown field"
+[ "$fail" -eq 0 ] && echo "44-schema: no example has an unknown field"
 exit "$fail"
