@@ -1053,7 +1053,7 @@ static tfjob_transport *flaky_new(tfjob_transport *inner, flaky **out)
 	flaky *f = calloc(1, sizeof(*f));
 	f->inner = inner;
 	tfjob_transport_backend be = { TFJOB_TRANSPORT_BACKEND_VERSION, f, fl_free, fl_ns, fl_get, fl_list, fl_create,
-	                               fl_update, fl_update_status, fl_patch, fl_del, fl_watch, NULL };
+	                               fl_update, fl_update_status, fl_patch, fl_del, fl_watch, NULL, NULL };
 	tfjob_transport *t = NULL;
 	ck_assert_int_eq(tfjob_transport_new(&t, &be, NULL), 0);
 	*out = f;

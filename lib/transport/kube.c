@@ -155,6 +155,7 @@ struct request {
 	const char *body;
 	const char *content_type;
 	const char *check_path; /* POST: where to read the object back after an ambiguous failure */
+	char **warnings;        /* on success: the response's Warning texts (NULL: not wanted) */
 };
 
 static int take_body(char **out, struct tfjob__http_response *r)
@@ -312,6 +313,10 @@ static int kube_request(struct tfjob__kube *k, char **out, const struct request 
 		int code = tfjob__http_code(&r);
 		if (code == 0 || (code == TFJOB_ENOTFOUND && ambiguous && !strcmp(req->method, "DELETE"))) {
 			code = take_body(out, &r) ? tfjob__oom(err) : 0;
+			if (req->warnings) {
+				*req->warnings = r.warnings;
+				r.warnings = NULL;
+			}
 			tfjob__http_response_clear(&r);
 			return code;
 		}
@@ -354,7 +359,7 @@ static int verb_get(void *data, char **out, const tfjob_resource *res, const cha
 	char *path = tfjob__resource_path(res, ns, name, NULL);
 	if (!path)
 		return tfjob__oom(err);
-	struct request req = { "GET", path, NULL, NULL, NULL };
+	struct request req = { "GET", path, NULL, NULL, NULL, NULL };
 	int rc = kube_request(data, out, &req, err);
 	free(path);
 	return rc;
@@ -388,7 +393,7 @@ static int verb_list(void *data, char **out, const tfjob_resource *res, const ch
 	if (!rc && !(path = tfjob__strdup_printf("%s%s", base, query ? query : "")))
 		rc = tfjob__oom(err);
 	if (!rc) {
-		struct request req = { "GET", path, NULL, NULL, NULL };
+		struct request req = { "GET", path, NULL, NULL, NULL, NULL };
 		rc = kube_request(data, out, &req, err);
 	}
 	free(base);
@@ -411,7 +416,7 @@ static int verb_create(void *data, char **out, const tfjob_resource *res, const 
 	if (!path)
 		rc = tfjob__oom(err);
 	if (!rc) {
-		struct request req = { "POST", path, object_json, "application/json", check };
+		struct request req = { "POST", path, object_json, "application/json", check, NULL };
 		rc = kube_request(data, out, &req, err);
 	}
 	free(path);
@@ -425,7 +430,7 @@ static int put(void *data, char **out, const tfjob_resource *res, const char *ns
 	char *path = tfjob__resource_path(res, ns, name, sub);
 	if (!path)
 		return tfjob__oom(err);
-	struct request req = { "PUT", path, object_json, "application/json", NULL };
+	struct request req = { "PUT", path, object_json, "application/json", NULL, NULL };
 	int rc = kube_request(data, out, &req, err);
 	free(path);
 	return rc;
@@ -449,8 +454,38 @@ static int verb_patch(void *data, char **out, const tfjob_resource *res, const c
 	char *path = tfjob__resource_path(res, ns, name, subresource);
 	if (!path)
 		return tfjob__oom(err);
-	struct request req = { "PATCH", path, merge_patch_json, "application/merge-patch+json", NULL };
+	struct request req = { "PATCH", path, merge_patch_json, "application/merge-patch+json", NULL, NULL };
 	int rc = kube_request(data, out, &req, err);
+	free(path);
+	return rc;
+}
+
+/* The query of a server-side apply: ?fieldManager=M[&force=true]&fieldValidation=V. */
+static int apply_query(char **query, const tfjob_apply_options *opts)
+{
+	static const char *const validation[] = { "Strict", "Warn", "Ignore" };
+	int rc = tfjob__query_add(query, "fieldManager", opts->field_manager);
+	if (!rc && opts->force)
+		rc = tfjob__query_add(query, "force", "true");
+	if (!rc)
+		rc = tfjob__query_add(query, "fieldValidation", validation[opts->field_validation]);
+	return rc;
+}
+
+static int verb_apply(void *data, char **out, char **warnings, const tfjob_resource *res, const char *ns,
+                      const char *name, const char *object_json, const tfjob_apply_options *opts, tfjob_error **err)
+{
+	char *base = tfjob__resource_path(res, ns, name, NULL), *query = NULL, *path = NULL;
+	int rc = (!base || apply_query(&query, opts)) ? tfjob__oom(err) : 0;
+	if (!rc && !(path = tfjob__strdup_printf("%s%s", base, query)))
+		rc = tfjob__oom(err);
+	if (!rc) {
+		/* JSON is YAML: the apply configuration goes as it is. */
+		struct request req = { "PATCH", path, object_json, "application/apply-patch+yaml", NULL, warnings };
+		rc = kube_request(data, out, &req, err);
+	}
+	free(base);
+	free(query);
 	free(path);
 	return rc;
 }
@@ -483,7 +518,7 @@ static int verb_delete(void *data, char **out, const tfjob_resource *res, const 
 	char *body = delete_body(opts);
 	int rc = (!path || !body) ? tfjob__oom(err) : 0;
 	if (!rc) {
-		struct request req = { "DELETE", path, body, "application/json", NULL };
+		struct request req = { "DELETE", path, body, "application/json", NULL, NULL };
 		rc = kube_request(data, out, &req, err);
 	}
 	free(path);
@@ -689,6 +724,7 @@ int tfjob_kube_transport_new(tfjob_transport **out, const tfjob_kube_options *ca
 			.patch = verb_patch,
 			.del = verb_delete,
 			.watch = tfjob__kube_watch,
+			.apply = verb_apply,
 		};
 		rc = tfjob_transport_new(out, &be, err);
 	}

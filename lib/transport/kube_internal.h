@@ -132,9 +132,13 @@ struct tfjob__http_response {
 	size_t cap;            /* bytes allocated for body */
 	int too_large;         /* the body went past the limit (curl_code is then CURLE_FILESIZE_EXCEEDED) */
 	int64_t retry_after_ms; /* -1 when absent */
+	char *warnings;        /* texts of the Warning headers, one a line (NULL: none); at most TFJOB__HTTP_MAX_WARNINGS bytes */
 	CURLcode curl_code;
 	char curl_error[CURL_ERROR_SIZE];
 };
+
+/* The most bytes of Warning header texts a response keeps (the rest are dropped). */
+#define TFJOB__HTTP_MAX_WARNINGS ((size_t)64 * 1024)
 
 void tfjob__http_response_clear(struct tfjob__http_response *r);
 /* Append to r->body (NUL-terminated), at most max bytes in all: 0, or -1 (too_large set when past max). */

@@ -16,6 +16,7 @@ extern const tfjob__versioned tfjob__plan_options_v;
 extern const tfjob__versioned tfjob__simulate_options_v;
 extern const tfjob__versioned tfjob__list_options_v;
 extern const tfjob__versioned tfjob__delete_options_v;
+extern const tfjob__versioned tfjob__apply_options_v;
 extern const tfjob__versioned tfjob__watch_options_v;
 extern const tfjob__versioned tfjob__transport_backend_v;
 extern const tfjob__versioned tfjob__memory_options_v;
