@@ -29,7 +29,8 @@ typedef struct rctx {
 	const char *key;
 	char *ns, *name;
 	json_t *job;      /* snapshot (reference) */
-	char *job_text;   /* for events, lazily */
+	char *job_text;   /* for the pod mutation hook, lazily */
+	tfjob__event_batch events; /* recorded, posted when the reconcile has done its writes */
 } rctx;
 
 static const char *meta_str(json_t *obj, const char *field)
@@ -42,21 +43,17 @@ static const char *label_of(json_t *obj, const char *label)
 	return json_string_value(json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), label));
 }
 
+/* An Event about the job, held until the reconcile has done its writes (tfjob__reconcile()). */
 static void record_event(rctx *r, const char *type, const char *reason, const char *message)
 {
-	tfjob_controller *c = r->c;
-	if (c->o.no_events)
+	if (r->c->o.no_events)
 		return;
-	if (!r->job_text)
-		r->job_text = json_dumps(r->job, JSON_COMPACT);
-	if (!r->job_text)
-		return;
-	tfjob_error *err = NULL;
-	int rc = tfjob_transport_create_event(NULL, c->t, r->ns, r->job_text, type, reason, message, OPERATOR_NAME, &err);
-	tfjob__count(c, TFJOB_API_CREATE_EVENT, rc);
-	if (rc)
-		tfjob__log(c, TFJOB_LOG_WARN, "recording an event failed", r->key, reason, tfjob_error_message(err));
-	tfjob_error_free(err);
+	const char *kind = json_string_value(json_object_get(r->job, "kind"));
+	const char *api_version = json_string_value(json_object_get(r->job, "apiVersion"));
+	tfjob__event_ref ref = { kind ? kind : "TFJob", api_version ? api_version : "kubeflow.org/v1",
+		                     r->name, r->ns, meta_str(r->job, "uid"), meta_str(r->job, "resourceVersion") };
+	if (tfjob__event_batch_add(&r->events, &ref, type, reason, message))
+		atomic_fetch_add(&r->c->m.events_dropped, 1);
 }
 
 static int cond_true(json_t *status, const char *type)
@@ -620,7 +617,7 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 	const char *slash = strchr(key, '/');
 	if (!slash)
 		return 0;
-	rctx r = { c, key, strndup(key, (size_t)(slash - key)), strdup(slash + 1), NULL, NULL };
+	rctx r = { c, key, strndup(key, (size_t)(slash - key)), strdup(slash + 1), NULL, NULL, { NULL, NULL } };
 	int rc = 0;
 	if (!r.ns || !r.name) {
 		rc = TFJOB_ENOMEM;
@@ -647,6 +644,7 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 	if (rc == 1)
 		rc = TFJOB_ECONFLICT;
 out:
+	tfjob__recorder_post(c->events, &r.events);
 	free(r.ns);
 	free(r.name);
 	return rc;

@@ -111,6 +111,9 @@ typedef struct tfjob__metrics {
 	_Atomic uint64_t api_calls[TFJOB_API_VERB_COUNT];
 	_Atomic uint64_t api_errors, status_conflicts, relists, leader_transitions;
 	_Atomic uint64_t watch_restarts, watch_errors;
+	/* Events (events.c): written as new objects, as count PATCHes, dropped (queue full or
+	   flush bound), held back by the spam filter, failed */
+	_Atomic uint64_t events_created, events_patched, events_dropped, events_filtered, events_failed;
 } tfjob__metrics;
 
 void tfjob__metrics_observe_latency(tfjob__metrics *m, double seconds);
