@@ -135,7 +135,8 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 	                                               TFJOB_RESOURCE_SERVICES_INIT, TFJOB_RESOURCE_PODGROUPS_INIT };
 	static const tfjob_resource plugins_pg = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", 1 };
 	for (int i = 0; i < INF_COUNT; i++) {
-		tfjob__store_init(&c->stores[i], i == INF_PODS || i == INF_SERVICES);
+		tfjob__store_init(&c->stores[i]);
+		tfjob__child_store_init(&c->kids[i]);
 		c->inf[i].c = c;
 		c->inf[i].kind = i;
 		c->inf[i].res = res[i];
@@ -376,8 +377,10 @@ void tfjob_controller_free(tfjob_controller *c)
 	if (!c)
 		return;
 	tfjob_controller_stop(c);
-	for (int i = 0; i < INF_COUNT; i++)
+	for (int i = 0; i < INF_COUNT; i++) {
 		tfjob__store_clear(&c->stores[i]);
+		tfjob__child_store_clear(&c->kids[i]);
+	}
 	tfjob__recorder_free(c->events);
 	tfjob__queue_free(c->q);
 	tfjob__exp_free(c->exp);

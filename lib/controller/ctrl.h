@@ -59,7 +59,8 @@ struct tfjob_controller {
 	tfjob__queue *q;
 	tfjob__expectations *exp;
 	pthread_mutex_t cache_mu;
-	tfjob__store stores[INF_COUNT];
+	tfjob__store stores[INF_COUNT];      /* TFJobs, PodGroups (whole) */
+	tfjob__child_store kids[INF_COUNT];  /* Pods, Services (compact) */
 	tfjob__informer inf[INF_COUNT];
 	tfjob__metrics m;
 	tfjob__recorder *events;
