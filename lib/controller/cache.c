@@ -15,6 +15,34 @@
 #include "controller/internal.h"
 #include "core/job.h"
 
+/* Heap estimates (for the cache-size metrics): malloc's own header per allocation, a map
+   entry (node and key copy). */
+#define ALLOC_OVERHEAD 16
+static size_t map_entry_bytes(const char *key)
+{
+	return sizeof(tfjob__map_node) + sizeof(void *) + strlen(key) + 1 + 2 * ALLOC_OVERHEAD;
+}
+
+/* Rough heap size of a jansson value (for cache accounting). */
+static size_t json_bytes(json_t *v)
+{
+	size_t n = 48 + ALLOC_OVERHEAD;
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *m;
+		json_object_foreach(v, k, m)
+			n += 48 + strlen(k) + json_bytes(m);
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *m;
+		json_array_foreach(v, i, m)
+			n += sizeof(void *) + json_bytes(m);
+	} else if (json_is_string(v)) {
+		n += json_string_length(v) + 1;
+	}
+	return n;
+}
+
 /* ---- whole objects ---- */
 
 void tfjob__store_init(tfjob__store *s)
@@ -30,6 +58,7 @@ static void decref(void *v)
 void tfjob__store_clear(tfjob__store *s)
 {
 	tfjob__map_clear(&s->objs, decref);
+	s->bytes = 0;
 }
 
 char *tfjob__object_key(json_t *obj)
@@ -84,8 +113,12 @@ int tfjob__store_put(tfjob__store *s, json_t *obj)
 	}
 	void *replaced = NULL;
 	int rc = tfjob__map_put(&s->objs, key, obj, &replaced) ? TFJOB_ENOMEM : 0;
-	if (rc)
+	if (rc) {
 		json_decref(obj);
+	} else {
+		s->bytes += json_bytes(obj) + (replaced ? 0 : map_entry_bytes(key));
+		s->bytes -= replaced ? json_bytes(replaced) : 0;
+	}
 	json_decref(replaced);
 	free(key);
 	return rc;
@@ -95,6 +128,8 @@ json_t *tfjob__store_del(tfjob__store *s, json_t *obj)
 {
 	char *key = tfjob__object_key(obj);
 	json_t *old = key ? tfjob__map_del(&s->objs, key) : NULL;
+	if (old)
+		s->bytes -= json_bytes(old) + map_entry_bytes(key);
 	free(key);
 	return old;
 }
@@ -190,26 +225,6 @@ static json_t *abnormal_view(json_t *obj)
 	return view;
 }
 
-/* Rough heap size of a jansson value (for cache accounting). */
-static size_t json_bytes(json_t *v)
-{
-	size_t n = 48;
-	if (json_is_object(v)) {
-		const char *k;
-		json_t *m;
-		json_object_foreach(v, k, m)
-			n += 48 + strlen(k) + json_bytes(m);
-	} else if (json_is_array(v)) {
-		size_t i;
-		json_t *m;
-		json_array_foreach(v, i, m)
-			n += sizeof(void *) + json_bytes(m);
-	} else if (json_is_string(v)) {
-		n += json_string_length(v) + 1;
-	}
-	return n;
-}
-
 static int active(const tfjob__summary *s)
 {
 	return s->phase_kind != TFJOB__PHASE_SUCCEEDED && s->phase_kind != TFJOB__PHASE_FAILED && !s->deleting;
@@ -295,7 +310,8 @@ int tfjob__child_new(tfjob__child **out, json_t *obj)
 	ch->ctrl_name = dst[F_CNAME];
 	ch->ctrl_uid = dst[F_CUID];
 	ch->controlled = controlled;
-	ch->bytes = sizeof(*ch) + need + (view ? json_bytes(view) : 0);
+	/* the child, its view, and its entries in the key and owner maps */
+	ch->bytes = sizeof(*ch) + need + ALLOC_OVERHEAD + (view ? json_bytes(view) : 0) + 2 * map_entry_bytes(ch->key);
 	*out = ch;
 	return 0;
 }

@@ -591,6 +591,26 @@ int tfjob_controller_metrics_text(char **out, const tfjob_controller *c, tfjob_e
 		     (unsigned long long)im->events_dropped, (unsigned long long)im->events_filtered,
 		     (unsigned long long)im->events_failed);
 	}
+	{
+		tfjob_controller *mc = (tfjob_controller *)c;
+		size_t bytes[INF_COUNT], n[INF_COUNT];
+		pthread_mutex_lock(&mc->cache_mu);
+		for (int i = 0; i < INF_COUNT; i++) {
+			bytes[i] = mc->stores[i].bytes + mc->kids[i].bytes;
+			n[i] = mc->stores[i].objs.len + mc->kids[i].objs.len;
+		}
+		pthread_mutex_unlock(&mc->cache_mu);
+		EMIT("# HELP tfjob_controller_cache_bytes Estimated heap held by each cache (objects and index entries)\n"
+		     "# TYPE tfjob_controller_cache_bytes gauge\n");
+		for (int i = 0; i < INF_COUNT; i++)
+			if (mc->inf[i].enabled)
+				EMIT("tfjob_controller_cache_bytes{resource=\"%s\"} %zu\n", mc->inf[i].res.resource, bytes[i]);
+		EMIT("# HELP tfjob_controller_cache_objects Objects held by each cache\n"
+		     "# TYPE tfjob_controller_cache_objects gauge\n");
+		for (int i = 0; i < INF_COUNT; i++)
+			if (mc->inf[i].enabled)
+				EMIT("tfjob_controller_cache_objects{resource=\"%s\"} %zu\n", mc->inf[i].res.resource, n[i]);
+	}
 	EMIT("# HELP tfjob_controller_cache_synced 1 while the cache is listed and its watch connected\n"
 	     "# TYPE tfjob_controller_cache_synced gauge\n");
 	{

@@ -88,6 +88,7 @@ void tfjob__exp_delete(tfjob__expectations *e, const char *job_key);
 /* Whole objects ("ns/name" -> json_t*, immutable once stored): TFJobs and PodGroups. */
 typedef struct tfjob__store {
 	tfjob__map objs;
+	size_t bytes; /* estimated heap held (objects and map entries) */
 } tfjob__store;
 
 void tfjob__store_init(tfjob__store *s);
@@ -131,7 +132,7 @@ const char *tfjob__child_owner_key(char *buf, size_t size, const tfjob__child *c
 typedef struct tfjob__child_store {
 	tfjob__map objs;
 	tfjob__map owner;
-	size_t bytes; /* sum of the children's bytes */
+	size_t bytes; /* estimated heap held (children and map entries) */
 } tfjob__child_store;
 
 void tfjob__child_store_init(tfjob__child_store *s);
