@@ -94,6 +94,22 @@ static void wait_pods(tfjob_transport *t, const char *name, int n)
 	}
 }
 
+/* Create PREFIX-0 .. PREFIX-(n-1) (PS 1 + Worker 2 each) and wait until each is Created. */
+static void create_jobs(tfjob_transport *t, const char *prefix, int n)
+{
+	char name[64];
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s-%d", prefix, i);
+		char *j = job_json(name);
+		tfjob_transport_create(NULL, t, &TFJOBS, "default", j, NULL);
+		free(j);
+	}
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s-%d", prefix, i);
+		wait_cond(t, name, "Created");
+	}
+}
+
 /* Sum over a metric family's lines in the /metrics text (0 when absent). */
 static double metric_sum(const char *text, const char *family)
 {
@@ -143,16 +159,7 @@ static void cache_of_many_jobs(int n)
 	}
 	char name[64];
 	double t0 = now_s();
-	for (int i = 0; i < n; i++) {
-		snprintf(name, sizeof(name), "many-%d", i);
-		char *j = job_json(name);
-		tfjob_transport_create(NULL, t, &TFJOBS, "default", j, NULL);
-		free(j);
-	}
-	for (int i = 0; i < n; i++) {
-		snprintf(name, sizeof(name), "many-%d", i);
-		wait_cond(t, name, "Created");
-	}
+	create_jobs(t, "many", n);
 	tfjob_controller_wait_idle(c, 600000);
 	double created = now_s() - t0;
 	size_t nj = 0, np = 0, ns = 0;
@@ -280,16 +287,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)(m.reconciles - r0), rounds, best);
 
 	/* 3. Steady state of running jobs (3 pods + 3 services each, nothing to do). */
-	for (int i = 0; i < jobs; i++) {
-		snprintf(name, sizeof(name), "run-%d", i);
-		char *j = job_json(name);
-		tfjob_transport_create(NULL, t, &TFJOBS, "default", j, NULL);
-		free(j);
-	}
-	for (int i = 0; i < jobs; i++) {
-		snprintf(name, sizeof(name), "run-%d", i);
-		wait_cond(t, name, "Created");
-	}
+	create_jobs(t, "run", jobs);
 	tfjob_controller_wait_idle(c, 60000);
 	tfjob_controller_metrics_get(&m, c);
 	r0 = m.reconciles;

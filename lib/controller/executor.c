@@ -13,6 +13,7 @@
 #include "controller/ctrl.h"
 #include "core/job.h"
 #include "core/objects.h"
+#include "plan/planner.h"
 
 #define LABEL_JOB_NAME "training.kubeflow.org/job-name"
 #define LABEL_OPERATOR "training.kubeflow.org/operator-name"
@@ -508,18 +509,10 @@ static int plan_job(rctx *r)
 	if (rc)
 		return rc;
 	r->old_status = json_object_get(r->job, "status");
-	if (tfjob_plan_status_changed(r->plan)) {
-		char *text = NULL;
-		rc = tfjob_plan_status_json(&text, r->plan, 0, &r->err);
-		r->new_status = rc ? NULL : json_loads(text, 0, NULL);
-		free(text);
-		if (!rc && !r->new_status)
-			rc = tfjob__oom(&r->err);
-		if (rc)
-			return rc;
-	} else { /* unchanged: no need to print and parse it */
-		r->new_status = r->old_status ? json_incref(r->old_status) : json_object();
-	}
+	json_t *wanted = tfjob_plan_status_changed(r->plan) ? tfjob__plan_status(r->plan) : r->old_status;
+	r->new_status = wanted ? json_incref(wanted) : json_object(); /* shared, never printed and parsed */
+	if (!r->new_status)
+		return tfjob__oom(&r->err);
 	r->finished_now = cond_true(r->new_status, "Succeeded") == 1 || cond_true(r->new_status, "Failed") == 1;
 	r->finished_before = cond_true(r->old_status, "Succeeded") == 1 || cond_true(r->old_status, "Failed") == 1;
 	return 0;
