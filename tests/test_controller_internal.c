@@ -291,6 +291,32 @@ START_TEST(child_is_compact)
 }
 END_TEST
 
+/* Watch events of children are parsed without their spec; anything else as it is. */
+START_TEST(child_loads_without_spec)
+{
+	const char *big = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"}{\"}},"
+	                  " \"spec\" : {\"containers\":[{\"name\":\"tensorflow\",\"env\":[{\"name\":\"TF_CONFIG\","
+	                  "\"value\":\"{\\\"cluster\\\":{\\\"worker\\\":[\\\"a:2222\\\"]}} ]\"}]}]},"
+	                  "\"status\":{\"phase\":\"Running\"}}";
+	json_t *o = tfjob__child_loads(big);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(json_is_null(json_object_get(o, "spec")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "status"), "phase")), "Running");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), "a")),
+	                 "}{");
+	json_decref(o);
+	/* a small spec, none, or text that is not a plain object: parsed whole */
+	o = tfjob__child_loads("{\"spec\":{\"x\":1},\"status\":{}}");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "spec"), "x")), 1);
+	json_decref(o);
+	o = tfjob__child_loads("{\"metadata\":{\"name\":\"s\"}}");
+	ck_assert_ptr_nonnull(o);
+	json_decref(o);
+	ck_assert_ptr_null(tfjob__child_loads("{\"spec\":{\"containers\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["));
+	ck_assert_ptr_null(tfjob__child_loads("[1,2"));
+}
+END_TEST
+
 START_TEST(map_basics)
 {
 	tfjob__map m = { 0 };
@@ -323,6 +349,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, expectations);
 	tcase_add_test(tc, store_index_and_versions);
 	tcase_add_test(tc, child_is_compact);
+	tcase_add_test(tc, child_loads_without_spec);
 	tcase_add_test(tc, map_basics);
 	suite_add_tcase(s, tc);
 	return s;

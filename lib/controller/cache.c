@@ -136,6 +136,102 @@ json_t *tfjob__store_del(tfjob__store *s, json_t *obj)
 
 /* ---- compact children ---- */
 
+static const char *skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* Past a JSON string starting at p (a quote); NULL when unterminated. */
+static const char *skip_string(const char *p)
+{
+	for (p++; *p; p++) {
+		if (*p == '\\') {
+			if (!*++p)
+				return NULL;
+		} else if (*p == '"') {
+			return p + 1;
+		}
+	}
+	return NULL;
+}
+
+/* Past the JSON value starting at p (not validated: jansson never reads it); NULL when cut short. */
+static const char *skip_value(const char *p)
+{
+	if (*p == '"')
+		return skip_string(p);
+	if (*p != '{' && *p != '[') {
+		while (*p && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
+			p++;
+		return p;
+	}
+	int depth = 0;
+	while (*p) {
+		if (*p == '"') {
+			if (!(p = skip_string(p)))
+				return NULL;
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if ((*p == '}' || *p == ']') && --depth == 0)
+			return p + 1;
+		p++;
+	}
+	return NULL;
+}
+
+/* Where the value of the top-level member "spec" starts and ends; 0 when there is none (or the
+   text is not a plain object). */
+static int find_spec(const char *text, const char **start, const char **end)
+{
+	const char *p = skip_ws(text);
+	if (*p++ != '{')
+		return 0;
+	for (;;) {
+		p = skip_ws(p);
+		if (*p != '"')
+			return 0;
+		const char *key = p;
+		if (!(p = skip_string(p)))
+			return 0;
+		int spec = p - key == 6 && !memcmp(key, "\"spec\"", 6);
+		p = skip_ws(p);
+		if (*p++ != ':')
+			return 0;
+		const char *v = skip_ws(p);
+		if (!(p = skip_value(v)))
+			return 0;
+		if (spec) {
+			*start = v;
+			*end = p;
+			return 1;
+		}
+		p = skip_ws(p);
+		if (*p++ != ',')
+			return 0;
+	}
+}
+
+json_t *tfjob__child_loads(const char *text)
+{
+	const char *a, *b;
+	if (!find_spec(text, &a, &b) || b - a < 64)
+		return json_loads(text, 0, NULL);
+	size_t head = (size_t)(a - text), tail = strlen(b);
+	char *lean = malloc(head + 4 + tail + 1);
+	if (!lean)
+		return NULL;
+	memcpy(lean, text, head);
+	memcpy(lean + head, "null", 4);
+	memcpy(lean + head + 4, b, tail + 1);
+	json_t *obj = json_loads(lean, 0, NULL);
+	free(lean);
+	return obj;
+}
+
 /* A new object with only the listed members of obj (shared, not copied); NULL when obj is not an object. */
 static json_t *pick(json_t *obj, const char *const *keys)
 {

@@ -120,6 +120,9 @@ typedef struct tfjob__child {
 	char text[];
 } tfjob__child;
 
+/* Parse a Pod's or Service's JSON without building its spec (replaced by null: a pod's spec holds
+   the whole TF_CONFIG, and nothing of it is kept); NULL when not JSON. */
+json_t *tfjob__child_loads(const char *text);
 /* Summarise an object (borrowed) into a new child: TFJOB_EINVAL without metadata.name, TFJOB_ENOMEM. */
 int tfjob__child_new(tfjob__child **out, json_t *obj);
 tfjob__child *tfjob__child_ref(tfjob__child *ch);
