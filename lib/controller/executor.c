@@ -339,7 +339,7 @@ static int do_create(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 			text = mutated;
 		}
 	}
-	json_t *obj = json_loads(text, 0, NULL);
+	json_t *obj = tfjob__child_loads(text); /* for its labels: the spec is not built */
 	char sub[128];
 	sub_key(sub, sizeof(sub), label_of(obj, LABEL_REPLICA_TYPE), is_pod);
 	json_decref(obj);
