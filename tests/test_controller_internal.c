@@ -317,6 +317,38 @@ START_TEST(child_loads_without_spec)
 }
 END_TEST
 
+static int collect_names(json_t *item, void *payload)
+{
+	json_t *names = payload;
+	json_array_append_new(names, json_string(json_string_value(json_object_get(json_object_get(item, "metadata"),
+	                                                                               "name"))));
+	ck_assert(json_is_null(json_object_get(item, "spec")) || !json_object_get(item, "spec"));
+	return 0;
+}
+
+/* Lists are read item by item, each item without its spec; the List's metadata is returned. */
+START_TEST(list_parse_items_one_by_one)
+{
+	const char *list = " {\"kind\":\"PodList\",\"items\" : [ {\"metadata\":{\"name\":\"a\"},\"spec\":{\"x\":"
+	                   "\"0123456789012345678901234567890123456789012345678901234567890123456789\"}} ,"
+	                   "{\"metadata\":{\"name\":\"b]\"}} ],\"metadata\":{\"resourceVersion\":\"42\",\"continue\":\"c\"}}";
+	json_t *names = json_array(), *meta = NULL;
+	ck_assert_int_eq(tfjob__list_parse(list, 1, &meta, collect_names, names), 0);
+	ck_assert_int_eq(json_array_size(names), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(names, 1)), "b]");
+	ck_assert_str_eq(json_string_value(json_object_get(meta, "resourceVersion")), "42");
+	json_decref(meta);
+	json_array_clear(names);
+	ck_assert_int_eq(tfjob__list_parse("{\"items\":[]}", 1, &meta, collect_names, names), 0);
+	ck_assert_ptr_null(meta);
+	ck_assert_int_eq(tfjob__list_parse("{\"items\":[{\"a\":1},", 1, &meta, collect_names, names), TFJOB_EPARSE);
+	ck_assert_int_eq(tfjob__list_parse("{\"items\":[{\"a\":}]}", 1, &meta, collect_names, names), TFJOB_EPARSE);
+	ck_assert_int_eq(tfjob__list_parse("[]", 1, &meta, collect_names, names), TFJOB_EPARSE);
+	ck_assert_ptr_null(meta);
+	json_decref(names);
+}
+END_TEST
+
 START_TEST(map_basics)
 {
 	tfjob__map m = { 0 };
@@ -350,6 +382,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, store_index_and_versions);
 	tcase_add_test(tc, child_is_compact);
 	tcase_add_test(tc, child_loads_without_spec);
+	tcase_add_test(tc, list_parse_items_one_by_one);
 	tcase_add_test(tc, map_basics);
 	suite_add_tcase(s, tc);
 	return s;

@@ -215,6 +215,84 @@ static int find_spec(const char *text, const char **start, const char **end)
 	}
 }
 
+/* Parse text[0..len) (copied: the parsers want a terminated string). */
+static json_t *loads_part(const char *text, size_t len, int lean)
+{
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	json_t *v = lean ? tfjob__child_loads(copy) : json_loads(copy, 0, NULL);
+	free(copy);
+	return v;
+}
+
+/* The items of a List's "items" array starting at p ('['), one by one; past the array or NULL. */
+static const char *each_item(const char *p, int lean, int (*on_item)(json_t *item, void *payload), void *payload)
+{
+	p = skip_ws(p + 1);
+	if (*p == ']')
+		return p + 1;
+	for (;;) {
+		const char *end = skip_value(p);
+		json_t *item = end ? loads_part(p, (size_t)(end - p), lean) : NULL;
+		if (!item)
+			return NULL;
+		int rc = on_item(item, payload);
+		json_decref(item);
+		if (rc)
+			return NULL;
+		p = skip_ws(end);
+		if (*p == ']')
+			return p + 1;
+		if (*p++ != ',')
+			return NULL;
+		p = skip_ws(p);
+	}
+}
+
+int tfjob__list_parse(const char *text, int lean, json_t **meta, int (*on_item)(json_t *item, void *payload),
+                      void *payload)
+{
+	*meta = NULL;
+	const char *p = skip_ws(text);
+	if (*p++ != '{')
+		return TFJOB_EPARSE;
+	p = skip_ws(p);
+	while (*p != '}') {
+		const char *key = p;
+		if (*p != '"' || !(p = skip_string(p)))
+			break;
+		size_t klen = (size_t)(p - key);
+		p = skip_ws(p);
+		if (*p++ != ':')
+			break;
+		const char *v = skip_ws(p), *end;
+		if (klen == 7 && !memcmp(key, "\"items\"", 7) && *v == '[') {
+			end = each_item(v, lean, on_item, payload);
+		} else {
+			end = skip_value(v);
+			if (end && klen == 10 && !memcmp(key, "\"metadata\"", 10)) {
+				json_decref(*meta);
+				*meta = loads_part(v, (size_t)(end - v), 0);
+			}
+		}
+		if (!end)
+			break;
+		p = skip_ws(end);
+		if (*p == ',')
+			p = skip_ws(p + 1);
+		else if (*p != '}')
+			break;
+	}
+	if (*p == '}')
+		return 0;
+	json_decref(*meta);
+	*meta = NULL;
+	return TFJOB_EPARSE;
+}
+
 json_t *tfjob__child_loads(const char *text)
 {
 	const char *a, *b;

@@ -237,6 +237,31 @@ static void observe_diff(tfjob_controller *c, int kind, tfjob__child_store *old,
 			observe(c, kind, n->val, 0, 1);
 }
 
+/* The stores a list fills before they replace the informer's. */
+struct fresh_stores {
+	int kind;
+	tfjob__store *objs;
+	tfjob__child_store *kids;
+};
+
+/* One item of a list page into the fresh stores. */
+static int store_item(json_t *item, void *payload)
+{
+	struct fresh_stores *fs = payload;
+	if (!json_is_object(item))
+		return 0;
+	if (fs->kind == INF_JOBS) { /* list items may lack kind/apiVersion */
+		json_object_set_new(item, "apiVersion", json_string("kubeflow.org/v1"));
+		json_object_set_new(item, "kind", json_string("TFJob"));
+	}
+	tfjob__child *ch = NULL;
+	if (!is_child_kind(fs->kind))
+		tfjob__store_put(fs->objs, json_incref(item));
+	else if (tfjob__child_new(&ch, item) == 0)
+		tfjob__child_store_put(fs->kids, ch);
+	return 0;
+}
+
 int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 {
 	tfjob_controller *c = inf->c;
@@ -260,34 +285,20 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 		cont = NULL;
 		if (rc)
 			break;
-		json_t *list = json_loads(out, 0, NULL);
+		struct fresh_stores fs = { inf->kind, &fresh, &fresh_kids };
+		json_t *md = NULL;
+		int prc = tfjob__list_parse(out, children, &md, store_item, &fs);
 		tfjob_free(out);
-		if (!list) {
+		if (prc) {
 			rc = tfjob__fail(err, TFJOB_EPARSE, "the %s list is not JSON", inf->res.resource);
 			break;
 		}
-		json_t *md = json_object_get(list, "metadata");
 		free(rv);
 		rv = tfjob__strdup(json_string_value(json_object_get(md, "resourceVersion")));
 		const char *ct = json_string_value(json_object_get(md, "continue"));
 		if (ct && *ct)
 			cont = strdup(ct);
-		size_t i;
-		json_t *item;
-		json_array_foreach(json_object_get(list, "items"), i, item) {
-			if (!json_is_object(item))
-				continue;
-			if (inf->kind == INF_JOBS) { /* list items may lack kind/apiVersion */
-				json_object_set_new(item, "apiVersion", json_string("kubeflow.org/v1"));
-				json_object_set_new(item, "kind", json_string("TFJob"));
-			}
-			tfjob__child *ch = NULL;
-			if (!children)
-				tfjob__store_put(&fresh, json_incref(item));
-			else if (tfjob__child_new(&ch, item) == 0)
-				tfjob__child_store_put(&fresh_kids, ch);
-		}
-		json_decref(list);
+		json_decref(md);
 		if (!cont)
 			break;
 	}

@@ -123,6 +123,14 @@ typedef struct tfjob__child {
 /* Parse a Pod's or Service's JSON without building its spec (replaced by null: a pod's spec holds
    the whole TF_CONFIG, and nothing of it is kept); NULL when not JSON. */
 json_t *tfjob__child_loads(const char *text);
+/*
+ * Read a List (JSON text) item by item, never holding the whole list as a tree: on_item gets
+ * each element of "items" (borrowed; parsed with tfjob__child_loads when lean) and stops the
+ * walk by returning non-zero; *meta gets the List's metadata (a new reference, may be NULL).
+ * 0, or TFJOB_EPARSE when the text is not such a List (or on_item stopped it).
+ */
+int tfjob__list_parse(const char *text, int lean, json_t **meta, int (*on_item)(json_t *item, void *payload),
+                      void *payload);
 /* Summarise an object (borrowed) into a new child: TFJOB_EINVAL without metadata.name, TFJOB_ENOMEM. */
 int tfjob__child_new(tfjob__child **out, json_t *obj);
 tfjob__child *tfjob__child_ref(tfjob__child *ch);
