@@ -9,6 +9,8 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 APT_PACKAGES=(
   build-essential pkg-config meson ninja-build
   libyaml-dev libjansson-dev libcurl4-openssl-dev check openssl
+  # tfjob-operator's HTTP(S) servers and webhook certificates
+  libmicrohttpd-dev libgnutls28-dev
   # what `pkg-config --static libcurl` names, for static links of libtfjob (tests/suites/40-abi.sh)
   libnghttp2-dev libidn2-dev librtmp-dev libssh2-1-dev libpsl-dev libkrb5-dev libldap-dev
   libzstd-dev libbrotli-dev zlib1g-dev

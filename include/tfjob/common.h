@@ -23,6 +23,14 @@
 #define TFJOB_EXTERN
 #endif
 
+/* TFJOB_DEPRECATED(msg) marks a function kept for the ABI under an old name: compilers warn at
+ * each call and the message names the replacement. The symbol stays exported. */
+#if defined(__GNUC__) && !defined(TFJOB_BUILDING_LIBRARY)
+#define TFJOB_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define TFJOB_DEPRECATED(msg)
+#endif
+
 TFJOB_BEGIN_DECLS
 
 /**

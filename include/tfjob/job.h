@@ -158,8 +158,10 @@ TFJOB_EXTERN int tfjob_job_ttl_seconds_after_finished(int64_t *out, const tfjob_
 TFJOB_EXTERN int tfjob_job_active_deadline_seconds(int64_t *out, const tfjob_job *job);
 /** spec.runPolicy.backoffLimit. 0 or TFJOB_ENOTFOUND. */
 TFJOB_EXTERN int tfjob_job_backoff_limit(int64_t *out, const tfjob_job *job);
-/** spec.runPolicy.suspend (absent reads as false). */
-TFJOB_EXTERN int tfjob_job_suspend(const tfjob_job *job);
+/** 1 when spec.runPolicy.suspend is true, else 0 (absent reads as false). No errors; job may not be NULL. */
+TFJOB_EXTERN int tfjob_job_is_suspended(const tfjob_job *job);
+/** The old name of tfjob_job_is_suspended(): it reads, it does not suspend. Kept for the ABI. */
+TFJOB_EXTERN TFJOB_DEPRECATED("use tfjob_job_is_suspended()") int tfjob_job_suspend(const tfjob_job *job);
 /** spec.runPolicy.managedBy, or NULL. */
 TFJOB_EXTERN const char *tfjob_job_managed_by(const tfjob_job *job);
 /** spec.runPolicy.schedulingPolicy.minAvailable. 0 or TFJOB_ENOTFOUND. */

@@ -43,6 +43,9 @@
 
 TFJOB_BEGIN_DECLS
 
+/** The annotation on each local Pod that holds the process id of its replica (tfjobctl logs, get). */
+#define TFJOB_LOCAL_PID_ANNOTATION "local.kubeflow.org/pid"
+
 /** Opaque process engine. */
 typedef struct tfjob_local tfjob_local;
 

@@ -18,6 +18,22 @@ TFJOB_BEGIN_DECLS
 
 typedef struct tfjob_objects tfjob_objects;
 
+/*
+ * The labels the planner puts on every pod and service of a job (and selects them by), and the
+ * annotations of gang scheduling. One definition, used by the library, tfjobctl and the operator.
+ */
+#define TFJOB_LABEL_OPERATOR "training.kubeflow.org/operator-name"
+#define TFJOB_LABEL_JOB_NAME "training.kubeflow.org/job-name"
+#define TFJOB_LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
+#define TFJOB_LABEL_REPLICA_INDEX "training.kubeflow.org/replica-index"
+#define TFJOB_LABEL_JOB_ROLE "training.kubeflow.org/job-role"
+#define TFJOB_ANNOTATION_GROUP_NAME "scheduling.k8s.io/group-name"
+#define TFJOB_ANNOTATION_VOLCANO_TASK "volcano.sh/task-spec"
+/* The value of TFJOB_LABEL_OPERATOR, and the component of the events the controller records. */
+#define TFJOB_OPERATOR_NAME "tfjob-controller"
+/* runPolicy.managedBy of the jobs this operator (and training-operator) reconciles. */
+#define TFJOB_MANAGED_BY_TRAINING_OPERATOR "kubeflow.org/training-operator"
+
 /* Default limit on the text of a list of observed objects (a 1,000-worker job's pods are ~32 MB). */
 #define TFJOB_DEFAULT_MAX_LIST_BYTES ((size_t)1024 * 1024 * 1024)
 

@@ -419,7 +419,7 @@ int tfjob__child_new(tfjob__child **out, json_t *obj)
 	src[F_NS] = tfjob__str(md, "namespace");
 	src[F_UID] = tfjob__str(md, "uid");
 	src[F_RV] = tfjob__str(md, "resourceVersion");
-	src[F_OPERATOR] = tfjob__str(tfjob__obj(md, "labels"), TFJOB__LABEL_OPERATOR);
+	src[F_OPERATOR] = tfjob__str(tfjob__obj(md, "labels"), TFJOB_LABEL_OPERATOR);
 	src[F_NAME] = sum.name;
 	src[F_JOB] = sum.job_name;
 	src[F_RTYPE] = sum.rtype;

@@ -12,27 +12,16 @@
 
 #include "controller/ctrl.h"
 #include "util/timedwait.h"
+#include "util/versions.h"
 
 int tfjob_controller_hooks_init(tfjob_controller_hooks *hooks, unsigned int version)
 {
-	if (!hooks)
-		return TFJOB_EINVAL;
-	if (version != TFJOB_CONTROLLER_HOOKS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_controller_hooks d = TFJOB_CONTROLLER_HOOKS_INIT;
-	*hooks = d;
-	return 0;
+	return tfjob__versioned_init(&tfjob__controller_hooks_v, hooks, version);
 }
 
 int tfjob_controller_options_init(tfjob_controller_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version != TFJOB_CONTROLLER_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_controller_options d = TFJOB_CONTROLLER_OPTIONS_INIT;
-	*opts = d;
-	return 0;
+	return tfjob__versioned_init(&tfjob__controller_options_v, opts, version);
 }
 
 void tfjob__log(tfjob_controller *c, tfjob_log_level level, const char *msg, const char *job_key, const char *what,
@@ -78,16 +67,18 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 	if (!out || !t)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_controller_new: NULL argument");
 	*out = NULL;
-	tfjob_controller_options d = TFJOB_CONTROLLER_OPTIONS_INIT;
-	if (opts && opts->version != TFJOB_CONTROLLER_OPTIONS_VERSION)
-		return tfjob__fail(err, TFJOB_EVERSION, "unknown tfjob_controller_options version %u", opts->version);
-	if (opts && opts->hooks && opts->hooks->version != TFJOB_CONTROLLER_HOOKS_VERSION)
-		return tfjob__fail(err, TFJOB_EVERSION, "unknown tfjob_controller_hooks version %u", opts->hooks->version);
+	tfjob_controller_options o;
+	tfjob_controller_hooks h;
+	int rc = tfjob__versioned_copy(&tfjob__controller_options_v, &o, opts, err);
+	if (rc == 0)
+		rc = tfjob__versioned_copy(&tfjob__controller_hooks_v, &h, o.hooks, err);
+	if (rc)
+		return rc;
 	tfjob_controller *c = calloc(1, sizeof(*c));
 	if (!c)
 		return tfjob__oom(err);
 	c->t = t;
-	c->o = opts ? *opts : d;
+	c->o = o;
 	if (c->o.workers <= 0)
 		c->o.workers = 1;
 	if (c->o.expectations_timeout_ms <= 0)
@@ -98,8 +89,7 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 		c->o.renew_deadline_ms = 10000;
 	if (c->o.retry_period_ms <= 0)
 		c->o.retry_period_ms = 2000;
-	tfjob_controller_hooks h = TFJOB_CONTROLLER_HOOKS_INIT;
-	c->hooks = c->o.hooks ? *c->o.hooks : h;
+	c->hooks = h;
 	c->o.hooks = NULL;
 	c->ns = c->o.namespace_name && *c->o.namespace_name ? strdup(c->o.namespace_name) : NULL;
 	c->cluster_domain = dup_opt(c->o.cluster_domain);
@@ -145,7 +135,7 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 	if (c->o.gang_scheduler == TFJOB_GANG_SCHEDULER_PLUGINS)
 		c->inf[INF_PODGROUPS].res = plugins_pg;
 	tfjob__queue_opts qo = { c->o.backoff_base_ms, c->o.backoff_max_ms, c->o.queue_qps, c->o.queue_burst, NULL, NULL };
-	int rc = tfjob__queue_new(&c->q, &qo);
+	rc = tfjob__queue_new(&c->q, &qo);
 	if (!rc)
 		rc = tfjob__exp_new(&c->exp, c->o.expectations_timeout_ms, NULL, NULL);
 	if (!rc)
@@ -470,12 +460,20 @@ int tfjob_controller_enqueue(tfjob_controller *c, const char *ns, const char *na
 	return rc;
 }
 
+static void metrics_read(tfjob_controller_metrics *out, const tfjob_controller *cc);
+
 int tfjob_controller_metrics_get(tfjob_controller_metrics *out, const tfjob_controller *cc)
 {
 	if (!out || !cc)
 		return TFJOB_EINVAL;
-	if (out->version < 1 || out->version > TFJOB_CONTROLLER_METRICS_VERSION)
-		return TFJOB_EVERSION;
+	tfjob_controller_metrics full = { .version = TFJOB_CONTROLLER_METRICS_VERSION };
+	metrics_read(&full, cc);
+	return tfjob__versioned_fill(&tfjob__controller_metrics_v, out, &full, NULL) ? TFJOB_EVERSION : 0;
+}
+
+/* Every counter of the latest metrics version into *out. */
+static void metrics_read(tfjob_controller_metrics *out, const tfjob_controller *cc)
+{
 	tfjob_controller *c = (tfjob_controller *)cc;
 	const tfjob__metrics *m = &c->m;
 	out->jobs_created = m->jobs_created;
@@ -498,12 +496,9 @@ int tfjob_controller_metrics_get(tfjob_controller_metrics *out, const tfjob_cont
 	out->relists = m->relists;
 	out->is_leader = c->leader;
 	out->leader_transitions = m->leader_transitions;
-	if (out->version >= 2) {
-		out->watch_restarts = m->watch_restarts;
-		out->watch_errors = m->watch_errors;
-		out->caches_synced = tfjob_controller_is_ready(c);
-	}
-	return 0;
+	out->watch_restarts = m->watch_restarts;
+	out->watch_errors = m->watch_errors;
+	out->caches_synced = tfjob_controller_is_ready(c);
 }
 
 int tfjob_controller_metrics_text(char **out, const tfjob_controller *c, tfjob_error **err)

@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "controller/ctrl.h"
-#include "transport/internal.h"
 #include "util/timedwait.h"
 
 #define QUEUE_CAP 1000          /* client-go's maxQueuedEvents */
@@ -31,7 +30,7 @@
 #define SPAM_BURST 25
 #define SPAM_REFILL_S 300       /* one token every 5 minutes */
 #define COMBINED_PREFIX "(combined from similar events): "
-#define SOURCE_COMPONENT "tfjob-controller"
+#define SOURCE_COMPONENT TFJOB_OPERATOR_NAME
 
 struct tfjob__event {
 	struct tfjob__event *next;
@@ -407,7 +406,7 @@ static int bump(tfjob__recorder *r, const struct tfjob__event *e, seen_record *s
 {
 	tfjob_controller *c = r->c;
 	char now[32];
-	tfjob__format_time(now, sizeof(now), tfjob__now_s(c));
+	tfjob_time_format(now, sizeof(now), tfjob__now_s(c));
 	json_t *p = json_pack("{s:I,s:s,s:s}", "count", (json_int_t)(s->count + 1), "lastTimestamp", now, "message",
 	                      message);
 	char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;

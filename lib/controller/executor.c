@@ -15,11 +15,6 @@
 #include "core/objects.h"
 #include "plan/planner.h"
 
-#define LABEL_JOB_NAME "training.kubeflow.org/job-name"
-#define LABEL_OPERATOR "training.kubeflow.org/operator-name"
-#define LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
-#define OPERATOR_NAME "tfjob-controller"
-#define MANAGED_BY_US "kubeflow.org/training-operator"
 
 static const tfjob_resource RES_TFJOBS = TFJOB_RESOURCE_TFJOBS_INIT;
 static const tfjob_resource RES_PODS = TFJOB_RESOURCE_PODS_INIT;
@@ -165,7 +160,7 @@ static void release(rctx *r, int kind, const tfjob__child *ch)
 /* Adopt an orphan made by this operator: add our controller reference. The adopted child, or NULL. */
 static tfjob__child *adopt(rctx *r, int kind, const tfjob__child *ch)
 {
-	if (!ch->operator_name || strcmp(ch->operator_name, OPERATOR_NAME) || ch->sum.deleting)
+	if (!ch->operator_name || strcmp(ch->operator_name, TFJOB_OPERATOR_NAME) || ch->sum.deleting)
 		return NULL;
 	json_t *refs = refs_of(ch);
 	json_array_append_new(refs, owner_ref(r->job));
@@ -341,7 +336,7 @@ static int do_create(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 	}
 	json_t *obj = tfjob__child_loads(text); /* for its labels: the spec is not built */
 	char sub[128];
-	sub_key(sub, sizeof(sub), label_of(obj, LABEL_REPLICA_TYPE), is_pod);
+	sub_key(sub, sizeof(sub), label_of(obj, TFJOB_LABEL_REPLICA_TYPE), is_pod);
 	json_decref(obj);
 	/* Raise the expectation before the call: the watch may see the object before we return. */
 	tfjob__exp_expect(c->exp, r->key, sub, 1, 0);
@@ -663,7 +658,7 @@ static int reconcile_once(rctx *r)
 	r->uid = meta_str(r->job, "uid");
 	const char *managed_by = json_string_value(
 		json_object_get(json_object_get(json_object_get(r->job, "spec"), "runPolicy"), "managedBy"));
-	r->ours = !managed_by || !strcmp(managed_by, MANAGED_BY_US);
+	r->ours = !managed_by || !strcmp(managed_by, TFJOB_MANAGED_BY_TRAINING_OPERATOR);
 	int gang = r->ours && c->o.gang_scheduler != TFJOB_GANG_NONE;
 	int rc = take_children(r);
 	if (!rc)

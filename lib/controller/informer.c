@@ -13,7 +13,6 @@
 
 #include "controller/ctrl.h"
 
-#define LABEL_JOB_NAME "training.kubeflow.org/job-name"
 
 static const char *meta_str(json_t *obj, const char *field)
 {
@@ -268,7 +267,7 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 	const char *ns = c->ns ? c->ns : "";
 	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
 	int children = is_child_kind(inf->kind);
-	lo.label_selector = children ? LABEL_JOB_NAME : NULL;
+	lo.label_selector = children ? TFJOB_LABEL_JOB_NAME : NULL;
 	lo.limit = 500;
 	tfjob__store fresh;
 	tfjob__child_store fresh_kids;
@@ -357,7 +356,7 @@ int tfjob__informer_rewatch(tfjob__informer *inf, tfjob_error **err)
 	char *rv = inf->rv ? strdup(inf->rv) : NULL;
 	pthread_mutex_unlock(&c->cache_mu);
 	tfjob_watch_options wo = TFJOB_WATCH_OPTIONS_INIT;
-	wo.label_selector = is_child_kind(inf->kind) ? LABEL_JOB_NAME : NULL;
+	wo.label_selector = is_child_kind(inf->kind) ? TFJOB_LABEL_JOB_NAME : NULL;
 	wo.resource_version = rv;
 	wo.allow_bookmarks = 1;
 	wo.reconnect = 0; /* tfjob__informer_tick resumes it: it must know when the stream is down */

@@ -83,7 +83,6 @@ int tfjob__exp_satisfied(tfjob__expectations *e, const char *job_key);
 void tfjob__exp_delete(tfjob__expectations *e, const char *job_key);
 
 /* ---- cache.c: TFJobs and PodGroups by key; Pods and Services, compact, by key and by owner ---- */
-#define TFJOB__LABEL_OPERATOR "training.kubeflow.org/operator-name"
 
 /* Whole objects ("ns/name" -> json_t*, immutable once stored): TFJobs and PodGroups. */
 typedef struct tfjob__store {

@@ -7,17 +7,11 @@
 
 #include "core/fielderr.h"
 #include "core/job.h"
+#include "util/versions.h"
 
 int tfjob_default_options_init(tfjob_default_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_DEFAULT_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_default_options init = TFJOB_DEFAULT_OPTIONS_INIT;
-	*opts = init;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__default_options_v, opts, version);
 }
 
 /*
@@ -281,9 +275,7 @@ static int apply(struct txn *t, json_t *root, bool compat)
 static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *opts, bool *clean, tfjob_error **err)
 {
 	*clean = false;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_DEFAULT_OPTIONS_VERSION, "tfjob_default_options");
-	if (rc)
-		return rc;
+	int rc = 0;
 	if (opts->compat != TFJOB_COMPAT_DOCUMENTED && opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9)
 		return tfjob__fail(err, TFJOB_EINVAL, "unknown compat mode %d", (int)opts->compat);
 
@@ -333,15 +325,16 @@ int tfjob__job_apply_defaults_in_place(tfjob_job *job, const tfjob_default_optio
 	return rc ? rc : apply_all(job, opts, clean, err);
 }
 
-int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
+int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *caller_opts, tfjob_error **err)
 {
-	tfjob_default_options defaults = TFJOB_DEFAULT_OPTIONS_INIT;
 	if (!job)
 		return tfjob__fail(err, TFJOB_EINVAL, "job is NULL");
-	if (!opts)
-		opts = &defaults;
+	tfjob_default_options opts;
+	int rc = tfjob__versioned_copy(&tfjob__default_options_v, &opts, caller_opts, err);
+	if (rc)
+		return rc;
 	bool clean;
-	int rc = defaults_precheck(job, opts, &clean, err);
+	rc = defaults_precheck(job, &opts, &clean, err);
 	if (rc)
 		return rc;
 	if (job->root->refcount > 1) {
@@ -352,5 +345,5 @@ int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *opts, 
 		json_decref(job->root);
 		job->root = copy;
 	}
-	return apply_all(job, opts, clean, err);
+	return apply_all(job, &opts, clean, err);
 }

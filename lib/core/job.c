@@ -299,7 +299,12 @@ const char *tfjob_job_clean_pod_policy(const tfjob_job *job) { return tfjob__str
 int tfjob_job_ttl_seconds_after_finished(int64_t *out, const tfjob_job *job) { return run_policy_int(out, job, "ttlSecondsAfterFinished"); }
 int tfjob_job_active_deadline_seconds(int64_t *out, const tfjob_job *job) { return run_policy_int(out, job, "activeDeadlineSeconds"); }
 int tfjob_job_backoff_limit(int64_t *out, const tfjob_job *job) { return run_policy_int(out, job, "backoffLimit"); }
-int tfjob_job_suspend(const tfjob_job *job) { return json_is_true(json_object_get(tfjob__run_policy(job), "suspend")); }
+int tfjob_job_is_suspended(const tfjob_job *job)
+{
+	return json_is_true(json_object_get(tfjob__run_policy(job), "suspend"));
+}
+
+int tfjob_job_suspend(const tfjob_job *job) { return tfjob_job_is_suspended(job); }
 const char *tfjob_job_managed_by(const tfjob_job *job) { return tfjob__str(tfjob__run_policy(job), "managedBy"); }
 int tfjob_job_min_available(int64_t *out, const tfjob_job *job)
 {

@@ -1,5 +1,5 @@
 /*
- * Version, compat names, memory release and process-wide initialisation.
+ * Version, compat names and memory release (process-wide initialisation: transport/global.c).
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdlib.h>
@@ -47,34 +47,3 @@ const char *tfjob_compat_name(tfjob_compat compat)
 }
 
 void tfjob_free(void *ptr) { free(ptr); }
-
-/* The transport layer (when built) initialises libcurl here. */
-static int init_count;
-
-#ifdef TFJOB_HAVE_TRANSPORT
-int tfjob__transport_global_init(void);
-void tfjob__transport_global_cleanup(void);
-#endif
-
-int tfjob_global_init(void)
-{
-	if (init_count++ > 0)
-		return 0;
-#ifdef TFJOB_HAVE_TRANSPORT
-	int rc = tfjob__transport_global_init();
-	if (rc) {
-		init_count = 0;
-		return rc;
-	}
-#endif
-	return 0;
-}
-
-void tfjob_global_cleanup(void)
-{
-	if (init_count == 0 || --init_count > 0)
-		return;
-#ifdef TFJOB_HAVE_TRANSPORT
-	tfjob__transport_global_cleanup();
-#endif
-}

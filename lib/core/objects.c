@@ -129,9 +129,9 @@ void tfjob__summarize(tfjob__summary *out, json_t *obj)
 	s.name = tfjob__str(meta, "name");
 	json_t *ts = json_object_get(meta, "deletionTimestamp");
 	s.deleting = ts && !json_is_null(ts);
-	s.job_name = tfjob__str(labels, TFJOB__LABEL_JOB_NAME);
-	s.rtype = tfjob__str(labels, TFJOB__LABEL_REPLICA_TYPE);
-	s.rindex = tfjob__str(labels, TFJOB__LABEL_REPLICA_INDEX);
+	s.job_name = tfjob__str(labels, TFJOB_LABEL_JOB_NAME);
+	s.rtype = tfjob__str(labels, TFJOB_LABEL_REPLICA_TYPE);
+	s.rindex = tfjob__str(labels, TFJOB_LABEL_REPLICA_INDEX);
 	s.index_ok = parse_index(&s.index, s.rindex) && s.index >= 0;
 	json_t *status = tfjob__obj(obj, "status");
 	s.phase = tfjob__str(status, "phase");

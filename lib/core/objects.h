@@ -12,9 +12,6 @@
 
 #include "util/common.h"
 
-#define TFJOB__LABEL_JOB_NAME "training.kubeflow.org/job-name"
-#define TFJOB__LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
-#define TFJOB__LABEL_REPLICA_INDEX "training.kubeflow.org/replica-index"
 /* v1.9's "no exit code seen" marker. */
 #define TFJOB__NO_EXIT_CODE 0xbeef
 

@@ -10,17 +10,11 @@
 
 #include "core/fielderr.h"
 #include "core/job.h"
+#include "util/versions.h"
 
 int tfjob_validate_options_init(tfjob_validate_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_VALIDATE_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_validate_options init = TFJOB_VALIDATE_OPTIONS_INIT;
-	*opts = init;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__validate_options_v, opts, version);
 }
 
 struct ctx {
@@ -123,7 +117,7 @@ static void validate_name(struct ctx *c, const tfjob_job *job)
 
 /* ---- runPolicy ---- */
 
-static const char *const managed_by_values[] = { "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue", NULL };
+static const char *const managed_by_values[] = { TFJOB_MANAGED_BY_TRAINING_OPERATOR, "kueue.x-k8s.io/multikueue", NULL };
 static const char *const clean_pod_policies[] = { "All", "Running", "None", NULL };
 static const char *const success_policies[] = { "", "AllWorkers", NULL };
 static const char *const restart_policies[] = { "Always", "OnFailure", "Never", "ExitCode", NULL };
@@ -278,18 +272,17 @@ static void validate_queue_update(struct ctx *c, const tfjob_job *job, const tfj
 		    "spec.runPolicy.schedulingPolicy.queue is immutable");
 }
 
-int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfjob_validate_options *opts,
+int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfjob_validate_options *caller_opts,
                        tfjob_error **err)
 {
-	tfjob_validate_options defaults = TFJOB_VALIDATE_OPTIONS_INIT;
 	if (!out || !job)
 		return tfjob__fail(err, TFJOB_EINVAL, "out or job is NULL");
 	*out = NULL;
-	if (!opts)
-		opts = &defaults;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_VALIDATE_OPTIONS_VERSION, "tfjob_validate_options");
+	tfjob_validate_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__validate_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_validate_options *opts = &copy;
 	if (opts->compat != TFJOB_COMPAT_DOCUMENTED && opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9)
 		return tfjob__fail(err, TFJOB_EINVAL, "unknown compat mode %d", (int)opts->compat);
 	struct ctx c = { tfjob__field_errors_new(), opts->compat == TFJOB_COMPAT_DOCUMENTED };

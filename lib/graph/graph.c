@@ -11,18 +11,13 @@
 #include "graph/graph.h"
 #include "core/job.h"
 #include "util/sbuf.h"
+#include "util/versions.h"
 
 /* ---- options ---- */
 
 int tfjob_render_options_init(tfjob_render_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_RENDER_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	memset(opts, 0, sizeof(*opts));
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__render_options_v, opts, version);
 }
 
 /* Host names, domains and addresses: printable ASCII without spaces. */
@@ -36,14 +31,9 @@ static bool plain_ascii(const char *s)
 
 int tfjob__render_options_resolve(tfjob_render_options *dst, const tfjob_render_options *opts, tfjob_error **err)
 {
-	static const tfjob_render_options defaults = TFJOB_RENDER_OPTIONS_INIT;
-	*dst = defaults;
-	if (opts) {
-		int rc = tfjob__check_version(err, opts->version, TFJOB_RENDER_OPTIONS_VERSION, "tfjob_render_options");
-		if (rc)
-			return rc;
-		*dst = *opts; /* version 1 is the whole struct */
-	}
+	int rc = tfjob__versioned_copy(&tfjob__render_options_v, dst, opts, err);
+	if (rc)
+		return rc;
 	if (dst->compat != TFJOB_COMPAT_DOCUMENTED && dst->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9)
 		return tfjob__fail(err, TFJOB_EINVAL, "unknown compat mode %d", (int)dst->compat);
 	if (dst->gang_scheduler != TFJOB_GANG_NONE && dst->gang_scheduler != TFJOB_GANG_VOLCANO &&

@@ -11,14 +11,6 @@
 #include "graph/render.h"
 #include "util/sbuf.h"
 
-#define LABEL_OPERATOR "training.kubeflow.org/operator-name"
-#define LABEL_JOB_NAME "training.kubeflow.org/job-name"
-#define LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
-#define LABEL_REPLICA_INDEX "training.kubeflow.org/replica-index"
-#define LABEL_JOB_ROLE "training.kubeflow.org/job-role"
-#define OPERATOR_NAME "tfjob-controller"
-#define VOLCANO_GROUP_ANNOTATION "scheduling.k8s.io/group-name"
-#define VOLCANO_TASK_ANNOTATION "volcano.sh/task-spec"
 #define PLUGINS_POD_GROUP_LABEL "scheduling.x-k8s.io/pod-group"
 
 static int set_str(json_t *obj, const char *key, const char *value)
@@ -43,8 +35,8 @@ static int add_child_labels(json_t *labels, const tfjob_graph *g, size_t t, int6
 {
 	char idx[24];
 	snprintf(idx, sizeof(idx), "%lld", (long long)index);
-	return set_str(labels, LABEL_OPERATOR, OPERATOR_NAME) || set_str(labels, LABEL_JOB_NAME, g->label_name) ||
-	       set_str(labels, LABEL_REPLICA_TYPE, g->types[t].lower) || set_str(labels, LABEL_REPLICA_INDEX, idx);
+	return set_str(labels, TFJOB_LABEL_OPERATOR, TFJOB_OPERATOR_NAME) || set_str(labels, TFJOB_LABEL_JOB_NAME, g->label_name) ||
+	       set_str(labels, TFJOB_LABEL_REPLICA_TYPE, g->types[t].lower) || set_str(labels, TFJOB_LABEL_REPLICA_INDEX, idx);
 }
 
 static int child_meta(json_t **out, const tfjob_graph *g, size_t t, int64_t index)
@@ -103,10 +95,10 @@ static int pod_metadata(json_t *meta, json_t *tmeta, const tfjob_graph *g, const
 	}
 	bool oom = add_child_labels(labels, g, t, index) != 0;
 	if (tfjob_graph_is_master(g, t, index))
-		oom |= set_str(labels, LABEL_JOB_ROLE, "master") != 0;
+		oom |= set_str(labels, TFJOB_LABEL_JOB_ROLE, "master") != 0;
 	if (opts->gang_scheduler == TFJOB_GANG_VOLCANO) {
-		oom |= set_str(annotations, VOLCANO_GROUP_ANNOTATION, g->name) != 0;
-		oom |= set_str(annotations, VOLCANO_TASK_ANNOTATION, r->lower) != 0;
+		oom |= set_str(annotations, TFJOB_ANNOTATION_GROUP_NAME, g->name) != 0;
+		oom |= set_str(annotations, TFJOB_ANNOTATION_VOLCANO_TASK, r->lower) != 0;
 	} else if (opts->gang_scheduler == TFJOB_GANG_SCHEDULER_PLUGINS) {
 		oom |= set_str(labels, PLUGINS_POD_GROUP_LABEL, g->name) != 0;
 	}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "local/internal.h"
+#include "util/versions.h"
 
 int64_t tfjob__local_now_ms(void)
 {
@@ -39,14 +40,7 @@ void tfjob__local_event(tfjob_local *l, const char *pod, const char *type, const
 
 int tfjob_local_options_init(tfjob_local_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_LOCAL_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_local_options init = TFJOB_LOCAL_OPTIONS_INIT;
-	init.version = version;
-	*opts = init;
-	return 0;
+	return tfjob__versioned_init(&tfjob__local_options_v, opts, version);
 }
 
 static int make_dir(const char *path, tfjob_error **err)
@@ -60,14 +54,18 @@ static int make_dir(const char *path, tfjob_error **err)
 	return tfjob__fail(err, TFJOB_EIO, "run directory %s: %s", path, strerror(errno ? errno : ENOTDIR));
 }
 
-int tfjob_local_new(tfjob_local **out, const tfjob_local_options *opts, tfjob_error **err)
+int tfjob_local_new(tfjob_local **out, const tfjob_local_options *caller_opts, tfjob_error **err)
 {
-	if (!out || !opts || !opts->run_dir || !opts->run_dir[0])
-		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_new: out, options and options.run_dir are required");
+	if (!out || !caller_opts)
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_new: out and options are required");
 	*out = NULL;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_LOCAL_OPTIONS_VERSION, "tfjob_local_options");
+	tfjob_local_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__local_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_local_options *opts = &copy;
+	if (!opts->run_dir || !opts->run_dir[0])
+		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_new: options.run_dir is required");
 	rc = make_dir(opts->run_dir, err);
 	if (rc)
 		return rc;

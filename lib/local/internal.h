@@ -13,7 +13,7 @@
 #include "util/common.h"
 #include "tfjob/local.h"
 
-#define TFJOB__LOCAL_PID_ANNOTATION "local.kubeflow.org/pid"
+#define TFJOB__LOCAL_PID_ANNOTATION TFJOB_LOCAL_PID_ANNOTATION
 #define TFJOB__LOCAL_DEFAULT_GRACE_MS 30000
 #define TFJOB__LOCAL_TICK_MS 20
 

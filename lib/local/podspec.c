@@ -277,11 +277,11 @@ int tfjob_local_check(const tfjob_job *job, tfjob_error **err)
 	if (!job)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_check: job is required");
 	/* Jobs the planner would leave alone forever: nothing outside the run can change them here. */
-	if (tfjob_job_suspend(job))
+	if (tfjob_job_is_suspended(job))
 		return tfjob__fail_field(err, TFJOB_EINVAL, "spec.runPolicy.suspend",
 		                         "a suspended TFJob starts no replica, and nothing can resume it in a local run");
 	const char *manager = tfjob_job_managed_by(job);
-	if (manager && strcmp(manager, "kubeflow.org/training-operator"))
+	if (manager && strcmp(manager, TFJOB_MANAGED_BY_TRAINING_OPERATOR))
 		return tfjob__fail_field(err, TFJOB_EINVAL, "spec.runPolicy.managedBy",
 		                         "the TFJob is managed by '%.200s', not by training-operator's controller, which the "
 		                         "local run is: it would never act on it", manager);

@@ -10,6 +10,7 @@
 #include "core/job.h"
 #include "local/internal.h"
 #include "local/run.h"
+#include "util/versions.h"
 
 #define IDLE_WAIT_MS 1000
 #define QUIET_REQUEUE_MS 100
@@ -18,14 +19,7 @@
 
 int tfjob_local_run_options_init(tfjob_local_run_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_LOCAL_RUN_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_local_run_options init = TFJOB_LOCAL_RUN_OPTIONS_INIT;
-	init.version = version;
-	*opts = init;
-	return 0;
+	return tfjob__versioned_init(&tfjob__local_run_options_v, opts, version);
 }
 
 const char *tfjob_local_outcome_name(tfjob_local_outcome outcome)
@@ -102,7 +96,7 @@ static int list_items(char **out, run *r, const char *resource, tfjob_error **er
 	const tfjob_resource *res = tfjob_resource_lookup(resource);
 	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
 	char sel[400];
-	snprintf(sel, sizeof sel, "training.kubeflow.org/job-name=%s", r->name);
+	snprintf(sel, sizeof sel, TFJOB_LABEL_JOB_NAME "=%s", r->name);
 	lo.label_selector = sel;
 	char *text = NULL;
 	int rc = tfjob_transport_list(&text, r->t, res, r->ns, &lo, err);
@@ -380,16 +374,15 @@ static void finish(run *r, const char *why)
 }
 
 int tfjob_local_run(tfjob_local_outcome *out, tfjob_local *local, const tfjob_job *job,
-                    const tfjob_local_run_options *opts, tfjob_error **err)
+                    const tfjob_local_run_options *caller_opts, tfjob_error **err)
 {
 	if (!out || !local || !job)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_run: out, local and job are required");
-	tfjob_local_run_options defaults = TFJOB_LOCAL_RUN_OPTIONS_INIT;
-	if (!opts)
-		opts = &defaults;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_LOCAL_RUN_OPTIONS_VERSION, "tfjob_local_run_options");
+	tfjob_local_run_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__local_run_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_local_run_options *opts = &copy;
 	run r;
 	rc = tfjob__run_init(&r, local, opts, err);
 	if (rc)

@@ -130,7 +130,7 @@ static void send_event(run *r, json_t *e)
 	}
 	if (involved)
 		tfjob_transport_create_event(NULL, r->t, r->ns, involved, tfjob__str(e, "type"), tfjob__str(e, "reason"),
-		                             tfjob__str(e, "message"), pod ? "local-kubelet" : "tfjob-controller", NULL);
+		                             tfjob__str(e, "message"), pod ? "local-kubelet" : TFJOB_OPERATOR_NAME, NULL);
 	free(involved);
 }
 

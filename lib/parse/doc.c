@@ -6,15 +6,15 @@
 #include <string.h>
 
 #include "parse/doc.h"
+#include "util/versions.h"
 
-int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *opts, tfjob_error **err)
+int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *caller_opts, tfjob_error **err)
 {
-	tfjob_parse_options defaults = TFJOB_PARSE_OPTIONS_INIT;
-	if (!opts)
-		opts = &defaults;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_PARSE_OPTIONS_VERSION, "tfjob_parse_options");
+	tfjob_parse_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__parse_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_parse_options *opts = &copy;
 	if (opts->format != TFJOB_FORMAT_AUTO && opts->format != TFJOB_FORMAT_YAML && opts->format != TFJOB_FORMAT_JSON)
 		return tfjob__fail(err, TFJOB_EINVAL, "unknown input format %d", (int)opts->format);
 	out->max_input_bytes = opts->max_input_bytes ? opts->max_input_bytes : TFJOB_DEFAULT_MAX_INPUT_BYTES;
@@ -132,12 +132,5 @@ int tfjob__docs_flatten_items(json_t **out, const tfjob__docs *docs, tfjob_error
 
 int tfjob_parse_options_init(tfjob_parse_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_PARSE_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_parse_options init = TFJOB_PARSE_OPTIONS_INIT;
-	*opts = init;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__parse_options_v, opts, version);
 }

@@ -44,7 +44,7 @@ static int collect(ctx *c, entry **out, size_t *count, const sum_list *objs, tfj
 			int rc = tfjob__plan_eventf(c, TFJOB_EVENT_WARNING, "InvalidReplicaIndex",
 			                    "Error obtaining replica index from %s %s/%s: %s %s; ignored.", kind_word(kind),
 			                    c->ns, s->name ? s->name : "(unnamed)", idx ? "bad label" : "missing label",
-			                    idx ? idx : LABEL_REPLICA_INDEX);
+			                    idx ? idx : TFJOB_LABEL_REPLICA_INDEX);
 			if (rc) {
 				free(list);
 				return rc;
@@ -72,7 +72,7 @@ int tfjob__plan_warn_unlabelled(ctx *c, const sum_list *objs, tfjob_object_kind 
 			continue;
 		int rc = tfjob__plan_eventf(c, TFJOB_EVENT_WARNING, "InvalidReplicaType",
 		                    "%s %s/%s has no %s label; ignored.", kind_word(kind), c->ns,
-		                    s->name ? s->name : "(unnamed)", LABEL_REPLICA_TYPE);
+		                    s->name ? s->name : "(unnamed)", TFJOB_LABEL_REPLICA_TYPE);
 		if (rc)
 			return rc;
 	}

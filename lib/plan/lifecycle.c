@@ -74,7 +74,7 @@ static int cleanup_job(ctx *c)
 	bool has_ttl = tfjob_job_ttl_seconds_after_finished(&ttl, c->job) == 0;
 	if (!has_ttl)
 		return 0;
-	if (!c->documented && tfjob_job_suspend(c->job))
+	if (!c->documented && tfjob_job_is_suspended(c->job))
 		return 0; /* defect 6: v1.9 never deletes a suspended finished job */
 	bool has_completion = tfjob__status_get_time(&completion, c->status, "completionTime") == 0;
 	if (!has_completion && c->documented) {

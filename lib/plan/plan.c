@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plan/step.h"
+#include "util/versions.h"
 
 /* ---- plan building ---- */
 
@@ -81,14 +82,7 @@ void tfjob__plan_requeue(ctx *c, int64_t secs)
 
 int tfjob_plan_options_init(tfjob_plan_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_PLAN_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_plan_options init = TFJOB_PLAN_OPTIONS_INIT;
-	init.version = version;
-	*opts = init;
-	return 0;
+	return tfjob__versioned_init(&tfjob__plan_options_v, opts, version);
 }
 
 static int check_plan_args(tfjob_plan **out, const tfjob_job *job, const tfjob_plan_options *opts, tfjob_error **err)

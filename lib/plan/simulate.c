@@ -12,6 +12,7 @@
 #include "core/job.h"
 #include "plan/planner.h"
 #include "util/sbuf.h"
+#include "util/versions.h"
 
 #define DEFAULT_START 1704067200 /* 2024-01-01T00:00:00Z */
 #define DEFAULT_MAX_STEPS 1000u
@@ -346,14 +347,7 @@ static void report_final(sim *s)
 
 int tfjob_simulate_options_init(tfjob_simulate_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_SIMULATE_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_simulate_options init = TFJOB_SIMULATE_OPTIONS_INIT;
-	init.version = version;
-	*opts = init;
-	return 0;
+	return tfjob__versioned_init(&tfjob__simulate_options_v, opts, version);
 }
 
 static int scenario_error(tfjob_error **err, const char *what)
@@ -361,17 +355,16 @@ static int scenario_error(tfjob_error **err, const char *what)
 	return tfjob__fail(err, TFJOB_ESCHEMA, "scenario: %s (see docs/simulate.md)", what);
 }
 
-int tfjob_simulate(char **out, const char *scenario, size_t len, const tfjob_simulate_options *opts, tfjob_error **err)
+int tfjob_simulate(char **out, const char *scenario, size_t len, const tfjob_simulate_options *caller_opts, tfjob_error **err)
 {
 	if (!out || !scenario)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_simulate: out and scenario are required");
 	*out = NULL;
-	tfjob_simulate_options defaults = TFJOB_SIMULATE_OPTIONS_INIT;
-	if (!opts)
-		opts = &defaults;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_SIMULATE_OPTIONS_VERSION, "tfjob_simulate_options");
+	tfjob_simulate_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__simulate_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_simulate_options *opts = &copy;
 	json_t *root = NULL;
 	rc = tfjob__load_one(&root, scenario, len, "scenario", err);
 	if (rc)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plan/step.h"
+#include "util/versions.h"
 
 static int step_normal(ctx *c)
 {
@@ -237,7 +238,7 @@ static int plan_step(ctx *c, char *defaults_error)
 {
 	/* 1. another controller manages the job, or it is being deleted: nothing to do */
 	const char *mb = tfjob_job_managed_by(c->job);
-	if ((mb && strcmp(mb, MANAGED_BY_US)) ||
+	if ((mb && strcmp(mb, TFJOB_MANAGED_BY_TRAINING_OPERATOR)) ||
 	    (json_object_get(tfjob__obj(c->job->root, "metadata"), "deletionTimestamp") &&
 	     !json_is_null(json_object_get(tfjob__obj(c->job->root, "metadata"), "deletionTimestamp"))))
 		return 0;
@@ -288,7 +289,7 @@ static int plan_step(ctx *c, char *defaults_error)
 		return rc;
 
 	/* 3. suspended */
-	if (tfjob_job_suspend(c->job)) {
+	if (tfjob_job_is_suspended(c->job)) {
 		c->path = PATH_SUSPENDED;
 		return tfjob__plan_step_suspended(c);
 	}
@@ -338,11 +339,13 @@ static void ctx_free(ctx *c)
 
 /* The step itself; the lists (NULL = none) are only read. */
 int tfjob__plan_run(tfjob_plan **out, const tfjob_job *job, const tfjob_objects *pods,
-                            const tfjob_objects *services, const tfjob_plan_options *opts, tfjob_error **err)
+                            const tfjob_objects *services, const tfjob_plan_options *caller_opts, tfjob_error **err)
 {
-	int rc = tfjob__check_version(err, opts->version, TFJOB_PLAN_OPTIONS_VERSION, "tfjob_plan_options");
+	tfjob_plan_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__plan_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_plan_options *opts = &copy;
 	if (opts->compat != TFJOB_COMPAT_DOCUMENTED && opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_options: unknown compat %d", (int)opts->compat);
 	/* the times a status can hold (RFC 3339, years 0000-9999): all time arithmetic stays in int64 */
@@ -361,9 +364,10 @@ int tfjob__plan_run(tfjob_plan **out, const tfjob_job *job, const tfjob_objects 
 	c.documented = opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
 	c.now = opts->now;
 	c.requeues = opts->requeues;
-	tfjob_render_options ropts = TFJOB_RENDER_OPTIONS_INIT;
-	if (opts->render)
-		ropts = *opts->render;
+	tfjob_render_options ropts;
+	rc = tfjob__versioned_copy(&tfjob__render_options_v, &ropts, opts->render, err);
+	if (rc)
+		return rc;
 	ropts.compat = c.compat; /* one behaviour per step */
 	c.render = &ropts;
 	c.err = err;

@@ -23,9 +23,6 @@
 #include "plan/planner.h"
 #include "graph/render.h"
 
-#define LABEL_REPLICA_TYPE TFJOB__LABEL_REPLICA_TYPE
-#define LABEL_REPLICA_INDEX TFJOB__LABEL_REPLICA_INDEX
-#define MANAGED_BY_US "kubeflow.org/training-operator"
 /* v1.9 creates every missing index below the highest observed one; we stop this far above replicas. */
 #define COMPAT_GAP_CAP 1024
 

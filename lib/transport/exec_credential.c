@@ -190,7 +190,7 @@ static int parse_credential(struct tfjob__exec_result *out, const char *text, co
 		rc = tfjob__fail(err, TFJOB_ESCHEMA, "exec plugin '%s': status has neither a token nor a client "
 		                 "certificate and key", exec->command);
 	const char *exp = json_string_value(json_object_get(status, "expirationTimestamp"));
-	if (!rc && exp && (out->expiry = tfjob__parse_time(exp)) < 0)
+	if (!rc && exp && tfjob_time_parse(&out->expiry, exp) != 0)
 		rc = tfjob__fail(err, TFJOB_ESCHEMA, "exec plugin '%s': invalid expirationTimestamp", exec->command);
 	json_decref(cred);
 	if (rc)

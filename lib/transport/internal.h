@@ -29,11 +29,6 @@ char *tfjob__resource_path(const tfjob_resource *res, const char *ns, const char
 /* "pods" -> "Pod" style kind for a built-in plural; NULL when unknown. */
 const char *tfjob__resource_kind(const tfjob_resource *res);
 
-/* Format a Unix time as RFC 3339 UTC ("2024-01-02T03:04:05Z") into buf (>= 21 bytes). */
-void tfjob__format_time(char *buf, size_t size, int64_t t);
-/* Parse RFC 3339 into Unix seconds; -1 when it is not a time. */
-int64_t tfjob__parse_time(const char *s);
-
 /* Label selectors (selector.c). */
 typedef struct tfjob__selector tfjob__selector;
 int tfjob__selector_parse(tfjob__selector **out, const char *text, tfjob_error **err);

@@ -10,6 +10,7 @@
 
 #include "util/quantity.h"
 #include "transport/kube_internal.h"
+#include "util/versions.h"
 
 #define TOKEN_FILE_REFRESH_MS 60000
 #define EXEC_EXPIRY_MARGIN_S 10
@@ -666,13 +667,7 @@ static int setup_share(struct tfjob__kube *k, tfjob_error **err)
 
 int tfjob_kube_options_init(tfjob_kube_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_KUBE_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	*opts = (tfjob_kube_options)TFJOB_KUBE_OPTIONS_INIT;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__kube_options_v, opts, version);
 }
 
 static struct tfjob__kube *kube_alloc(void)
@@ -686,16 +681,15 @@ static struct tfjob__kube *kube_alloc(void)
 	return k;
 }
 
-int tfjob_kube_transport_new(tfjob_transport **out, const tfjob_kube_options *opts, tfjob_error **err)
+int tfjob_kube_transport_new(tfjob_transport **out, const tfjob_kube_options *caller_opts, tfjob_error **err)
 {
-	tfjob_kube_options defaults = TFJOB_KUBE_OPTIONS_INIT;
 	if (!out)
 		return tfjob__fail(err, TFJOB_EINVAL, "kube transport: NULL out");
-	if (!opts)
-		opts = &defaults;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_KUBE_OPTIONS_VERSION, "kube options");
+	tfjob_kube_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__kube_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_kube_options *opts = &copy;
 	struct tfjob__kube *k = kube_alloc();
 	if (!k)
 		return tfjob__oom(err);

@@ -3,16 +3,11 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include "transport/internal.h"
+#include "util/versions.h"
 
 int tfjob_kube_options_init(tfjob_kube_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_KUBE_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	*opts = (tfjob_kube_options)TFJOB_KUBE_OPTIONS_INIT;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__kube_options_v, opts, version);
 }
 
 int tfjob_kube_transport_new(tfjob_transport **out, const tfjob_kube_options *opts, tfjob_error **err)

@@ -9,6 +9,7 @@
 
 #include "tfjob/memory.h"
 #include "transport/memory_store.h"
+#include "util/versions.h"
 
 #define DEFAULT_HISTORY 1000
 #define DEFAULT_BOOKMARK_MS 1000
@@ -301,7 +302,7 @@ static int prepare_create(struct mem_store *s, json_t *obj, const tfjob_resource
 	if (rc || (rc = choose_name(s, meta, res, ns, err)))
 		return rc;
 	char ts[32];
-	tfjob__format_time(ts, sizeof(ts), store_now(s));
+	tfjob_time_format(ts, sizeof(ts), store_now(s));
 	json_object_set_new(meta, "uid", new_uid(s));
 	json_object_set_new(meta, "creationTimestamp", json_string(ts));
 	json_object_set_new(meta, "generation", json_integer(1));
@@ -669,7 +670,7 @@ static int delete_key(struct mem_store *s, const char *key, tfjob_propagation po
 			return 0;
 		json_t *next = json_deep_copy(cur);
 		char ts[32];
-		tfjob__format_time(ts, sizeof(ts), store_now(s));
+		tfjob_time_format(ts, sizeof(ts), store_now(s));
 		json_object_set_new(json_object_get(next, "metadata"), "deletionTimestamp", json_string(ts));
 		json_object_set_new(json_object_get(next, "metadata"), "deletionGracePeriodSeconds", json_integer(0));
 		int rc = next ? commit(s, key, next, TFJOB_WATCH_MODIFIED, cur) : TFJOB_ENOMEM;
@@ -895,13 +896,7 @@ static void mem_free(void *data)
 
 int tfjob_memory_options_init(tfjob_memory_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_MEMORY_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	*opts = (tfjob_memory_options)TFJOB_MEMORY_OPTIONS_INIT;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__memory_options_v, opts, version);
 }
 
 static struct mem_store *store_new(const tfjob_memory_options *opts)
@@ -934,16 +929,15 @@ static struct mem_store *store_new(const tfjob_memory_options *opts)
 	return s;
 }
 
-int tfjob_memory_transport_new(tfjob_transport **out, const tfjob_memory_options *opts, tfjob_error **err)
+int tfjob_memory_transport_new(tfjob_transport **out, const tfjob_memory_options *caller_opts, tfjob_error **err)
 {
-	tfjob_memory_options defaults = TFJOB_MEMORY_OPTIONS_INIT;
 	if (!out)
 		return tfjob__fail(err, TFJOB_EINVAL, "memory transport: NULL out");
-	if (!opts)
-		opts = &defaults;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_MEMORY_OPTIONS_VERSION, "memory options");
+	tfjob_memory_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__memory_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_memory_options *opts = &copy;
 	struct mem_store *s = store_new(opts);
 	if (!s)
 		return tfjob__oom(err);

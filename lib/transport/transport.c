@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "transport/internal.h"
+#include "util/versions.h"
 
 static const tfjob_resource builtin_resources[] = {
 	TFJOB_RESOURCE_TFJOBS_INIT,   TFJOB_RESOURCE_PODS_INIT,      TFJOB_RESOURCE_SERVICES_INIT,
@@ -45,35 +46,17 @@ const char *tfjob__resource_kind(const tfjob_resource *res)
 
 int tfjob_list_options_init(tfjob_list_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_LIST_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	*opts = (tfjob_list_options)TFJOB_LIST_OPTIONS_INIT;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__list_options_v, opts, version);
 }
 
 int tfjob_delete_options_init(tfjob_delete_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_DELETE_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	*opts = (tfjob_delete_options)TFJOB_DELETE_OPTIONS_INIT;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__delete_options_v, opts, version);
 }
 
 int tfjob_watch_options_init(tfjob_watch_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_WATCH_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	*opts = (tfjob_watch_options)TFJOB_WATCH_OPTIONS_INIT;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__watch_options_v, opts, version);
 }
 
 const char *tfjob_watch_event_name(tfjob_watch_event type)
@@ -108,15 +91,16 @@ int tfjob_transport_new(tfjob_transport **out, const tfjob_transport_backend *ba
 {
 	if (!out || !backend)
 		return tfjob__fail(err, TFJOB_EINVAL, "transport: NULL argument");
-	if (backend->version == 0 || backend->version > TFJOB_TRANSPORT_BACKEND_VERSION)
-		return tfjob__fail(err, TFJOB_EVERSION, "transport backend version %u is not supported (1 to %u)",
-		                   backend->version, TFJOB_TRANSPORT_BACKEND_VERSION);
-	if (!backend->free)
+	tfjob_transport_backend be;
+	int rc = tfjob__versioned_copy(&tfjob__transport_backend_v, &be, backend, err);
+	if (rc)
+		return rc;
+	if (!be.free)
 		return tfjob__fail(err, TFJOB_EINVAL, "transport backend: the free slot is required");
 	tfjob_transport *t = calloc(1, sizeof(*t));
 	if (!t)
 		return tfjob__oom(err);
-	t->be = *backend;
+	t->be = be;
 	*out = t;
 	return 0;
 }
@@ -185,15 +169,14 @@ int tfjob_transport_get(char **out, tfjob_transport *t, const tfjob_resource *re
 }
 
 int tfjob_transport_list(char **out, tfjob_transport *t, const tfjob_resource *res, const char *ns,
-                         const tfjob_list_options *opts, tfjob_error **err)
+                         const tfjob_list_options *caller_opts, tfjob_error **err)
 {
-	tfjob_list_options defaults = TFJOB_LIST_OPTIONS_INIT;
+	tfjob_list_options copy;
+	const tfjob_list_options *opts = &copy;
 	int rc = check_args(&ns, t, res, t ? (const void *)t->be.list : NULL, "list", err);
 	if (rc)
 		return rc;
-	if (!opts)
-		opts = &defaults;
-	if ((rc = tfjob__check_version(err, opts->version, TFJOB_LIST_OPTIONS_VERSION, "list options")))
+	if ((rc = tfjob__versioned_copy(&tfjob__list_options_v, &copy, caller_opts, err)))
 		return rc;
 	if (opts->limit < 0)
 		return tfjob__fail(err, TFJOB_EINVAL, "list: negative limit");
@@ -338,15 +321,14 @@ int tfjob_transport_patch(char **out, tfjob_transport *t, const tfjob_resource *
 }
 
 int tfjob_transport_delete(char **out, tfjob_transport *t, const tfjob_resource *res, const char *ns,
-                           const char *name, const tfjob_delete_options *opts, tfjob_error **err)
+                           const char *name, const tfjob_delete_options *caller_opts, tfjob_error **err)
 {
-	tfjob_delete_options defaults = TFJOB_DELETE_OPTIONS_INIT;
+	tfjob_delete_options copy;
+	const tfjob_delete_options *opts = &copy;
 	int rc = check_args(&ns, t, res, t ? (const void *)t->be.del : NULL, "delete", err);
 	if (rc || (rc = check_name(name, "delete", err)) || (rc = check_one_ns(res, ns, "delete", err)))
 		return rc;
-	if (!opts)
-		opts = &defaults;
-	if ((rc = tfjob__check_version(err, opts->version, TFJOB_DELETE_OPTIONS_VERSION, "delete options")))
+	if ((rc = tfjob__versioned_copy(&tfjob__delete_options_v, &copy, caller_opts, err)))
 		return rc;
 	if (opts->propagation < TFJOB_PROPAGATION_DEFAULT || opts->propagation > TFJOB_PROPAGATION_ORPHAN)
 		return tfjob__fail(err, TFJOB_EINVAL, "delete: unknown propagation policy %d", (int)opts->propagation);
@@ -377,7 +359,7 @@ static int build_event(json_t **out, const char *ns, const json_t *involved, con
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	char now[32];
-	tfjob__format_time(now, sizeof(now), ts.tv_sec);
+	tfjob_time_format(now, sizeof(now), ts.tv_sec);
 	uint64_t unique = ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^ (uint64_t)rand();
 	char *name = tfjob__strdup_printf("%s.%016llx", iname, (unsigned long long)unique);
 	json_t *ev = json_object(), *ref = json_object(), *src = json_object(), *evmeta = json_object();
@@ -389,7 +371,7 @@ static int build_event(json_t **out, const char *ns, const json_t *involved, con
 	bad |= set_str(ref, "namespace", ins ? ins : ns);
 	bad |= set_str(ref, "uid", json_string_value(json_object_get(meta, "uid")));
 	bad |= set_str(ref, "resourceVersion", json_string_value(json_object_get(meta, "resourceVersion")));
-	bad |= set_str(src, "component", component ? component : "tfjob-controller");
+	bad |= set_str(src, "component", component ? component : TFJOB_OPERATOR_NAME);
 	bad |= set_str(evmeta, "name", name);
 	bad |= set_str(evmeta, "namespace", ns);
 	bad |= set_str(ev, "apiVersion", "v1") | set_str(ev, "kind", "Event");
@@ -398,7 +380,7 @@ static int build_event(json_t **out, const char *ns, const json_t *involved, con
 	bad |= json_object_set(ev, "source", src);
 	bad |= set_str(ev, "firstTimestamp", now) | set_str(ev, "lastTimestamp", now);
 	bad |= json_object_set_new(ev, "count", json_integer(1));
-	bad |= set_str(ev, "reportingComponent", component ? component : "tfjob-controller");
+	bad |= set_str(ev, "reportingComponent", component ? component : TFJOB_OPERATOR_NAME);
 	free(name);
 	json_decref(ref);
 	json_decref(src);

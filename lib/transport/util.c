@@ -59,40 +59,6 @@ char *tfjob__resource_path(const tfjob_resource *res, const char *ns, const char
 	return path;
 }
 
-void tfjob__format_time(char *buf, size_t size, int64_t t)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-int64_t tfjob__parse_time(const char *s)
-{
-	if (!s)
-		return -1;
-	struct tm tm;
-	memset(&tm, 0, sizeof(tm));
-	int n = 0;
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-	           &tm.tm_sec, &n) != 6)
-		return -1;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	int64_t t = (int64_t)timegm(&tm);
-	const char *rest = s + n;
-	if (*rest == '.')
-		for (rest++; *rest >= '0' && *rest <= '9'; rest++)
-			;
-	if (*rest == 'Z' || *rest == 'z')
-		return t;
-	int oh, om;
-	if ((rest[0] == '+' || rest[0] == '-') && sscanf(rest + 1, "%2d:%2d", &oh, &om) == 2) {
-		int64_t off = oh * 3600 + om * 60;
-		return rest[0] == '+' ? t - off : t + off;
-	}
-	return -1;
-}
 
 json_t *tfjob__merge_patch(const json_t *target, const json_t *patch)
 {

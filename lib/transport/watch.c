@@ -11,6 +11,7 @@
 
 #include "util/timedwait.h"
 #include "transport/internal.h"
+#include "util/versions.h"
 
 struct tfjob_watch_sink {
 	atomic_int stop;
@@ -88,13 +89,15 @@ static char *dup_opt(const char *s, int *ok)
 }
 
 int tfjob_transport_watch(tfjob_watch **out, tfjob_transport *t, const tfjob_resource *res, const char *ns,
-                          const tfjob_watch_options *opts, tfjob_error **err)
+                          const tfjob_watch_options *caller_opts, tfjob_error **err)
 {
-	if (!out || !t || !res || !res->version || !res->resource || !opts)
+	if (!out || !t || !res || !res->version || !res->resource || !caller_opts)
 		return tfjob__fail(err, TFJOB_EINVAL, "watch: NULL argument");
-	int rc = tfjob__check_version(err, opts->version, TFJOB_WATCH_OPTIONS_VERSION, "watch options");
+	tfjob_watch_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__watch_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_watch_options *opts = &copy;
 	if (!opts->on_event)
 		return tfjob__fail(err, TFJOB_EINVAL, "watch: on_event is required");
 	if (!t->be.watch)
@@ -110,7 +113,7 @@ int tfjob_transport_watch(tfjob_watch **out, tfjob_transport *t, const tfjob_res
 	pthread_cond_init(&w->cond, NULL);
 	int ok = 1;
 	w->t = t;
-	w->opts = *opts;
+	w->opts = copy;
 	w->group = dup_opt(res->group ? res->group : "", &ok);
 	w->version = dup_opt(res->version, &ok);
 	w->resource = dup_opt(res->resource, &ok);

@@ -6,18 +6,24 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>
+#include <gnutls/gnutls.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <tfjob/tfjob.h>
 
+#include "certmgr.h"
 #include "http.h"
+#include "tlsstore.h"
+#include "webhook.h"
 
 static const char usage[] =
 	"Usage: tfjob-operator [flags]\n"
@@ -43,8 +49,24 @@ static const char usage[] =
 	"  --log-level L, --zap-log-level L\n"
 	"                                 debug | info | warn | error (default info; zap's panic is error,\n"
 	"                                 a number > 0 is debug); --zap-devel is debug\n"
-	"  --webhook-server-port N, --webhook-service-name S, --webhook-secret-name S\n"
-	"                                 accepted for training-operator's manifests and ignored (no webhook)\n"
+	"  --webhook-server-port N        serve the TFJob validating admission webhook over HTTPS on N\n"
+	"                                 (default 9443; 0 = off). Any --webhook-* flag turns it on\n"
+	"  --webhook-host HOST            the webhook's listen address (default: all interfaces)\n"
+	"  --webhook-service-name S       its certificate is for S.<namespace>.svc (default training-operator)\n"
+	"  --webhook-secret-name S        Secret holding the CA and certificate, in $MY_POD_NAMESPACE\n"
+	"                                 (default kubeflow); made, rotated and reloaded by the operator\n"
+	"                                 (default name training-operator-webhook-cert)\n"
+	"  --webhook-config-name S        ValidatingWebhookConfiguration given the CA as caBundle\n"
+	"                                 (default validator.training-operator.kubeflow.org)\n"
+	"  --webhook-cert-hosts LIST      more DNS names or IP addresses for the certificate, comma-\n"
+	"                                 separated (a webhook registered by URL)\n"
+	"  --webhook-cert-validity D      validity of the CA and certificate (default 87600h); renewed\n"
+	"                                 when a third of it (at most 90 days) is left\n"
+	"  --webhook-cert-dir DIR         serve DIR/tls.crt and DIR/tls.key instead, re-read when they\n"
+	"                                 change (cert-manager); no Secret or caBundle is managed\n"
+	"  --http-idle-timeout D          close a connection silent for D (default 15s)\n"
+	"  --http-request-timeout D       close a connection whose request is not complete D after it\n"
+	"                                 could start (default 30s). D: seconds, or Go-style 500ms, 2m, 1h\n"
 	"  --version                      print the version and exit\n";
 
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -92,6 +114,177 @@ static int need(int argc, char **argv, int i)
 	return i + 1;
 }
 
+/* The admission webhook's flags. */
+typedef struct webhook_flags {
+	int enabled;
+	long port;
+	const char *host, *service, *secret, *config, *cert_dir, *cert_hosts;
+	long long validity_s;
+	int idle_timeout_s, request_timeout_s;
+} webhook_flags;
+
+/* Seconds of a duration given as seconds ("30") or Go-style ("500ms", "90s", "5m", "87600h");
+   -1 when it is not one. Sub-second values round up to 1 s. */
+static long long parse_duration_s(const char *v)
+{
+	char *end;
+	double n = strtod(v, &end);
+	if (end == v || n < 0)
+		return -1;
+	double scale = !*end || !strcmp(end, "s") ? 1 : !strcmp(end, "ms") ? 0.001 : !strcmp(end, "m") ? 60
+	               : !strcmp(end, "h") ? 3600 : -1;
+	if (scale < 0 || n * scale > 1e12)
+		return -1;
+	long long s = (long long)(n * scale);
+	return s == 0 && n > 0 ? 1 : s;
+}
+
+static long long duration_flag(const char *flag, const char *v)
+{
+	long long s = parse_duration_s(v);
+	if (s <= 0) {
+		fprintf(stderr, "tfjob-operator: %s %s: expected a positive duration (30s, 5m, 87600h)\n", flag, v);
+		exit(2);
+	}
+	return s;
+}
+
+enum flag_kind { FLAG_PORT, FLAG_STRING, FLAG_VALIDITY, FLAG_TIMEOUT };
+
+/* The webhook's and the HTTP servers' flags: where each value goes, and whether the flag turns
+   the webhook on. */
+static const struct webhook_flag_spec {
+	const char *name;
+	enum flag_kind kind;
+	size_t offset;
+	int enables_webhook;
+} webhook_flag_specs[] = {
+	{ "--webhook-server-port", FLAG_PORT, offsetof(webhook_flags, port), 1 },
+	{ "--webhook-host", FLAG_STRING, offsetof(webhook_flags, host), 1 },
+	{ "--webhook-service-name", FLAG_STRING, offsetof(webhook_flags, service), 1 },
+	{ "--webhook-secret-name", FLAG_STRING, offsetof(webhook_flags, secret), 1 },
+	{ "--webhook-config-name", FLAG_STRING, offsetof(webhook_flags, config), 1 },
+	{ "--webhook-cert-dir", FLAG_STRING, offsetof(webhook_flags, cert_dir), 1 },
+	{ "--webhook-cert-hosts", FLAG_STRING, offsetof(webhook_flags, cert_hosts), 1 },
+	{ "--webhook-cert-validity", FLAG_VALIDITY, offsetof(webhook_flags, validity_s), 1 },
+	{ "--http-idle-timeout", FLAG_TIMEOUT, offsetof(webhook_flags, idle_timeout_s), 0 },
+	{ "--http-request-timeout", FLAG_TIMEOUT, offsetof(webhook_flags, request_timeout_s), 0 },
+};
+
+static long parse_port(const char *v)
+{
+	char *end;
+	long port = strtol(v, &end, 10);
+	if (*end || end == v || port < 0 || port > 65535) {
+		fprintf(stderr, "tfjob-operator: --webhook-server-port %s: expected a port number\n", v);
+		exit(2);
+	}
+	return port;
+}
+
+/* Take argv's flag a if it is one of webhook_flag_specs (its value fetched by get_value): 1. */
+static int webhook_flag(webhook_flags *w, const char *a, const char *(*get_value)(void *), void *ctx)
+{
+	const struct webhook_flag_spec *f = webhook_flag_specs;
+	const struct webhook_flag_spec *end = f + sizeof(webhook_flag_specs) / sizeof(webhook_flag_specs[0]);
+	while (f < end && strcmp(a, f->name))
+		f++;
+	if (f == end)
+		return 0;
+	const char *v = get_value(ctx);
+	char *field = (char *)w + f->offset;
+	long long secs;
+	switch (f->kind) {
+	case FLAG_PORT:
+		*(long *)field = parse_port(v);
+		break;
+	case FLAG_STRING:
+		*(const char **)field = v;
+		break;
+	case FLAG_VALIDITY:
+		*(long long *)field = duration_flag(a, v);
+		break;
+	case FLAG_TIMEOUT:
+		secs = duration_flag(a, v);
+		*(int *)field = secs > 86400 ? 86400 : (int)secs;
+		break;
+	}
+	w->enabled |= f->enables_webhook;
+	return 1;
+}
+
+typedef struct argv_cursor {
+	int argc;
+	char **argv;
+	int *i;
+	const char *eq_value;
+} argv_cursor;
+
+static int need(int argc, char **argv, int i);
+
+static const char *cursor_value(void *ctx)
+{
+	argv_cursor *c = ctx;
+	return c->eq_value ? c->eq_value : c->argv[(*c->i = need(c->argc, c->argv, *c->i))];
+}
+
+static void log_denied(const char *job, const char *message)
+{
+	json_t *o = json_pack("{s:s,s:s}", "tfjob", job, "message", message);
+	char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	log_line(TFJOB_LOG_INFO, "webhook: TFJob denied", t, NULL);
+	free(t);
+	json_decref(o);
+}
+
+/* Split a comma-separated list in place into at most max names. */
+static size_t split_names(char *list, const char **names, size_t max)
+{
+	size_t n = 0;
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save))
+		if (*tok)
+			names[n++] = tok;
+	return n;
+}
+
+/* Start the certificate manager for w: 0, or -1 after logging why. */
+static int start_certs(op_certmgr **out, const webhook_flags *w, tfjob_transport *t)
+{
+	static char hosts[4096];
+	const char *extra[32];
+	snprintf(hosts, sizeof(hosts), "%s", w->cert_hosts ? w->cert_hosts : "");
+	op_certmgr_options o = { 0 };
+	o.transport = t;
+	o.namespace_name = getenv("MY_POD_NAMESPACE") && *getenv("MY_POD_NAMESPACE") ? getenv("MY_POD_NAMESPACE")
+	                                                                              : "kubeflow";
+	o.secret_name = w->secret ? w->secret : OP_CERTMGR_DEFAULT_SECRET;
+	o.service_name = w->service ? w->service : OP_CERTMGR_DEFAULT_SERVICE;
+	o.config_name = w->config ? w->config : OP_CERTMGR_DEFAULT_CONFIG;
+	o.extra_names = extra;
+	o.extra_count = split_names(hosts, extra, sizeof(extra) / sizeof(extra[0]));
+	o.validity_s = w->validity_s;
+	o.cert_dir = w->cert_dir;
+	o.log = logf1;
+	char ebuf[256];
+	if (op_certmgr_start(out, &o, ebuf, sizeof(ebuf))) {
+		logf1(TFJOB_LOG_ERROR, "webhook: cannot manage certificates", "error", ebuf);
+		return -1;
+	}
+	logf1(TFJOB_LOG_INFO, w->cert_dir ? "webhook: certificates from a directory" : "webhook: certificates in a Secret",
+	      w->cert_dir ? "dir" : "secret", w->cert_dir ? w->cert_dir : o.secret_name);
+	return 0;
+}
+
+/* Go's runtime raises the soft limit of open files to the hard one: so do we, for the servers. */
+static void raise_open_files_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *ns = NULL, *kubeconfig = NULL, *le_id = NULL, *le_ns = NULL, *gang = NULL, *compat_s = NULL;
@@ -99,7 +292,9 @@ int main(int argc, char **argv)
 	const char *cluster_domain = getenv("CUSTOM_CLUSTER_DOMAIN");
 	if (getenv("KUBEFLOW_NAMESPACE") && *getenv("KUBEFLOW_NAMESPACE"))
 		ns = getenv("KUBEFLOW_NAMESPACE"); /* training-operator's default of --namespace */
-	int webhook_flags = 0;
+	webhook_flags wf = { 0 };
+	wf.port = 9443;
+	char webhook_addr[300];
 	double qps = 20;
 	int burst = 30, workers = 1, leader = 0;
 	for (int i = 1; i < argc; i++) {
@@ -151,11 +346,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "tfjob-operator: --enable-scheme %s: only tfjob is supported by tfjob-operator\n", v);
 				return 2;
 			}
-		} else if (!strcmp(a, "--webhook-server-port") || !strcmp(a, "--webhook-service-name") ||
-		           !strcmp(a, "--webhook-secret-name")) {
-			(void)VAL();
-			webhook_flags = 1;
-		}
+		} else if (webhook_flag(&wf, a, cursor_value, &(argv_cursor){ argc, argv, &i, eq ? eq + 1 : NULL }))
+			;
 		else if (!strcmp(a, "--version")) {
 			printf("tfjob-operator %s\n", TFJOB_VERSION);
 			return 0;
@@ -212,6 +404,7 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	raise_open_files_limit();
 
 	if (tfjob_global_init()) {
 		fprintf(stderr, "tfjob-operator: global init failed\n");
@@ -225,6 +418,7 @@ int main(int argc, char **argv)
 	tfjob_transport *t = NULL;
 	tfjob_controller *c = NULL;
 	op_http *http = NULL;
+	op_certmgr *certs = NULL;
 	tfjob_error *err = NULL;
 	int status = 1;
 	if (tfjob_kube_transport_new(&t, &ko, &err)) {
@@ -232,8 +426,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	logf1(TFJOB_LOG_INFO, "starting tfjob-operator", "server", tfjob_kube_transport_server(t));
-	if (webhook_flags)
-		logf1(TFJOB_LOG_WARN, "webhook flags ignored: tfjob-operator serves no admission webhook", NULL, NULL);
+	if (wf.enabled && wf.port == 0)
+		wf.enabled = 0;
+	op_webhook webhook = { co.compat, log_denied };
+	if (wf.enabled && start_certs(&certs, &wf, t))
+		goto out;
 	if (co.gang_scheduler != TFJOB_GANG_NONE)
 		logf1(TFJOB_LOG_INFO, "gang scheduling: PodGroups are listed and watched", "gang-scheduler",
 		      co.gang_scheduler == TFJOB_GANG_VOLCANO ? "volcano" : "scheduler-plugins");
@@ -242,7 +439,15 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	char ebuf[256];
-	if (op_http_start(&http, metrics_addr, health_addr, c, leader, ebuf, sizeof(ebuf))) {
+	snprintf(webhook_addr, sizeof(webhook_addr), strchr(wf.host ? wf.host : "", ':') ? "[%s]:%ld" : "%s:%ld",
+	         wf.host ? wf.host : "", wf.port);
+	op_http_options ho = { .metrics_addr = metrics_addr, .health_addr = health_addr, .webhook_addr = webhook_addr,
+		               .controller = c, .leader_election = leader, .idle_timeout_s = wf.idle_timeout_s,
+		               .request_timeout_s = wf.request_timeout_s,
+		               .webhook = wf.enabled ? op_webhook_review : NULL, .webhook_payload = &webhook,
+		               .webhook_path = OP_WEBHOOK_PATH, .webhook_ready = op_certmgr_ready,
+		               .ready_payload = certs };
+	if (op_http_start(&http, &ho, ebuf, sizeof(ebuf))) {
 		logf1(TFJOB_LOG_ERROR, "cannot serve probes and metrics", "error", ebuf);
 		goto out;
 	}
@@ -250,6 +455,10 @@ int main(int argc, char **argv)
 		char ports[64];
 		snprintf(ports, sizeof(ports), "%d,%d", op_http_port(http, 0), op_http_port(http, 1));
 		logf1(TFJOB_LOG_INFO, "serving metrics and probes", "ports", ports);
+		if (wf.enabled) {
+			snprintf(ports, sizeof(ports), "%d", op_http_port(http, 2));
+			logf1(TFJOB_LOG_INFO, "serving the admission webhook (HTTPS)", "webhook_port", ports);
+		}
 	}
 	/* The first list may fail while the API server is not reachable yet: retry. */
 	for (;;) {
@@ -259,6 +468,7 @@ int main(int argc, char **argv)
 		logf1(TFJOB_LOG_ERROR, "cannot start the controller, retrying", "error", tfjob_error_message(err));
 		tfjob_error_free(err);
 		err = NULL;
+		op_http_set_controller(http, NULL); /* the probes and the webhook stay up meanwhile */
 		tfjob_controller_free(c);
 		c = NULL;
 		struct timespec ts = { 2, 0 };
@@ -269,10 +479,7 @@ int main(int argc, char **argv)
 		}
 		if (tfjob_controller_new(&c, t, &co, &err))
 			goto out;
-		op_http_stop(http);
-		http = NULL;
-		if (op_http_start(&http, metrics_addr, health_addr, c, leader, ebuf, sizeof(ebuf)))
-			goto out;
+		op_http_set_controller(http, c);
 	}
 	for (;;) {
 		struct timespec ts = { 0, 200 * 1000 * 1000 };
@@ -292,6 +499,8 @@ int main(int argc, char **argv)
 out:
 	tfjob_controller_stop(c);
 	op_http_stop(http);
+	op_certmgr_stop(certs);
+	op_tls_store_clear();
 	tfjob_controller_free(c);
 	tfjob_transport_free(t);
 	tfjob_error_free(err);

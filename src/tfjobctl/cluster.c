@@ -202,16 +202,12 @@ json_t *ctl_parse_json(const char *text)
 
 void ctl_age(char *buf, size_t size, const char *timestamp, time_t now)
 {
-	struct tm tm;
-	memset(&tm, 0, sizeof(tm));
-	if (!timestamp || sscanf(timestamp, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-	                         &tm.tm_min, &tm.tm_sec) != 6) {
+	int64_t t;
+	if (!timestamp || tfjob_time_parse(&t, timestamp) != 0) {
 		snprintf(buf, size, "<unknown>");
 		return;
 	}
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	long long s = (long long)(now - timegm(&tm));
+	long long s = (long long)(now - t);
 	if (s < 0)
 		s = 0;
 	long long m = s / 60, h = s / 3600, d = s / 86400;

@@ -47,7 +47,7 @@ static bool pod_alive(const char *run, const char *pod)
 			/* Its process is gone although pods.json says Running: the run itself ended without
 			 * saving (killed); the pod will not write any more. */
 			const char *pid = json_string_value(json_object_get(
-				json_object_get(json_object_get(p, "metadata"), "annotations"), "local.kubeflow.org/pid"));
+				json_object_get(json_object_get(p, "metadata"), "annotations"), TFJOB_LOCAL_PID_ANNOTATION));
 			if (alive && pid && atoi(pid) > 0 && kill((pid_t)atoi(pid), 0) != 0 && errno == ESRCH)
 				alive = false;
 		}

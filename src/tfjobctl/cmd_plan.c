@@ -117,13 +117,9 @@ int cmd_plan(int argc, char **argv)
 		return ctl_fail("plan: only one of --job, --pods and --services can be '-' (standard input)");
 	if (ctl_parse_now(&opts.now, now))
 		return EXIT_USAGE;
-#ifdef TFJOB_RENDER_OPTIONS_VERSION
 	tfjob_render_options ropts = TFJOB_RENDER_OPTIONS_INIT;
 	ropts.cluster_domain = domain;
 	opts.render = &ropts;
-#else
-	(void)domain;
-#endif
 
 	tfjob_job *job = NULL;
 	if (ctl_load_job(&job, job_path))

@@ -68,7 +68,7 @@ void ctl_print_pods(FILE *out, const json_t *pods)
 		char sum[160];
 		ctl_pod_summary(sum, sizeof sum, p);
 		const json_t *meta = json_object_get(p, "metadata");
-		const char *pid = s(json_object_get(meta, "annotations"), "local.kubeflow.org/pid");
+		const char *pid = s(json_object_get(meta, "annotations"), TFJOB_LOCAL_PID_ANNOTATION);
 		fprintf(out, "  %-28s %-36s %-9lld %s\n", s(meta, "name"), sum,
 		        (long long)json_integer_value(json_object_get(ctl_pod_tf_status(p), "restartCount")), pid[0] ? pid : "-");
 	}

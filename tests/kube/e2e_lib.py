@@ -4,6 +4,7 @@ import atexit
 import json
 import os
 import signal
+import socket
 import ssl
 import sys
 import time
@@ -66,6 +67,37 @@ def wait(what, fn, timeout=60):
             pass
         time.sleep(0.1)
     return check(what + " (timed out)", False)
+
+
+def operator_ports(log_path, timeout=20):
+    """The (metrics, health) ports a starting tfjob-operator logs as "ports", or None after timeout."""
+    end = time.time() + timeout
+    while time.time() < end:
+        for line in open(log_path):
+            if '"ports"' in line:
+                return tuple(int(x) for x in json.loads(line)["ports"].split(","))
+        time.sleep(0.05)
+    return None
+
+
+def http_get(port, path, raw=None, timeout=5):
+    """(status, body) of one request on a new loopback connection (raw: bytes sent instead of a GET
+    of path); status 0 when no HTTP answer came before the server closed, reset or went silent."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(raw if raw is not None else f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    data = b""
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            break
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    code = int(head.split(b" ")[1]) if head.startswith(b"HTTP/1.1 ") else 0
+    return code, body.decode(errors="replace")
 
 
 def exit_status():

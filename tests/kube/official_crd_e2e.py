@@ -8,10 +8,10 @@ says is pruned by the official schema; every status the operator writes is store
 operator logs "the stored status differs from the one written" otherwise); one status write per
 status change, no API call while nothing changes; tfjobctl get/describe/watch/delete.
 Prints ok/FAIL lines; exit status 1 when anything failed."""
-import copy, glob, json, os, signal, socket, subprocess, sys, threading, time
+import copy, glob, json, os, signal, subprocess, sys, threading, time
 import urllib.request, urllib.error
 import yaml
-from e2e_lib import RUNNING, URL, api, check, ctx, exit_status, wait
+from e2e_lib import RUNNING, URL, api, check, ctx, exit_status, http_get, operator_ports, wait
 
 OP, WORK = sys.argv[1], sys.argv[2]
 CTL = os.environ["TFJOBCTL"]
@@ -89,27 +89,10 @@ class Operator:
                                    "--kube-api-qps", "200", "--kube-api-burst", "400", *extra],
                                   stdout=self.log, stderr=self.log)
         RUNNING.append(self.p)
-        self.ports = None
-        end = time.time() + 20
-        while time.time() < end and self.ports is None:
-            for line in open(self.logname):
-                if '"ports"' in line:
-                    a, b = json.loads(line)["ports"].split(",")
-                    self.ports = (int(a), int(b))
-            time.sleep(0.05)
+        self.ports = operator_ports(self.logname)
 
     def http(self, which, path):
-        s = socket.create_connection(("127.0.0.1", self.ports[which]), timeout=5)
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
-        head, _, body = data.partition(b"\r\n\r\n")
-        return int(head.split(b" ")[1]), body.decode(errors="replace")
+        return http_get(self.ports[which], path)
 
     def metrics(self):
         out = {}

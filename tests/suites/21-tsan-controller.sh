@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The controller's unit tests (threads: workers, watches, the manager) under ThreadSanitizer, in
+# The controller's unit tests (threads: workers, watches, the manager) and tfjob-operator's
+# (libmicrohttpd threads, the deadline reaper, the TLS store) under ThreadSanitizer, in
 # build-tsan. tests/tsan.supp silences jansson's reference counting only (see the file).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -9,4 +10,4 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
 fi
 ninja -C "$BUILD_DIR" >/dev/null
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/tests/tsan.supp"
-meson test -C "$BUILD_DIR" --print-errorlogs test_controller test_controller_internal test_events
+meson test -C "$BUILD_DIR" --print-errorlogs test_controller test_controller_internal test_events test_operator

@@ -70,6 +70,10 @@ typedef struct tfjob_transport_backend {
 	int (*create_event)(void *data, char **out, const char *ns, const char *event_json, tfjob_error **err);
 } tfjob_transport_backend;
 
+/** A backend with every slot NULL and the current version: set data, free and the verbs you serve. */
+#define TFJOB_TRANSPORT_BACKEND_INIT { .version = TFJOB_TRANSPORT_BACKEND_VERSION }
+
+
 /**
  * Make a transport from a backend table (copied; the table need not outlive the call).
  * On success the transport owns backend->data and calls backend->free(data) when freed; on

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tfjobctl tf-config and render: output, flags and exit codes.
 
-Usage: test_tfjobctl_cluster.py PATH/TO/tfjobctl
+Usage: test_tfjobctl_tf_config.py PATH/TO/tfjobctl
 """
 import json
 import os

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD_DIR=build scripts/build.sh >/dev/null
-python3 tests/cli/test_tfjobctl_cluster.py build/src/tfjobctl/tfjobctl
+python3 tests/cli/test_tfjobctl_tf_config.py build/src/tfjobctl/tfjobctl
 # Every public function of include/tfjob/cluster.h is documented in docs/cluster.md.
 missing=0
 for fn in $(grep -o 'TFJOB_EXTERN [^(]*(' include/tfjob/cluster.h | grep -o 'tfjob_[a-z0-9_]*' ); do

@@ -1,0 +1,93 @@
+/*
+ * libtfjob - validation, as the training-operator admission webhook and the TFJob CRD schema do it.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Validation returns every problem at once, as Kubernetes field errors: a field path in
+ * Kubernetes' form (`spec.tfReplicaSpecs[Worker].template.spec.containers[0].image`), a type
+ * (FieldValueRequired, ...) and a detail. Thread-safety: the field error list is immutable once
+ * returned and may be read from several threads.
+ */
+#ifndef TFJOB_VALIDATE_H
+#define TFJOB_VALIDATE_H
+
+#include "common.h"
+#include "error.h"
+#include "job.h"
+
+TFJOB_BEGIN_DECLS
+
+/** Kubernetes' field error types (k8s.io/apimachinery/pkg/util/validation/field). */
+typedef enum tfjob_field_error_type {
+	TFJOB_FIELD_VALUE_NOT_FOUND = 0,
+	TFJOB_FIELD_VALUE_REQUIRED = 1,
+	TFJOB_FIELD_VALUE_DUPLICATE = 2,
+	TFJOB_FIELD_VALUE_INVALID = 3,
+	TFJOB_FIELD_VALUE_NOT_SUPPORTED = 4,
+	TFJOB_FIELD_VALUE_FORBIDDEN = 5,
+	TFJOB_FIELD_VALUE_TOO_LONG = 6,
+	TFJOB_FIELD_VALUE_TOO_MANY = 7,
+	TFJOB_FIELD_VALUE_INTERNAL = 8,
+	TFJOB_FIELD_VALUE_TYPE_INVALID = 9
+} tfjob_field_error_type;
+
+/** Kubernetes' name of a type: "FieldValueRequired", ...; "FieldValueUnknown" outside the enum. */
+TFJOB_EXTERN const char *tfjob_field_error_type_name(tfjob_field_error_type type);
+
+/** Opaque, immutable list of field errors. */
+typedef struct tfjob_field_errors tfjob_field_errors;
+
+#define TFJOB_VALIDATE_OPTIONS_VERSION 1
+
+typedef struct tfjob_validate_options {
+	unsigned int version;   /* TFJOB_VALIDATE_OPTIONS_VERSION */
+	tfjob_compat compat;    /* TFJOB_COMPAT_DOCUMENTED */
+	const tfjob_job *old;   /* the stored object for an update, or NULL for a create */
+} tfjob_validate_options;
+
+#define TFJOB_VALIDATE_OPTIONS_INIT { TFJOB_VALIDATE_OPTIONS_VERSION, TFJOB_COMPAT_DOCUMENTED, NULL }
+
+/** Initialise options of the given version to their defaults. TFJOB_EVERSION for unknown versions. */
+TFJOB_EXTERN int tfjob_validate_options_init(tfjob_validate_options *opts, unsigned int version);
+
+/**
+ * Validate a job as the API server would admit it (CRD schema types first, then the webhook's
+ * rules; with opts->old set, also the update rules: managedBy and schedulingPolicy.queue are
+ * immutable). opts may be NULL.
+ *
+ * Returns 0 when validation ran, whatever its verdict: *out receives a list (possibly empty)
+ * owned by the caller, released with tfjob_field_errors_free(). Errors: TFJOB_ENOMEM,
+ * TFJOB_EVERSION, TFJOB_EINVAL.
+ */
+TFJOB_EXTERN int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job,
+                                    const tfjob_validate_options *opts, tfjob_error **err);
+
+/** Number of errors in the list (0 for NULL). */
+TFJOB_EXTERN size_t tfjob_field_errors_count(const tfjob_field_errors *errors);
+/** Field path of the i-th error; NULL when out of range. Borrowed from the list. */
+TFJOB_EXTERN const char *tfjob_field_errors_field(const tfjob_field_errors *errors, size_t i);
+/** Type of the i-th error; TFJOB_FIELD_VALUE_INTERNAL when out of range. */
+TFJOB_EXTERN tfjob_field_error_type tfjob_field_errors_type(const tfjob_field_errors *errors, size_t i);
+/** Detail of the i-th error (may be ""); NULL when out of range. Borrowed. */
+TFJOB_EXTERN const char *tfjob_field_errors_detail(const tfjob_field_errors *errors, size_t i);
+/** The offending value of the i-th error as JSON text ("null" when none); NULL when out of range. Borrowed. */
+TFJOB_EXTERN const char *tfjob_field_errors_value(const tfjob_field_errors *errors, size_t i);
+/**
+ * The i-th error formatted as Kubernetes prints it
+ * ("spec.tfReplicaSpecs[Worker].replicas: Invalid value: \"x\": ..."); NULL when out of range. Borrowed.
+ */
+TFJOB_EXTERN const char *tfjob_field_errors_message(const tfjob_field_errors *errors, size_t i);
+
+/**
+ * The list as the tfjobctl contract's JSON:
+ * {"valid":bool,"errors":[{"field":...,"type":...,"detail":...}]}.
+ * *out owned by the caller (tfjob_free()). TFJOB_ENOMEM, TFJOB_EINVAL.
+ */
+TFJOB_EXTERN int tfjob_field_errors_to_json(char **out, const tfjob_field_errors *errors, unsigned int flags,
+                                            tfjob_error **err);
+
+/** Release a list. Accepts NULL. */
+TFJOB_EXTERN void tfjob_field_errors_free(tfjob_field_errors *errors);
+
+TFJOB_END_DECLS
+
+#endif

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The layers of lib/ (docs/architecture.md) from the #include lines: no folder includes a header
+# of a layer above or beside it, no include cycle between folders, public headers, programs and
+# bindings include only public headers (tests/layers/check_layers.py). Then a self-check: the same
+# script must refuse a copy of the tree with one planted upward include.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+python3 tests/layers/check_layers.py .
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+mkdir -p "$TMP/tree"
+cp -r lib include src "$TMP/tree/"
+mkdir -p "$TMP/tree/bindings"
+printf '#include "plan/planner.h"\n' >>"$TMP/tree/lib/graph/graph.c"
+grep -q '"plan/planner.h"' "$TMP/tree/lib/graph/graph.c" || { echo "FAIL: self-check could not plant an include" >&2; exit 1; }
+if python3 tests/layers/check_layers.py "$TMP/tree" >"$TMP/out"; then
+  echo "FAIL: an upward include (graph -> plan) was not reported" >&2; exit 1
+fi
+grep -q 'lib/graph/ must not include lib/plan/' "$TMP/out" || { cat "$TMP/out" >&2; exit 1; }
+echo "self-check: the planted upward include was reported"
