@@ -554,6 +554,7 @@ START_TEST(gang_volcano_waits_for_pod_group)
 	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job16", "Succeeded", "True"), W));
 	ck_assert(CU_WAIT(!cu_exists(T, NS, "podgroups", "job16"), W));
 	ck_assert(CU_WAIT(cu_events(T, NS, "SuccessfulDeletePodGroup") == 1, W)); /* recorded after the delete */
+	ck_assert_int_eq(cu_events(T, NS, "JobTerminated"), 1);                  /* and before it, as v1.9 */
 }
 END_TEST
 

@@ -684,6 +684,42 @@ START_TEST(options_versions)
 }
 END_TEST
 
+/* first_line (version 2): a document cut out of a stream reports the lines of the whole file. */
+START_TEST(first_line_of_a_document)
+{
+	tfjob_parse_options opts = TFJOB_PARSE_OPTIONS_INIT;
+	opts.filename = "x.yaml";
+	opts.first_line = 40;
+	tfjob_job *job = NULL;
+	tfjob_error *err = NULL;
+	static const char syntax[] = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: a\n";
+	ck_assert_int_eq(tfjob_job_parse(&job, syntax, strlen(syntax), &opts, &err), TFJOB_EPARSE);
+	ck_assert_int_eq(tfjob_error_line(err), 43);
+	ck_assert_msg(!strncmp(tfjob_error_message(err), "x.yaml:43:", 10), "%s", tfjob_error_message(err));
+	tfjob_error_free(err);
+	err = NULL;
+	static const char pod[] = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n";
+	tfjob_job **jobs = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(tfjob_job_parse_all(&jobs, &n, pod, strlen(pod), &opts, &err), TFJOB_ESCHEMA);
+	ck_assert_str_eq(tfjob_error_message(err), "x.yaml:40: not a TFJob: expected apiVersion \"kubeflow.org/v1\" and kind "
+	                                           "\"TFJob\", found apiVersion \"v1\" and kind \"Pod\"");
+	ck_assert_int_eq(tfjob_error_line(err), 40);
+	tfjob_error_free(err);
+	err = NULL;
+	/* Version 1 callers have no such field: lines count from 1, whole-document errors name none. */
+	opts.version = 1;
+	ck_assert_int_eq(tfjob_job_parse(&job, syntax, strlen(syntax), &opts, &err), TFJOB_EPARSE);
+	ck_assert_int_eq(tfjob_error_line(err), 4);
+	tfjob_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(tfjob_job_parse(&job, pod, strlen(pod), &opts, &err), TFJOB_ESCHEMA);
+	ck_assert_str_eq(tfjob_error_message(err), "x.yaml: not a TFJob: expected apiVersion \"kubeflow.org/v1\" and kind "
+	                                           "\"TFJob\", found apiVersion \"v1\" and kind \"Pod\"");
+	tfjob_error_free(err);
+}
+END_TEST
+
 /* ---- the bad-input corpus ---- */
 
 struct bad_case {
@@ -1064,6 +1100,7 @@ int main(void)
 	tcase_add_test(tc, round_trip_numbers_and_escapes);
 	tcase_add_test(tc, typed_accessors);
 	tcase_add_test(tc, options_versions);
+	tcase_add_test(tc, first_line_of_a_document);
 	tcase_add_loop_test(tc, bad_corpus, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, alias_bomb_hits_alias_limit_fast);
 	tcase_add_test(tc, deep_nesting_limited);

@@ -166,8 +166,12 @@ START_TEST(dns1035_names)
 		for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
 			char meta[128];
 			snprintf(meta, sizeof(meta), "{name: '%s'}", valid[i]);
-			tfjob_job *job = make_job(meta, NULL, "{Worker: " VALID_WORKER "}", NULL);
-			check(valid[i], job, (tfjob_compat)mode, NULL, NONE);
+			/* Worker x1: the child {name}-worker-0 must fit in 63 characters too (documented mode). */
+			tfjob_job *job = make_job(meta, NULL, "{Worker: {template: {spec: {containers: [" TF_CONTAINER "]}}}}", NULL);
+			if (mode == DOC && strlen(valid[i]) + strlen("-worker-0") > 63)
+				check(valid[i], job, DOC, NULL, ERRS({ "metadata.name", INV, NULL }));
+			else
+				check(valid[i], job, (tfjob_compat)mode, NULL, NONE);
 			tfjob_job_free(job);
 		}
 		for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
@@ -200,7 +204,10 @@ START_TEST(generate_name)
 		/* Long prefixes are cut to 58 characters by the API server before the suffix. */
 		job = make_job("{generateName: abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-}",
 		               NULL, "{Worker: " VALID_WORKER "}", NULL);
-		check("long generateName", job, c, NULL, NONE);
+		if (c == DOC) /* 58 + 5 random characters + "-worker-1" is too long for a Service name */
+			check("long generateName", job, c, NULL, ERRS({ "metadata.generateName", INV, NULL }));
+		else
+			check("long generateName", job, c, NULL, NONE);
 		tfjob_job_free(job);
 		job = make_job("{generateName: Mnist-}", NULL, "{Worker: " VALID_WORKER "}", NULL);
 		check("bad generateName", job, c, NULL, ERRS({ "metadata.generateName", INV, "should match: " DNS1035_DETAIL }));
@@ -219,6 +226,129 @@ START_TEST(generate_name)
 		check("empty name", job, c, NULL, ERRS({ "metadata.name", REQ, "name or generateName is required" }));
 		tfjob_job_free(job);
 	}
+}
+END_TEST
+
+/* Documented mode (defect 11): {name}-{type}-{index} of every child fits in a DNS-1035 label. */
+START_TEST(child_names_fit_a_dns_label)
+{
+	/* 54 characters + "-worker-1" = 63: fits. */
+	const char *name54 = "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij";
+	char meta[160], specs[512];
+	snprintf(meta, sizeof(meta), "{name: %s}", name54);
+	tfjob_job *job = make_job(meta, NULL, "{Worker: " VALID_WORKER "}", NULL);
+	check("63-character child", job, DOC, NULL, NONE);
+	tfjob_job_free(job);
+	/* 11 workers: worker-10 is one character more. v1.9 admits it (and fails at create). */
+	snprintf(specs, sizeof(specs), "{PS: {template: {spec: {containers: [" TF_CONTAINER "]}}}, "
+	                               "worker: {replicas: 11, template: {spec: {containers: [" TF_CONTAINER "]}}}}");
+	job = make_job(meta, NULL, specs, NULL);
+	char detail[512];
+	snprintf(detail, sizeof(detail), "the pod and service name \"%s-worker-10\" would be 64 characters: must be no "
+	         "more than 63 characters (a Service name is a DNS-1035 label)", name54);
+	check("64-character child", job, DOC, NULL, ERRS({ "metadata.name", INV, detail }));
+	check("64-character child, v1.9", job, V19, NULL, NONE);
+	tfjob_field_errors *errs = tu_validate(job, DOC, NULL);
+	ck_assert_ptr_nonnull(strstr(tfjob_field_errors_message(errs, 0), "metadata.name: Invalid value: \"abcdefghij-"));
+	tfjob_field_errors_free(errs);
+	tfjob_job_free(job);
+	/* The longest child decides, whatever the type's order; replicas 0 has no child. */
+	snprintf(meta, sizeof(meta), "{name: %.52s}", name54);
+	job = make_job(meta, NULL, "{Worker: " VALID_WORKER ", Evaluator: {template: {spec: {containers: [" TF_CONTAINER
+	               "]}}}}", NULL);
+	check("evaluator child", job, DOC, NULL, ERRS({ "metadata.name", INV, NULL }));
+	tfjob_job_free(job);
+	job = make_job(meta, NULL, "{Worker: " VALID_WORKER ", Evaluator: {replicas: 0, template: {spec: {containers: ["
+	               TF_CONTAINER "]}}}}", NULL);
+	check("evaluator without replicas", job, DOC, NULL, NONE);
+	tfjob_job_free(job);
+	/* A name too long itself is reported once, by the name rule. */
+	job = make_job("{name: abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij}", NULL,
+	               "{Worker: " VALID_WORKER "}", NULL);
+	check("long name reported once", job, DOC, NULL,
+	      ERRS({ "metadata.name", INV, "should match: must be no more than 63 characters" }));
+	tfjob_job_free(job);
+}
+END_TEST
+
+/* Warnings: valid jobs the TFJob docs advise against; each rule fires exactly where it should. */
+static tfjob_warnings *warnings_of(const char *specs, int istio)
+{
+	tfjob_job *job = make_job(NULL, NULL, specs, NULL);
+	tfjob_warning_options opts = TFJOB_WARNING_OPTIONS_INIT;
+	opts.istio_injection = istio;
+	tfjob_warnings *w = NULL;
+	ck_assert_int_eq(tfjob_job_warnings(&w, job, &opts, NULL), 0);
+	tfjob_field_errors *errs = tu_validate(job, DOC, NULL);
+	ck_assert_uint_eq(tfjob_field_errors_count(errs), 0); /* warnings are about valid jobs */
+	tfjob_field_errors_free(errs);
+	tfjob_job_free(job);
+	return w;
+}
+
+#define ISTIO_OFF "template: {metadata: {annotations: {sidecar.istio.io/inject: 'false'}}, spec: {containers: [" TF_CONTAINER "]}}"
+
+START_TEST(warnings_rules)
+{
+	tfjob_warnings *w = warnings_of("{Worker: " VALID_WORKER "}", 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 0);
+	tfjob_warnings_free(w);
+	/* restartPolicy Never, explicit only (the default is documented behaviour). */
+	w = warnings_of("{PS: {restartPolicy: Never, " ISTIO_OFF "}, Worker: {template: {spec: {containers: [" TF_CONTAINER
+	                "]}}}}", 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 1);
+	ck_assert_str_eq(tfjob_warnings_reason(w, 0), "RestartPolicyNever");
+	ck_assert_str_eq(tfjob_warnings_field(w, 0), "spec.tfReplicaSpecs[PS].restartPolicy");
+	ck_assert_ptr_nonnull(strstr(tfjob_warnings_message(w, 0), "spec.tfReplicaSpecs[PS].restartPolicy: restartPolicy "
+	                                                           "Never should rarely be used"));
+	ck_assert_ptr_null(tfjob_warnings_reason(w, 1));
+	ck_assert_ptr_null(tfjob_warnings_field(w, 1));
+	ck_assert_ptr_null(tfjob_warnings_message(w, 1));
+	tfjob_warnings_free(w);
+	/* Istio: only when the namespace injects; the annotation or the label opts out. */
+	const char *istio = "{PS: {restartPolicy: OnFailure, " ISTIO_OFF "}, Worker: {restartPolicy: OnFailure, template: "
+	                    "{metadata: {labels: {sidecar.istio.io/inject: 'true'}}, spec: {containers: [" TF_CONTAINER "]}}},"
+	                    " Chief: {restartPolicy: OnFailure, template: {metadata: {labels: {sidecar.istio.io/inject: "
+	                    "'false'}}, spec: {containers: [" TF_CONTAINER "]}}}}";
+	w = warnings_of(istio, 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 0);
+	tfjob_warnings_free(w);
+	w = warnings_of(istio, 1);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 1);
+	ck_assert_str_eq(tfjob_warnings_reason(w, 0), "IstioSidecar");
+	ck_assert_str_eq(tfjob_warnings_field(w, 0), "spec.tfReplicaSpecs[Worker].template.metadata.annotations");
+	tfjob_warnings_free(w);
+	/* GPU limits: cpu and memory requested (or limited, which the request defaults to) or a warning. */
+	w = warnings_of("{Worker: {restartPolicy: OnFailure, template: {spec: {containers: ["
+	                "{name: tensorflow, image: tf, resources: {limits: {nvidia.com/gpu: 1}}},"
+	                "{name: side, image: s, resources: {limits: {amd.com/gpu: 1, memory: 1Gi}}},"
+	                "{name: ok, image: s, resources: {limits: {nvidia.com/gpu: 1, cpu: 2}, requests: {memory: 1Gi}}},"
+	                "{name: nogpu, image: s, resources: {limits: {cpu: 1}}}]}}}}", 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 2);
+	ck_assert_str_eq(tfjob_warnings_reason(w, 0), "GPUWithoutRequests");
+	ck_assert_str_eq(tfjob_warnings_field(w, 0), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.requests");
+	ck_assert_ptr_nonnull(strstr(tfjob_warnings_message(w, 0), "without a cpu or memory request"));
+	ck_assert_str_eq(tfjob_warnings_field(w, 1), "spec.tfReplicaSpecs[Worker].template.spec.containers[1].resources.requests");
+	ck_assert_ptr_nonnull(strstr(tfjob_warnings_message(w, 1), "without a cpu request"));
+	tfjob_warnings_free(w);
+	/* Options and arguments. */
+	tfjob_warning_options opts;
+	ck_assert_int_eq(tfjob_warning_options_init(&opts, TFJOB_WARNING_OPTIONS_VERSION), 0);
+	ck_assert_int_eq(opts.istio_injection, 0);
+	ck_assert_int_eq(tfjob_warning_options_init(&opts, 2), TFJOB_EVERSION);
+	ck_assert_int_eq(tfjob_warning_options_init(NULL, 1), TFJOB_EINVAL);
+	tfjob_job *job = make_job(NULL, NULL, "{Worker: " VALID_WORKER "}", NULL);
+	opts.version = 7;
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_job_warnings(&w, job, &opts, &err), TFJOB_EVERSION);
+	tfjob_error_free(err);
+	ck_assert_int_eq(tfjob_job_warnings(NULL, job, NULL, NULL), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_job_warnings(&w, NULL, NULL, NULL), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_job_warnings(&w, job, NULL, NULL), 0);
+	tfjob_warnings_free(w);
+	tfjob_warnings_free(NULL);
+	ck_assert_uint_eq(tfjob_warnings_count(NULL), 0);
+	tfjob_job_free(job);
 }
 END_TEST
 
@@ -685,6 +815,8 @@ int main(void)
 	tcase_add_test(tc, v19_webhook_table);
 	tcase_add_test(tc, dns1035_names);
 	tcase_add_test(tc, generate_name);
+	tcase_add_test(tc, child_names_fit_a_dns_label);
+	tcase_add_test(tc, warnings_rules);
 	tcase_add_test(tc, replica_spec_rules);
 	tcase_add_test(tc, defect_9);
 	tcase_add_test(tc, defect_10);

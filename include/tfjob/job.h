@@ -32,7 +32,7 @@ typedef enum tfjob_format {
 #define TFJOB_DEFAULT_MAX_NODES 2000000u
 #define TFJOB_DEFAULT_MAX_DOCUMENTS 10000u
 
-#define TFJOB_PARSE_OPTIONS_VERSION 1
+#define TFJOB_PARSE_OPTIONS_VERSION 2
 
 /**
  * Options for parsing. Initialise with TFJOB_PARSE_OPTIONS_INIT or tfjob_parse_options_init();
@@ -47,9 +47,13 @@ typedef struct tfjob_parse_options {
 	unsigned int max_aliases;   /* YAML alias references in one document */
 	unsigned int max_nodes;     /* values in one document after alias expansion */
 	unsigned int max_documents; /* documents in one stream */
+	/* Version 2: the line number of the text's first line, for text cut out of a larger file (a
+	 * document of a stream): error messages and tfjob_error_line() count from it, and an error
+	 * about a whole document ("not a TFJob") names this line. 0: 1, and no line in such errors. */
+	unsigned int first_line;
 } tfjob_parse_options;
 
-#define TFJOB_PARSE_OPTIONS_INIT { TFJOB_PARSE_OPTIONS_VERSION, TFJOB_FORMAT_AUTO, NULL, 0, 0, 0, 0, 0 }
+#define TFJOB_PARSE_OPTIONS_INIT { TFJOB_PARSE_OPTIONS_VERSION, TFJOB_FORMAT_AUTO, NULL, 0, 0, 0, 0, 0, 0 }
 
 /** Initialise options of the given version to their defaults. TFJOB_EVERSION for unknown versions. */
 TFJOB_EXTERN int tfjob_parse_options_init(tfjob_parse_options *opts, unsigned int version);

@@ -88,6 +88,52 @@ TFJOB_EXTERN int tfjob_field_errors_to_json(char **out, const tfjob_field_errors
 /** Release a list. Accepts NULL. */
 TFJOB_EXTERN void tfjob_field_errors_free(tfjob_field_errors *errors);
 
+/* ---- Warnings: valid, but what the Kubeflow TFJob documentation advises against ---- */
+
+/** Opaque, immutable list of warnings. */
+typedef struct tfjob_warnings tfjob_warnings;
+
+#define TFJOB_WARNING_OPTIONS_VERSION 1
+
+typedef struct tfjob_warning_options {
+	unsigned int version; /* TFJOB_WARNING_OPTIONS_VERSION */
+	/* The namespace the job goes to injects the Istio sidecar (label istio-injection=enabled):
+	 * warn about pod templates that do not opt out of it. 0: unknown or not. */
+	int istio_injection;
+} tfjob_warning_options;
+
+#define TFJOB_WARNING_OPTIONS_INIT { TFJOB_WARNING_OPTIONS_VERSION, 0 }
+
+/** Initialise options of the given version to their defaults. TFJOB_EVERSION for unknown versions. */
+TFJOB_EXTERN int tfjob_warning_options_init(tfjob_warning_options *opts, unsigned int version);
+
+/**
+ * The warnings about a job, as an API server returns them next to an admitted object: what the
+ * Kubeflow TFJob documentation advises against, which validation accepts (docs/api.md lists the
+ * rules). Each has a reason (a stable CamelCase name), a field path and a message:
+ *   RestartPolicyNever   a replica type sets restartPolicy Never: a pod that fails, or whose node
+ *                        fails, is not restarted and the job fails;
+ *   IstioSidecar         (opts->istio_injection) a pod template without the annotation or label
+ *                        sidecar.istio.io/inject: "false": TFJob pods do not work with the sidecar;
+ *   GPUWithoutRequests   a container with a GPU limit (a resource whose name ends in "/gpu") and no cpu or no
+ *                        memory request (nor a limit the request would default to).
+ * Works on the job as given (defaulted or not); never changes it. opts may be NULL.
+ * Returns 0 and a list (possibly empty) owned by the caller in *out (tfjob_warnings_free()).
+ * Errors: TFJOB_ENOMEM, TFJOB_EVERSION, TFJOB_EINVAL. Thread-safe for distinct or const jobs.
+ */
+TFJOB_EXTERN int tfjob_job_warnings(tfjob_warnings **out, const tfjob_job *job, const tfjob_warning_options *opts,
+                                    tfjob_error **err);
+/** Number of warnings in the list (0 for NULL). */
+TFJOB_EXTERN size_t tfjob_warnings_count(const tfjob_warnings *warnings);
+/** Reason of the i-th warning ("RestartPolicyNever", ...); NULL when out of range. Borrowed. */
+TFJOB_EXTERN const char *tfjob_warnings_reason(const tfjob_warnings *warnings, size_t i);
+/** Field path of the i-th warning; NULL when out of range. Borrowed. */
+TFJOB_EXTERN const char *tfjob_warnings_field(const tfjob_warnings *warnings, size_t i);
+/** The i-th warning as "FIELD: text", as kubectl prints after "Warning: "; NULL when out of range. Borrowed. */
+TFJOB_EXTERN const char *tfjob_warnings_message(const tfjob_warnings *warnings, size_t i);
+/** Release a list. Accepts NULL. */
+TFJOB_EXTERN void tfjob_warnings_free(tfjob_warnings *warnings);
+
 TFJOB_END_DECLS
 
 #endif

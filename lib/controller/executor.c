@@ -280,18 +280,20 @@ out:
 	return rc;
 }
 
+/* As v1.9: JobTerminated, then SuccessfulDeletePodGroup also when the PodGroup was gone already. */
 static void delete_pod_group(rctx *r)
 {
 	tfjob_controller *c = r->c;
 	const tfjob_resource *res = &c->inf[INF_PODGROUPS].res;
 	tfjob_error *err = NULL;
+	record_event(r, "Normal", "JobTerminated", "Job has been terminated. Deleting PodGroup");
 	int rc = tfjob_transport_delete(NULL, c->t, res, r->ns, r->name, NULL, &err);
 	tfjob__count(c, TFJOB_API_DELETE, rc);
-	if (rc == 0) {
+	if (rc == 0 || rc == TFJOB_ENOTFOUND) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "Deleted PodGroup: %s", r->name);
 		record_event(r, "Normal", "SuccessfulDeletePodGroup", msg);
-	} else if (rc != TFJOB_ENOTFOUND) {
+	} else {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "Error deleting: %s", tfjob_error_message(err));
 		record_event(r, "Warning", "FailedDeletePodGroup", msg);

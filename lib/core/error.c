@@ -186,6 +186,23 @@ int tfjob__fail_at(tfjob_error **err, int code, const char *file, int line, int 
 	return code;
 }
 
+void tfjob__error_shift_line(tfjob_error *e, int by)
+{
+	if (!e || e->line <= 0 || by <= 0 || !e->message)
+		return;
+	char *old_prefix = tfjob__strdup_printf("%s:%d:", e->file ? e->file : "<input>", e->line);
+	char *moved = NULL;
+	if (old_prefix && !strncmp(e->message, old_prefix, strlen(old_prefix)))
+		moved = tfjob__strdup_printf("%s:%d:%s", e->file ? e->file : "<input>", e->line + by,
+		                             e->message + strlen(old_prefix));
+	free(old_prefix);
+	if (!moved)
+		return; /* out of memory or another message: keep it as it is */
+	free(e->message);
+	e->message = moved;
+	e->line += by;
+}
+
 int tfjob__fail_field(tfjob_error **err, int code, const char *field, const char *fmt, ...)
 {
 	if (!err)

@@ -99,21 +99,21 @@ char *tfjob__dump(const json_t *value, unsigned int flags)
 
 /* ---- construction ---- */
 
-/* normalize: make integral reals at integer fields integers (not needed for what the YAML reader made). */
-static int wrap(tfjob_job **out, json_t *root, const char *filename, bool normalize, tfjob_error **err)
+/* normalize: make integral reals at integer fields integers (not needed for what the YAML reader made).
+ * line: where the document starts, named in its errors (0: unknown). */
+static int wrap(tfjob_job **out, json_t *root, const char *filename, int line, bool normalize, tfjob_error **err)
 {
-	const char *where = filename ? filename : "<input>";
 	if (!json_is_object(root)) {
 		const char *found = json_is_array(root) ? "a sequence" : "a scalar";
 		json_decref(root);
-		return tfjob__fail(err, TFJOB_ESCHEMA, "%s: a TFJob must be a mapping (object), found %s", where, found);
+		return tfjob__fail_at(err, TFJOB_ESCHEMA, filename, line, 0, "a TFJob must be a mapping (object), found %s", found);
 	}
 	json_t *api = json_object_get(root, "apiVersion"), *kind = json_object_get(root, "kind");
 	const char *api_s = json_string_value(api), *kind_s = json_string_value(kind);
 	if (!api_s || strcmp(api_s, "kubeflow.org/v1") || !kind_s || strcmp(kind_s, "TFJob")) {
 		char *a = api ? tfjob__dump(api, 0) : NULL, *k = kind ? tfjob__dump(kind, 0) : NULL;
-		tfjob__fail(err, TFJOB_ESCHEMA, "%s: not a TFJob: expected apiVersion \"kubeflow.org/v1\" and kind \"TFJob\", "
-		            "found apiVersion %s and kind %s", where, a ? a : "(missing)", k ? k : "(missing)");
+		tfjob__fail_at(err, TFJOB_ESCHEMA, filename, line, 0, "not a TFJob: expected apiVersion \"kubeflow.org/v1\" and "
+		               "kind \"TFJob\", found apiVersion %s and kind %s", a ? a : "(missing)", k ? k : "(missing)");
 		free(a);
 		free(k);
 		json_decref(root);
@@ -132,18 +132,16 @@ static int wrap(tfjob_job **out, json_t *root, const char *filename, bool normal
 
 int tfjob__job_wrap(tfjob_job **out, json_t *root, const char *filename, tfjob_error **err)
 {
-	return wrap(out, root, filename, true, err);
+	return wrap(out, root, filename, 0, true, err);
 }
 
-static int load_docs(tfjob__docs *docs, const char **filename, const char *data, size_t len,
+static int load_docs(tfjob__docs *docs, tfjob__limits *limits, const char *data, size_t len,
                      const tfjob_parse_options *opts, tfjob_error **err)
 {
-	tfjob__limits limits;
-	int rc = tfjob__limits_from_options(&limits, opts, err);
+	int rc = tfjob__limits_from_options(limits, opts, err);
 	if (rc)
 		return rc;
-	*filename = limits.filename;
-	return tfjob__docs_load(docs, data, len, &limits, err);
+	return tfjob__docs_load(docs, data, len, limits, err);
 }
 
 int tfjob_job_parse(tfjob_job **out, const char *data, size_t len, const tfjob_parse_options *opts, tfjob_error **err)
@@ -152,11 +150,11 @@ int tfjob_job_parse(tfjob_job **out, const char *data, size_t len, const tfjob_p
 		return tfjob__fail(err, TFJOB_EINVAL, "out is NULL");
 	*out = NULL;
 	tfjob__docs docs;
-	const char *filename = NULL;
-	int rc = load_docs(&docs, &filename, data, len, opts, err);
+	tfjob__limits limits;
+	int rc = load_docs(&docs, &limits, data, len, opts, err);
 	if (rc)
 		return rc;
-	const char *where = filename ? filename : "<input>";
+	const char *where = limits.filename ? limits.filename : "<input>";
 	if (docs.count != 1) {
 		size_t n = docs.count;
 		tfjob__docs_free(&docs);
@@ -166,7 +164,7 @@ int tfjob_job_parse(tfjob_job **out, const char *data, size_t len, const tfjob_p
 	}
 	json_t *root = docs.items[0];
 	free(docs.items);
-	return wrap(out, root, filename, !docs.yaml, err);
+	return wrap(out, root, limits.filename, (int)limits.first_line, !docs.yaml, err);
 }
 
 void tfjob_job_array_free(tfjob_job **jobs, size_t count)
@@ -186,8 +184,8 @@ int tfjob_job_parse_all(tfjob_job ***out, size_t *out_count, const char *data, s
 	*out = NULL;
 	*out_count = 0;
 	tfjob__docs docs;
-	const char *filename = NULL;
-	int rc = load_docs(&docs, &filename, data, len, opts, err);
+	tfjob__limits limits;
+	int rc = load_docs(&docs, &limits, data, len, opts, err);
 	if (rc)
 		return rc;
 	json_t *items = NULL;
@@ -203,7 +201,8 @@ int tfjob_job_parse_all(tfjob_job ***out, size_t *out_count, const char *data, s
 		return tfjob__oom(err);
 	}
 	for (size_t i = 0; i < n; i++) {
-		rc = wrap(&jobs[i], json_incref(json_array_get(items, i)), filename, normalize, err);
+		rc = wrap(&jobs[i], json_incref(json_array_get(items, i)), limits.filename, (int)limits.first_line, normalize,
+		          err);
 		if (rc) {
 			tfjob_job_array_free(jobs, i);
 			json_decref(items);

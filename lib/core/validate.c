@@ -3,6 +3,7 @@
  * training-operator webhook's rules, and the update rules when the old object is given.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,60 @@ static void validate_name(struct ctx *c, const tfjob_job *job)
 		return;
 	json_t *v = json_string(shown);
 	add(c, TFJOB_FIELD_VALUE_INVALID, "metadata.name", v, detail);
+	json_decref(v);
+}
+
+/* ---- child names (documented mode): {name}-{type}-{index} must fit in a DNS-1035 label ---- */
+
+/* Characters the API server adds to a generateName prefix (cut to 58 characters). */
+#define GENERATED_SUFFIX "xxxxx"
+#define GENERATE_NAME_MAX 58
+
+/*
+ * A pod and its service are named {job}-{type}-{index}; a Service name is a DNS-1035 label, so a
+ * job whose longest such name exceeds 63 characters can never get its children (v1.9 admits it
+ * and fails at every creation). Reported at metadata.name with the name that would be too long.
+ */
+static void validate_child_names(struct ctx *c, const tfjob_job *job)
+{
+	const char *name = tfjob_job_name(job), *generate = tfjob_job_generate_name(job);
+	char base[DNS1035_MAX + sizeof(GENERATED_SUFFIX) + 1];
+	const char *field = "metadata.name";
+	if (name && name[0]) {
+		if (strlen(name) > DNS1035_MAX)
+			return; /* reported by validate_name */
+		snprintf(base, sizeof(base), "%s", name);
+	} else if (generate && generate[0]) {
+		snprintf(base, sizeof(base), "%.*s" GENERATED_SUFFIX, GENERATE_NAME_MAX, generate);
+		field = "metadata.generateName";
+		name = generate;
+	} else {
+		return;
+	}
+	char longest[DNS1035_MAX * 4 + 64] = "";
+	const char *type;
+	json_t *rspec;
+	json_object_foreach(tfjob__replica_specs(job), type, rspec) {
+		json_t *r = json_object_get(rspec, "replicas");
+		json_int_t replicas = json_is_integer(r) ? json_integer_value(r) : 1;
+		if (replicas <= 0 || strlen(type) > DNS1035_MAX)
+			continue; /* no child; or a replica type refused by its own rule */
+		char child[sizeof(longest)];
+		snprintf(child, sizeof(child), "%s-%s-%lld", base, type, (long long)(replicas - 1));
+		for (char *p = child + strlen(base); *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		if (strlen(child) > strlen(longest))
+			snprintf(longest, sizeof(longest), "%s", child);
+	}
+	size_t n = strlen(longest);
+	if (n <= DNS1035_MAX)
+		return;
+	char detail[sizeof(longest) + 256];
+	snprintf(detail, sizeof(detail),
+	         "the pod and service name \"%s\" would be %zu characters: must be no more than 63 characters "
+	         "(a Service name is a DNS-1035 label)", longest, n);
+	json_t *v = json_string(name);
+	add(c, TFJOB_FIELD_VALUE_INVALID, field, v, detail);
 	json_decref(v);
 }
 
@@ -302,6 +357,8 @@ int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfj
 			validate_update(&c, job, opts->old);
 		validate_run_policy(&c, job);
 		validate_replica_specs(&c, job);
+		if (c.documented)
+			validate_child_names(&c, job);
 	}
 	if (c.errs->oom) {
 		tfjob_field_errors_free(c.errs);

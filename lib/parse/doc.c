@@ -24,6 +24,7 @@ int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *ca
 	out->max_documents = opts->max_documents ? opts->max_documents : TFJOB_DEFAULT_MAX_DOCUMENTS;
 	out->filename = opts->filename;
 	out->format = opts->format;
+	out->first_line = opts->first_line; /* the copy has it: 0 (the default) for a version-1 caller */
 	return 0;
 }
 
@@ -77,6 +78,8 @@ int tfjob__docs_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 	int rc = json ? tfjob__json_load(out, data, len, limits, err) : tfjob__yaml_load(out, data, len, limits, err);
 	if (rc)
 		tfjob__docs_free(out);
+	if (rc && err && limits->first_line > 1)
+		tfjob__error_shift_line(*err, (int)limits->first_line - 1);
 	return rc;
 }
 

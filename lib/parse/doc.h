@@ -25,6 +25,7 @@ typedef struct tfjob__limits {
 	unsigned int max_documents;
 	const char *filename;
 	tfjob_format format;
+	unsigned int first_line; /* the caller's first_line (0: not given); errors count lines from it */
 } tfjob__limits;
 
 int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *opts, tfjob_error **err);

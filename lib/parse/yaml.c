@@ -77,6 +77,10 @@ static void offset_position(const char *data, size_t len, size_t offset, int *li
 	*col = c;
 }
 
+/* The line number of the text's first line in messages (tfjob_parse_options.first_line). The
+ * "file:line:" of an error is moved by tfjob__docs_load(); a line inside a message is moved here. */
+static int first_line_of(const tfjob__limits *limits) { return limits->first_line > 1 ? (int)limits->first_line : 1; }
+
 static int parser_error(struct loader *ld)
 {
 	yaml_parser_t *p = &ld->parser;
@@ -94,7 +98,8 @@ static int parser_error(struct loader *ld)
 	if (p->context)
 		return tfjob__fail_at(ld->err, TFJOB_EPARSE, ld->limits->filename, (int)p->problem_mark.line + 1,
 		                      (int)p->problem_mark.column + 1, "YAML syntax error: %s %s (line %d column %d)",
-		                      problem, p->context, (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
+		                      problem, p->context, (int)p->context_mark.line + first_line_of(ld->limits),
+		                      (int)p->context_mark.column + 1);
 	return tfjob__fail_at(ld->err, TFJOB_EPARSE, ld->limits->filename, (int)p->problem_mark.line + 1,
 	                      (int)p->problem_mark.column + 1, "YAML syntax error: %s", problem);
 }

@@ -39,6 +39,9 @@ int tfjob__failv(tfjob_error **err, int code, const char *fmt, va_list ap) TFJOB
 /* Like tfjob__fail, with a position in a file (file may be NULL; line/column 1-based, 0 = unknown). */
 int tfjob__fail_at(tfjob_error **err, int code, const char *file, int line, int column,
                    const char *fmt, ...) TFJOB_PRINTF(6, 7);
+/* Move an error made by tfjob__fail_at() down by `by` lines (text cut out of a larger file):
+ * its line and the "file:line:" of its message. Errors without a line are left alone. */
+void tfjob__error_shift_line(tfjob_error *e, int by);
 
 /* Like tfjob__fail, about a field path. */
 int tfjob__fail_field(tfjob_error **err, int code, const char *field, const char *fmt, ...) TFJOB_PRINTF(4, 5);

@@ -10,7 +10,8 @@
 #include "tfjob/tfjob.h"
 
 TFJOB__VERSIONED_DEFINE(tfjob__parse_options_v, tfjob_parse_options, TFJOB_PARSE_OPTIONS_VERSION,
-                        TFJOB_PARSE_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_parse_options, max_documents));
+                        TFJOB_PARSE_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_parse_options, max_documents),
+                        TFJOB__SIZE_THROUGH(tfjob_parse_options, first_line));
 TFJOB__VERSIONED_DEFINE(tfjob__default_options_v, tfjob_default_options, TFJOB_DEFAULT_OPTIONS_VERSION,
                         TFJOB_DEFAULT_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_default_options, compat));
 TFJOB__VERSIONED_DEFINE(tfjob__validate_options_v, tfjob_validate_options, TFJOB_VALIDATE_OPTIONS_VERSION,

@@ -61,7 +61,5 @@ json_t *ctl_parse_json(const char *text);
 void ctl_age(char *buf, size_t size, const char *timestamp, time_t now);
 /* The TFJob's state column: the type of its last condition, or "". */
 const char *ctl_job_state(const json_t *job);
-void ctl_print_yaml(FILE *out, const json_t *v);
-void ctl_print_json(FILE *out, const json_t *v);
 
 #endif

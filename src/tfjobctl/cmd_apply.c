@@ -1,9 +1,11 @@
 /*
- * tfjobctl apply -f FILE [--kubeconfig F] [--context C] [-n NS]: kubectl apply's read, then create or update
+ * tfjobctl apply -f FILE|DIR|- [-f ...] [--kubeconfig F] [--context C] [-n NS]: kubectl apply's read, then
+ * create or update
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cluster.h"
@@ -11,12 +13,20 @@
 void usage_apply(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl apply -f FILE [--compat C] [--kubeconfig F] [--context C] [-n NS]\n\n"
+	        "usage: tfjobctl apply -f FILE [-f ...] [--compat C] [--warnings-as-errors] [--kubeconfig F]\n"
+	        "                      [--context C] [-n NS]\n\n"
 	        "Create the TFJobs of FILE in the cluster, or update those that exist: their spec, labels\n"
 	        "and annotations are replaced by FILE's (the server's metadata and status are kept).\n"
 	        "A metadata.resourceVersion in FILE is a precondition (a stale one is a Conflict).\n"
-	        "Every TFJob is validated first; an invalid one is not sent.\n\n"
-	        "  -f, --filename FILE  YAML or JSON, one or more TFJobs ('-' for standard input)\n"
+	        "Every TFJob is validated first; if one is invalid (or cannot be read), none is sent.\n"
+	        "What the TFJob docs advise against is printed as \"Warning: ...\" on stderr, as kubectl\n"
+	        "prints an API server's warnings: restartPolicy Never, GPUs without cpu/memory requests,\n"
+	        "and pod templates without sidecar.istio.io/inject: \"false\" when the job's namespace is\n"
+	        "labelled istio-injection=enabled.\n\n"
+	        "  -f, --filename F  a file, a directory (its .yaml, .yml and .json files, in name order)\n"
+	        "                  or '-' for standard input; repeatable; YAML or JSON, multi-document\n"
+	        CTL_WARNINGS_AS_ERRORS_USAGE
+	        "                  (checked before anything is sent: then nothing is)\n"
 	        CTL_CLUSTER_USAGE "\n"
 	        "Exit status: 0 applied, 1 invalid or refused by the server, 2 usage, input,\n"
 	        "configuration or connection error.\n");
@@ -146,6 +156,13 @@ static int create_new(tfjob_transport *t, const char *ns, const char *text, tfjo
 	return rc;
 }
 
+/* The namespace a job goes to: its own, else -n, else the context's. */
+static const char *target_namespace(tfjob_transport *t, const char *flag_ns, const tfjob_job *job)
+{
+	const char *ons = tfjob_job_namespace(job);
+	return ons ? ons : flag_ns ? flag_ns : tfjob_transport_namespace(t);
+}
+
 /* As kubectl apply: read the object; create it when there is none, else update it. */
 static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
 {
@@ -162,7 +179,7 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
 		return ctl_fail("apply: the namespace from the provided object \"%s\" does not match the namespace \"%s\". "
 		                "You must pass '--namespace=%s' to perform this operation.", ons, flag_ns, ons);
 	}
-	const char *ns = ons ? ons : flag_ns ? flag_ns : tfjob_transport_namespace(t);
+	const char *ns = target_namespace(t, flag_ns, job);
 	int rc;
 	if (!name || !name[0]) {
 		rc = create_new(t, ns, text, &err); /* generateName */
@@ -191,18 +208,19 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
 	return rc ? ctl_api_fail(err) : EXIT_OK;
 }
 
-static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, const char *path)
+static int validate_all(const struct ctl_inputs *in, tfjob_compat compat)
 {
 	int status = EXIT_OK;
-	for (size_t i = 0; i < count; i++) {
+	for (size_t i = 0; i < in->count; i++) {
 		tfjob_validate_options vo = TFJOB_VALIDATE_OPTIONS_INIT;
 		vo.compat = compat;
 		tfjob_field_errors *errs = NULL;
 		tfjob_error *err = NULL;
-		if (tfjob_job_validate(&errs, jobs[i], &vo, &err))
+		if (tfjob_job_validate(&errs, in->docs[i].job, &vo, &err))
 			return ctl_fail_err(err);
 		for (size_t j = 0; j < tfjob_field_errors_count(errs); j++) {
-			fprintf(stderr, "%s: %s\n", path, tfjob_field_errors_message(errs, j));
+			ctl_doc_prefix(stderr, &in->docs[i]);
+			fprintf(stderr, "%s\n", tfjob_field_errors_message(errs, j));
 			status = EXIT_NEGATIVE;
 		}
 		tfjob_field_errors_free(errs);
@@ -210,43 +228,92 @@ static int validate_all(tfjob_job **jobs, size_t count, tfjob_compat compat, con
 	return status;
 }
 
+/* The namespace is labelled istio-injection=enabled. A namespace we may not read is taken as
+ * not injecting: the warning is advice, never a reason to fail. */
+static bool injects_istio(tfjob_transport *t, const char *ns)
+{
+	static const tfjob_resource namespaces = TFJOB_RESOURCE_NAMESPACES_INIT;
+	char *text = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_transport_get(&text, t, &namespaces, NULL, ns, &err)) {
+		tfjob_error_free(err);
+		return false;
+	}
+	json_t *obj = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	const char *v = json_string_value(
+		json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), "istio-injection"));
+	bool on = v && !strcmp(v, "enabled");
+	json_decref(obj);
+	return on;
+}
+
+/* Print every job's warnings; EXIT_NEGATIVE when there are some and they count as errors. */
+static int warn_all(tfjob_transport *t, const struct ctl_inputs *in, const char *flag_ns, bool as_errors)
+{
+	int warned = 0;
+	const char *last_ns = NULL;
+	bool istio = false;
+	for (size_t i = 0; i < in->count; i++) {
+		const char *ns = target_namespace(t, flag_ns, in->docs[i].job);
+		if (!last_ns || strcmp(ns, last_ns)) /* one read per run of jobs in the same namespace */
+			istio = injects_istio(t, ns);
+		last_ns = ns;
+		int n = ctl_print_warnings(in->docs[i].job, istio);
+		if (n < 0)
+			return EXIT_USAGE;
+		warned += n;
+	}
+	return warned && as_errors ? EXIT_NEGATIVE : EXIT_OK;
+}
+
 int cmd_apply(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		CTL_CLUSTER_LONGOPTS,
 		{ "filename", required_argument, NULL, 'f' },
+		{ "warnings-as-errors", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl_cluster cl = { 0 };
-	const char *path = NULL;
+	struct ctl_sources sources = { 0 };
+	bool warnings_as_errors = false;
 	int ch;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":f:n:", longopts, NULL)) != -1) {
 		if (ctl_cluster_option(&cl, ch, optarg))
 			continue;
+		int bad = 0;
 		if (ch == 'f')
-			path = ctl_flag_value(optarg);
+			bad = ctl_sources_add(&sources, ctl_flag_value(optarg));
+		else if (ch == 'W')
+			warnings_as_errors = true;
 		else if (ch == ':')
-			return ctl_fail("apply: option '%s' needs a value", argv[optind - 1]);
+			bad = ctl_fail("apply: option '%s' needs a value", argv[optind - 1]);
 		else
-			return ctl_fail("apply: unknown option '%s' (see tfjobctl apply --help)", argv[optind - 1]);
+			bad = ctl_fail("apply: unknown option '%s' (see tfjobctl apply --help)", argv[optind - 1]);
+		if (bad) {
+			free(sources.paths);
+			return EXIT_USAGE;
+		}
 	}
-	if (cl.bad)
-		return EXIT_USAGE;
-	if (!path || optind != argc)
-		return ctl_fail("apply: expected -f FILE and nothing else (see tfjobctl apply --help)");
-	tfjob_job **jobs = NULL;
-	size_t count = 0;
-	if (ctl_load_jobs(&jobs, &count, path))
-		return EXIT_USAGE;
-	int status = validate_all(jobs, count, cl.compat, path);
+	if (cl.bad || !sources.count || optind != argc) {
+		free(sources.paths);
+		return cl.bad ? EXIT_USAGE : ctl_fail("apply: expected -f FILE and nothing else (see tfjobctl apply --help)");
+	}
+	struct ctl_inputs in = { 0 };
+	int status = ctl_inputs_read(&in, &sources);
+	if (status == EXIT_OK)
+		status = validate_all(&in, cl.compat);
 	tfjob_transport *t = NULL;
 	if (status == EXIT_OK)
 		status = ctl_connect(&t, &cl);
+	if (status == EXIT_OK)
+		status = warn_all(t, &in, cl.namespace_name, warnings_as_errors);
 	/* As kubectl apply: every object is tried after a refusal; the worst outcome is the exit status. */
 	int connected = status == EXIT_OK;
-	for (size_t i = 0; connected && i < count; i++) {
-		int r = apply_one(t, cl.namespace_name, jobs[i]);
+	for (size_t i = 0; connected && i < in.count; i++) {
+		int r = apply_one(t, cl.namespace_name, in.docs[i].job);
 		if (r > status)
 			status = r;
 		if (r == EXIT_USAGE)
@@ -254,6 +321,6 @@ int cmd_apply(int argc, char **argv)
 	}
 	if (t)
 		ctl_disconnect(t);
-	tfjob_job_array_free(jobs, count);
+	ctl_inputs_free(&in);
 	return status;
 }

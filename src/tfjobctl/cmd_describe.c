@@ -13,8 +13,10 @@ void usage_describe(FILE *out)
 {
 	fprintf(out,
 	        "usage: tfjobctl describe NAME [--kubeconfig F] [--context C] [-n NS]\n\n"
-	        "Describe a TFJob as kubectl describe does: metadata, replica specs, run policy,\n"
-	        "conditions, replica statuses and the events recorded about it.\n\n" CTL_CLUSTER_USAGE "\n"
+	        "Describe a TFJob as kubectl describe does: metadata, run policy, the replica specs with\n"
+	        "their pod templates' containers (image, ports, command, args, limits, requests,\n"
+	        "environment, and the TF_CONFIG the operator sets, indented), conditions, replica statuses\n"
+	        "and the events recorded about it.\n\n" CTL_CLUSTER_USAGE "\n"
 	        "Exit status: 0 ok, 1 the server answered with an error (e.g. NotFound), 2 usage,\n"
 	        "configuration or connection error.\n");
 }
@@ -25,9 +27,10 @@ static const char *str(const json_t *obj, const char *key)
 	return s ? s : "";
 }
 
-static void print_map(const char *title, const json_t *map)
+/* "Title:  k=v" then one "k=v" line per further entry, aligned, at an indentation. */
+static void print_map_at(const char *title, const json_t *map, int indent)
 {
-	printf("%-13s", title);
+	printf("%*s%-13s", indent, "", title);
 	if (json_object_size(map) == 0) {
 		printf("<none>\n");
 		return;
@@ -36,12 +39,154 @@ static void print_map(const char *title, const json_t *map)
 	json_t *v;
 	int first = 1;
 	json_object_foreach((json_t *)map, key, v) {
-		printf("%*s%s=%s\n", first ? 0 : 13, "", key, json_is_string(v) ? json_string_value(v) : "");
+		printf("%*s%s=%s\n", first ? 0 : 13 + indent, "", key, json_is_string(v) ? json_string_value(v) : "");
 		first = 0;
 	}
 }
 
-static void print_spec(const json_t *job)
+static void print_map(const char *title, const json_t *map) { print_map_at(title, map, 0); }
+
+/* The compat mode TF_CONFIG is shown in (--compat). */
+static tfjob_compat describe_compat = TFJOB_COMPAT_DOCUMENTED;
+
+/* Each line of text, indented. */
+static void print_indented(const char *text, int indent)
+{
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n');
+		int n = nl ? (int)(nl - line) : (int)strlen(line);
+		printf("%*s%.*s\n", indent, "", n, line);
+		line += n + (nl ? 1 : 0);
+	}
+}
+
+/* "Title:" then one "item" line per element (kubectl's Command: / Args: lists). */
+static void print_list(const char *title, const json_t *items, int indent)
+{
+	if (!json_array_size(items))
+		return;
+	printf("%*s%s:\n", indent, "", title);
+	size_t i;
+	json_t *v;
+	json_array_foreach(items, i, v) {
+		char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		printf("%*s%s\n", indent + 2, "", s ? s : json_string_value(v));
+		free(s);
+	}
+}
+
+/* "Limits:" / "Requests:" with "name:  quantity" lines. */
+static void print_quantities(const char *title, const json_t *map, int indent)
+{
+	if (!json_object_size(map))
+		return;
+	printf("%*s%s:\n", indent, "", title);
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)map, key, v) {
+		char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		printf("%*s%s:  %s\n", indent + 2, "", key, s ? s : json_string_value(v));
+		free(s);
+	}
+}
+
+/* The TF_CONFIG the operator sets on replica 0 of the type, indented JSON; NULL when it sets none. */
+static char *tf_config_of(const tfjob_job *job, const char *type)
+{
+	if (!job)
+		return NULL;
+	tfjob_render_options ro = TFJOB_RENDER_OPTIONS_INIT;
+	ro.compat = describe_compat;
+	char *text = NULL;
+	if (tfjob_tf_config(&text, job, type, 0, &ro, NULL) || !text[0]) {
+		tfjob_free(text);
+		return NULL;
+	}
+	json_t *v = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	char *pretty = v ? json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(v);
+	return pretty;
+}
+
+static void print_env(const json_t *container, const char *tf_config, int indent)
+{
+	const json_t *env = json_object_get(container, "env");
+	if (!json_array_size(env) && !tf_config) {
+		printf("%*sEnvironment:  <none>\n", indent, "");
+		return;
+	}
+	printf("%*sEnvironment:\n", indent, "");
+	size_t i;
+	json_t *e;
+	json_array_foreach(env, i, e) {
+		const json_t *from = json_object_get(e, "valueFrom");
+		const json_t *secret = json_object_get(from, "secretKeyRef"), *cm = json_object_get(from, "configMapKeyRef");
+		const json_t *field = json_object_get(from, "fieldRef");
+		printf("%*s%s:  ", indent + 2, "", str(e, "name"));
+		if (secret) /* kubectl's words; never the secret's value, which a TFJob does not hold anyway */
+			printf("<set to the key '%s' in secret '%s'>\n", str(secret, "key"), str(secret, "name"));
+		else if (cm)
+			printf("<set to the key '%s' of config map '%s'>\n", str(cm, "key"), str(cm, "name"));
+		else if (field)
+			printf("(%s:%s)\n", json_object_get(field, "apiVersion") ? str(field, "apiVersion") : "v1",
+			       str(field, "fieldPath"));
+		else if (from) {
+			char *s = json_dumps(from, JSON_COMPACT);
+			printf("<from %s>\n", s ? s : "");
+			free(s);
+		} else
+			printf("%s\n", str(e, "value"));
+	}
+	if (tf_config) {
+		printf("%*sTF_CONFIG:  (set by the operator; replica 0 shown, the other replicas differ in task.index)\n",
+		       indent + 2, "");
+		print_indented(tf_config, indent + 4);
+	}
+}
+
+/* A container as kubectl describe shows a pod's: image, ports, command, args, resources, env. */
+static void print_container(const json_t *c, const char *tf_config, int indent)
+{
+	printf("%*s%s:\n", indent, "", str(c, "name"));
+	indent += 2;
+	printf("%*sImage:  %s\n", indent, "", json_object_get(c, "image") ? str(c, "image") : "<none>");
+	size_t i;
+	json_t *p;
+	json_array_foreach(json_object_get(c, "ports"), i, p) {
+		const char *proto = str(p, "protocol");
+		printf("%*sPort:   %lld/%s%s%s%s\n", indent, "", (long long)json_integer_value(json_object_get(p, "containerPort")),
+		       proto[0] ? proto : "TCP", json_object_get(p, "name") ? " (" : "", str(p, "name"),
+		       json_object_get(p, "name") ? ")" : "");
+	}
+	print_list("Command", json_object_get(c, "command"), indent);
+	print_list("Args", json_object_get(c, "args"), indent);
+	const json_t *res = json_object_get(c, "resources");
+	print_quantities("Limits", json_object_get(res, "limits"), indent);
+	print_quantities("Requests", json_object_get(res, "requests"), indent);
+	print_env(c, tf_config, indent);
+}
+
+static void print_pod_template(const json_t *rs, const tfjob_job *job, const char *type)
+{
+	const json_t *tmpl = json_object_get(rs, "template");
+	printf("      Pod Template:\n");
+	const json_t *meta = json_object_get(tmpl, "metadata");
+	if (json_object_size(json_object_get(meta, "labels")))
+		print_map_at("Labels:", json_object_get(meta, "labels"), 8);
+	if (json_object_size(json_object_get(meta, "annotations")))
+		print_map_at("Annotations:", json_object_get(meta, "annotations"), 8);
+	printf("        Containers:\n");
+	char *tf_config = tf_config_of(job, type);
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(json_object_get(tmpl, "spec"), "containers"), i, c)
+		/* The operator sets TF_CONFIG on the tensorflow container. */
+		print_container(c, !strcmp(str(c, "name"), "tensorflow") ? tf_config : NULL, 10);
+	free(tf_config);
+}
+
+static void print_spec(const json_t *job, const tfjob_job *parsed)
 {
 	const json_t *spec = json_object_get(job, "spec");
 	printf("Spec:\n");
@@ -65,10 +210,7 @@ static void print_spec(const json_t *job)
 		json_t *r = json_object_get(rs, "replicas");
 		printf("    %s:\n      Replicas:        %lld\n      Restart Policy:  %s\n", type,
 		       r ? (long long)json_integer_value(r) : 1LL, json_object_get(rs, "restartPolicy") ? str(rs, "restartPolicy") : "Never");
-		size_t i;
-		json_t *c;
-		json_array_foreach(json_object_get(json_object_get(json_object_get(rs, "template"), "spec"), "containers"), i, c)
-			printf("      Container %s:  %s\n", str(c, "name"), str(c, "image"));
+		print_pod_template(rs, parsed, type);
 	}
 }
 
@@ -160,7 +302,20 @@ static void print_events(const json_t *list)
 	free(sorted);
 }
 
-static void describe(const json_t *job, const json_t *events)
+/* The object as a library job with defaults applied (for its TF_CONFIG), or NULL. */
+static tfjob_job *defaulted(const char *text)
+{
+	tfjob_job *job = NULL;
+	tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;
+	dopts.compat = describe_compat;
+	if (tfjob_job_parse(&job, text, strlen(text), NULL, NULL) || tfjob_job_apply_defaults(job, &dopts, NULL)) {
+		tfjob_job_free(job);
+		return NULL;
+	}
+	return job;
+}
+
+static void describe(const json_t *job, const json_t *events, const char *text)
 {
 	const json_t *meta = json_object_get(job, "metadata");
 	printf("%-13s%s\n%-13s%s\n", "Name:", str(meta, "name"), "Namespace:", str(meta, "namespace"));
@@ -169,7 +324,9 @@ static void describe(const json_t *job, const json_t *events)
 	printf("%-13s%s\n%-13s%s\n", "API Version:", str(job, "apiVersion"), "Kind:", str(job, "kind"));
 	printf("Metadata:\n  Creation Timestamp:  %s\n  UID:                 %s\n  Resource Version:    %s\n",
 	       str(meta, "creationTimestamp"), str(meta, "uid"), str(meta, "resourceVersion"));
-	print_spec(job);
+	tfjob_job *parsed = defaulted(text);
+	print_spec(job, parsed);
+	tfjob_job_free(parsed);
 	print_status(job);
 	print_events(events);
 }
@@ -189,6 +346,7 @@ int cmd_describe(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return ctl_fail("describe: expected exactly one NAME (see tfjobctl describe --help)");
+	describe_compat = cl.compat;
 	const char *name = ctl_object_name(argv[optind], "describe");
 	if (!name)
 		return EXIT_USAGE;
@@ -214,7 +372,7 @@ int cmd_describe(int argc, char **argv)
 			events = json_loads(evtext, 0, NULL);
 		}
 		if (job)
-			describe(job, events);
+			describe(job, events, text);
 		rc = job ? EXIT_OK : EXIT_USAGE;
 		json_decref(job);
 		json_decref(events);

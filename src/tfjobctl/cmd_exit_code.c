@@ -19,6 +19,8 @@ void usage_exit_code(FILE *out)
 	        "  --compat C   'documented' (default: 1 2 126 127 128 139 permanent; 130 137 138 143\n"
 	        "               retryable; other codes as v1.9) or 'training-operator-1.9' (retryable\n"
 	        "               exactly when CODE >= 128)\n\n"
+	        "CODE is what a container can report: 0 to 255 (a process's exit status is 8 bits; a\n"
+	        "process killed by signal N reports 128+N). Anything else is refused.\n\n"
 	        "Exit status: 0 ok, 2 usage error.\n");
 }
 
@@ -69,6 +71,9 @@ int cmd_exit_code(int argc, char **argv)
 	int code;
 	if (!parse_code(&code, code_text))
 		return ctl_fail("exit-code: '%s' is not an integer exit code", code_text);
+	if (code < 0 || code > 255)
+		return ctl_fail("exit-code: %d is not an exit code a container can report: exit codes are 0 to 255 "
+		                "(the 8 bits of a process's exit status; killed by signal N is 128+N)", code);
 	puts(tfjob_exit_class_name(tfjob_exit_code_classify(code, compat)));
 	return EXIT_OK;
 }

@@ -42,58 +42,11 @@ static void replicas_summary(char *buf, size_t size, const json_t *job)
 	}
 }
 
-enum { MAX_COLS = 6 };
-
-/* Cells of a table, printed as kubectl's tabwriter does: each column but the last padded to
- * its widest cell plus 3 spaces (at least 10 characters), no trailing blanks. */
-struct table {
-	size_t rows, cols;
-	char **cells; /* rows * cols */
-};
-
-static int table_add(struct table *tb, const char *const *row)
-{
-	char **grown = realloc(tb->cells, (tb->rows + 1) * tb->cols * sizeof(char *));
-	if (!grown)
-		return -1;
-	tb->cells = grown;
-	for (size_t c = 0; c < tb->cols; c++)
-		grown[tb->rows * tb->cols + c] = strdup(row[c] ? row[c] : "");
-	tb->rows++;
-	return 0;
-}
-
-static void table_print(FILE *out, struct table *tb)
-{
-	size_t width[MAX_COLS] = { 0 };
-	for (size_t r = 0; r < tb->rows; r++)
-		for (size_t c = 0; c < tb->cols; c++) {
-			const char *cell = tb->cells[r * tb->cols + c];
-			size_t n = cell ? strlen(cell) : 0;
-			if (n + 3 > width[c])
-				width[c] = n + 3 < 10 ? 10 : n + 3;
-		}
-	for (size_t r = 0; r < tb->rows; r++) {
-		for (size_t c = 0; c < tb->cols; c++) {
-			const char *cell = tb->cells[r * tb->cols + c];
-			if (c + 1 < tb->cols)
-				fprintf(out, "%-*s", (int)width[c], cell ? cell : "");
-			else
-				fprintf(out, "%s\n", cell ? cell : "");
-		}
-	}
-	for (size_t i = 0; i < tb->rows * tb->cols; i++)
-		free(tb->cells[i]);
-	free(tb->cells);
-	tb->cells = NULL;
-	tb->rows = 0;
-}
-
 static void print_table(const json_t *items, int wide, int all_ns, int no_headers)
 {
 	time_t now = time(NULL);
-	struct table tb = { 0, (size_t)(3 + (all_ns ? 1 : 0) + (wide ? 2 : 0)), NULL };
-	const char *head[MAX_COLS];
+	struct ctl_table tb = { 0, (size_t)(3 + (all_ns ? 1 : 0) + (wide ? 2 : 0)), NULL };
+	const char *head[CTL_TABLE_MAX_COLS];
 	size_t n = 0;
 	if (all_ns)
 		head[n++] = "NAMESPACE";
@@ -105,14 +58,14 @@ static void print_table(const json_t *items, int wide, int all_ns, int no_header
 		head[n++] = "CLEAN-POD-POLICY";
 	}
 	if (!no_headers)
-		table_add(&tb, head);
+		ctl_table_add(&tb, head);
 	size_t i;
 	json_t *job;
 	json_array_foreach(items, i, job) {
 		const json_t *meta = json_object_get(job, "metadata");
 		char age[32], reps[256];
 		ctl_age(age, sizeof(age), json_string_value(json_object_get(meta, "creationTimestamp")), now);
-		const char *row[MAX_COLS];
+		const char *row[CTL_TABLE_MAX_COLS];
 		n = 0;
 		if (all_ns)
 			row[n++] = json_string_value(json_object_get(meta, "namespace"));
@@ -126,9 +79,9 @@ static void print_table(const json_t *items, int wide, int all_ns, int no_header
 			row[n++] = reps;
 			row[n++] = cpp ? cpp : "<default>";
 		}
-		table_add(&tb, row);
+		ctl_table_add(&tb, row);
 	}
-	table_print(stdout, &tb);
+	ctl_table_print(stdout, &tb);
 }
 
 /* As kubectl (without --show-managed-fields): no metadata.managedFields; kind and apiVersion set. */
@@ -212,8 +165,7 @@ static void show(json_t *items, const struct get_args *a, int single, int listed
 		if (single)
 			v = json_incref(json_array_get(items, 0));
 		else /* kubectl's wrapper of what it got, whatever kind of list the server sent */
-			v = json_pack("{s:s, s:O, s:s, s:{s:s}}", "apiVersion", "v1", "items", items, "kind", "List", "metadata",
-			              "resourceVersion", "");
+			v = ctl_list_of(items);
 		if (!strcmp(f, "json"))
 			ctl_print_json(stdout, v);
 		else
@@ -233,8 +185,10 @@ static void show(json_t *items, const struct get_args *a, int single, int listed
 	if (f && !strcmp(f, "name")) {
 		size_t i;
 		json_t *item;
-		json_array_foreach(items, i, item)
-			printf("tfjob.kubeflow.org/%s\n", json_string_value(json_object_get(json_object_get(item, "metadata"), "name")));
+		json_array_foreach(items, i, item) {
+			tidy(item, a->show_managed_fields);
+			ctl_print_name(stdout, item);
+		}
 		return;
 	}
 	print_table(items, f != NULL, a->all_ns, a->no_headers);

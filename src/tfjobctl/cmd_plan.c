@@ -24,13 +24,16 @@ void usage_plan(FILE *out)
 	        "               {\"action\":\"delete\",\"kind\":\"Pod|Service|TFJob\",\"name\":N},\n"
 	        "               {\"action\":\"event\",\"type\":\"Normal|Warning\",\"reason\":R,\"message\":M}],\n"
 	        "   \"status\":{...},\"statusChanged\":bool,\"requeueAfterSeconds\":number|null}\n\n"
-	        "  --job FILE          the TFJob, with its status ('-' = standard input)\n"
+	        "  --job FILE, -f FILE the TFJob, with its status ('-' = standard input)\n"
 	        "  --pods FILE         the observed Pods (default: none)\n"
 	        "  --services FILE     the observed Services (default: none)\n"
 	        "  --now T             the current time, RFC 3339 (default: the system clock)\n"
 	        "  --requeues N        how often the work queue has requeued the job (default 0)\n"
 	        "  --compat C          'documented' (default) or 'training-operator-1.9'\n"
-	        "  --cluster-domain D  cluster domain of the addresses in TF_CONFIG of created pods\n\n"
+	        "  --cluster-domain D  cluster domain of the addresses in TF_CONFIG of created pods\n"
+	        "  -o, --output F      'json' (the plan, indented), 'yaml' (the plan as YAML), 'name'\n"
+	        "                      (ACTION KIND/NAME of each create and delete) or 'wide' (a table of\n"
+	        "                      the actions); default: the plan as one line of JSON\n\n"
 	        "Exit status: 0 ok, 2 usage or input error.\n");
 }
 
@@ -65,6 +68,63 @@ int ctl_parse_now(int64_t *out, const char *value)
 	return 0;
 }
 
+static void print_actions_table(const json_t *actions)
+{
+	struct ctl_table tb = { 0, 4, NULL };
+	static const char *const head[] = { "ACTION", "KIND", "NAME", "DETAIL" };
+	ctl_table_add(&tb, head);
+	size_t i;
+	json_t *a;
+	json_array_foreach(actions, i, a) {
+		const char *action = json_string_value(json_object_get(a, "action"));
+		char detail[1024] = "";
+		if (action && !strcmp(action, "event"))
+			snprintf(detail, sizeof(detail), "%s: %s", json_string_value(json_object_get(a, "reason")),
+			         json_string_value(json_object_get(a, "message")));
+		const char *row[] = { action, json_string_value(json_object_get(a, json_object_get(a, "kind") ? "kind" : "type")),
+			                  json_string_value(json_object_get(a, "name")), detail };
+		ctl_table_add(&tb, row);
+	}
+	ctl_table_print(stdout, &tb);
+}
+
+/* The plan in another format than the contract's line: text is the plan's JSON. */
+static void print_plan(char *text, enum ctl_format format)
+{
+	json_t *plan = json_loads(text, 0, NULL);
+	tfjob_free(text);
+	const json_t *actions = json_object_get(plan, "actions");
+	size_t i;
+	json_t *a;
+	switch (format) {
+	case CTL_FORMAT_JSON:
+		ctl_print_json(stdout, plan);
+		break;
+	case CTL_FORMAT_YAML:
+		ctl_print_yaml(stdout, plan);
+		break;
+	case CTL_FORMAT_NAME:
+		json_array_foreach(actions, i, a) {
+			const char *kind = json_string_value(json_object_get(a, "kind"));
+			if (!kind)
+				continue; /* events name no object */
+			printf("%s ", json_string_value(json_object_get(a, "action")));
+			json_t *obj = json_object_get(a, "object");
+			json_t *named = obj ? json_incref(obj)
+			                    : json_pack("{s:s, s:s, s:{s:O}}", "kind", kind, "apiVersion",
+			                                strcmp(kind, "TFJob") ? "v1" : "kubeflow.org/v1", "metadata", "name",
+			                                json_object_get(a, "name"));
+			ctl_print_name(stdout, named);
+			json_decref(named);
+		}
+		break;
+	default:
+		print_actions_table(actions);
+		break;
+	}
+	json_decref(plan);
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -75,15 +135,28 @@ int cmd_plan(int argc, char **argv)
 		{ "requeues", required_argument, NULL, 'r' },
 		{ "compat", required_argument, NULL, 'c' },
 		{ "cluster-domain", required_argument, NULL, 'd' },
+		{ "filename", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
+	enum ctl_format format = CTL_FORMAT_DEFAULT;
 	tfjob_plan_options opts = TFJOB_PLAN_OPTIONS_INIT;
 	const char *job_path = NULL, *pods_path = NULL, *services_path = NULL, *now = NULL, *domain = NULL;
 	int ch;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":f:o:", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'j': job_path = optarg; break;
+		case 'j':
+		case 'f':
+			if (job_path)
+				return ctl_fail("plan: one TFJob only: --job (or -f) is given twice");
+			job_path = optarg;
+			break;
+		case 'o':
+			if (!ctl_parse_format(&format, optarg, CTL_FORMAT_BIT(CTL_FORMAT_JSON) | CTL_FORMAT_BIT(CTL_FORMAT_YAML) |
+			                                       CTL_FORMAT_BIT(CTL_FORMAT_NAME) | CTL_FORMAT_BIT(CTL_FORMAT_WIDE), "plan"))
+				return EXIT_USAGE;
+			break;
 		case 'p': pods_path = optarg; break;
 		case 's': services_path = optarg; break;
 		case 'n': now = optarg; break;
@@ -137,7 +210,10 @@ int cmd_plan(int argc, char **argv)
 		ctl_fail_err(err);
 		goto out;
 	}
-	ctl_print_owned(text);
+	if (format == CTL_FORMAT_DEFAULT)
+		ctl_print_owned(text);
+	else
+		print_plan(text, format);
 	tfjob_plan_free(plan);
 	status = EXIT_OK;
 out:

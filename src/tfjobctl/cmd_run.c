@@ -22,7 +22,6 @@
 
 #include "local_view.h"
 
-#define EXIT_INTERRUPTED 130
 
 static tfjob_local *g_local;
 

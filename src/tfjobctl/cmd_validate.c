@@ -1,9 +1,10 @@
 /*
- * tfjobctl validate [--old OLD] [--compat C] [-o json] FILE
+ * tfjobctl validate [--old OLD] [--compat C] [-o json] FILE | -f FILE...
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tfjobctl.h"
@@ -11,34 +12,74 @@
 void usage_validate(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl validate [--old OLD] [--compat C] [-o json] FILE\n\n"
+	        "usage: tfjobctl validate [--old OLD] [--compat C] [-o json] FILE\n"
+	        "       tfjobctl validate [--old OLD] [--compat C] [-o json] -f FILE|DIR|- [-f ...]\n\n"
 	        "Validate every TFJob in FILE as the API server (CRD schema) and the training-operator\n"
-	        "admission webhook would, on create, or on update when --old gives the stored object.\n\n"
+	        "admission webhook would, on create, or on update when --old gives the stored object.\n"
+	        "With -f, one result per TFJob: \"tfjob/NAME valid\", or a line per error\n"
+	        "\"FILE:LINE: tfjob/NAME: FIELD: ...\" (LINE: where its document starts).\n\n"
+	        "  -f, --filename F  a file, a directory (its .yaml, .yml and .json files, in name order)\n"
+	        "                  or '-' for standard input; repeatable; multi-document YAML streams\n"
 	        "  --old OLD       the stored TFJob: also apply the update rules (immutable fields)\n"
+	        "  --istio-injection  warn as for a namespace labelled istio-injection=enabled\n"
+	        CTL_WARNINGS_AS_ERRORS_USAGE
 	        "  --compat C      'documented' (default) or 'training-operator-1.9'\n"
 	        "  -o, --output F  'text' (default) or 'json':\n"
 	        "                  {\"valid\":bool,\"errors\":[{\"field\":...,\"type\":...,\"detail\":...}]}\n"
 	        "                  (one line per TFJob when FILE holds several)\n\n"
-	        "Exit status: 0 valid, 1 invalid, 2 usage or input error.\n");
+	        "A valid TFJob may get warnings, on stderr, for what the TFJob docs advise against\n"
+	        "(restartPolicy Never, GPUs without cpu/memory requests, the Istio sidecar).\n\n"
+	        "Exit status: 0 valid, 1 invalid (or warned, with --warnings-as-errors), 2 usage or input error.\n");
 }
 
-static int print_result(const tfjob_field_errors *errs, bool json, const char *path, const tfjob_job *job)
+struct warn_flags {
+	bool istio_injection, as_errors;
+};
+
+/* The warnings of a valid job: EXIT_NEGATIVE when there are some and they count as errors. */
+static int warn_valid(const tfjob_job *job, const tfjob_field_errors *errs, const struct warn_flags *warn)
 {
-	if (json) {
-		char *text = NULL;
-		tfjob_error *err = NULL;
-		if (tfjob_field_errors_to_json(&text, errs, TFJOB_JSON_COMPACT, &err))
-			return ctl_fail_err(err);
-		ctl_print_owned(text);
-		return 0;
-	}
-	const char *name = tfjob_job_name(job);
+	if (tfjob_field_errors_count(errs) > 0)
+		return EXIT_OK; /* only admitted objects get warnings */
+	int n = ctl_print_warnings(job, warn->istio_injection);
+	return n < 0 ? EXIT_USAGE : n > 0 && warn->as_errors ? EXIT_NEGATIVE : EXIT_OK;
+}
+
+/* The text result of a document: the -f form's "tfjob/NAME valid" or "FILE:LINE: tfjob/NAME: error"
+ * lines, or the positional FILE's "FILE: TFJob NAME is valid" / "FILE: error" (its line is 0). */
+static void print_text(const tfjob_field_errors *errs, const struct ctl_doc *d)
+{
 	size_t n = tfjob_field_errors_count(errs);
-	if (n == 0)
-		printf("%s: TFJob %s is valid\n", path, name ? name : "(unnamed)");
-	for (size_t i = 0; i < n; i++)
-		printf("%s: %s\n", path, tfjob_field_errors_message(errs, i));
-	return 0;
+	if (n == 0 && d->line)
+		printf("tfjob/%s valid\n", ctl_job_label(d->job));
+	else if (n == 0)
+		printf("%s: TFJob %s is valid\n", d->file, tfjob_job_name(d->job) ? tfjob_job_name(d->job) : "(unnamed)");
+	for (size_t i = 0; i < n; i++) {
+		ctl_doc_prefix(stdout, d);
+		printf("%s\n", tfjob_field_errors_message(errs, i));
+	}
+}
+
+/* Validate one document and print its result; its exit status. */
+static int validate_doc(const struct ctl_doc *d, const tfjob_validate_options *opts, bool json,
+                        const struct warn_flags *warn)
+{
+	tfjob_field_errors *errs = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_job_validate(&errs, d->job, opts, &err))
+		return ctl_fail_err(err);
+	int rc = EXIT_OK;
+	char *text = NULL;
+	if (!json)
+		print_text(errs, d);
+	else if (tfjob_field_errors_to_json(&text, errs, TFJOB_JSON_COMPACT, &err))
+		rc = ctl_fail_err(err);
+	else
+		ctl_print_owned(text);
+	if (rc == EXIT_OK)
+		rc = tfjob_field_errors_count(errs) > 0 ? EXIT_NEGATIVE : warn_valid(d->job, errs, warn);
+	tfjob_field_errors_free(errs);
+	return rc;
 }
 
 int cmd_validate(int argc, char **argv)
@@ -47,63 +88,68 @@ int cmd_validate(int argc, char **argv)
 		{ "old", required_argument, NULL, 'O' },
 		{ "compat", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "filename", required_argument, NULL, 'f' },
+		{ "istio-injection", no_argument, NULL, 'I' },
+		{ "warnings-as-errors", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct warn_flags warn = { false, false };
+	struct ctl_sources sources = { 0 };
 	tfjob_validate_options opts = TFJOB_VALIDATE_OPTIONS_INIT;
 	const char *old_path = NULL;
 	bool json = false;
 	int ch;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":o:f:", longopts, NULL)) != -1) {
+		int bad = 0;
 		switch (ch) {
+		case 'f':
+			bad = ctl_sources_add(&sources, optarg);
+			break;
+		case 'I':
+			warn.istio_injection = true;
+			break;
+		case 'W':
+			warn.as_errors = true;
+			break;
 		case 'O':
 			old_path = optarg;
 			break;
 		case 'c':
-			if (!ctl_parse_compat(&opts.compat, optarg))
-				return EXIT_USAGE;
+			bad = !ctl_parse_compat(&opts.compat, optarg);
 			break;
 		case 'o':
 			if (!strcmp(optarg, "json"))
 				json = true;
 			else if (strcmp(optarg, "text"))
-				return ctl_fail("validate: unknown output format '%s' (expected json or text)", optarg);
+				bad = ctl_fail("validate: unknown output format '%s' (expected json or text)", optarg);
 			break;
 		case ':':
-			return ctl_fail("validate: option '%s' needs a value", argv[optind - 1]);
+			bad = ctl_fail("validate: option '%s' needs a value", argv[optind - 1]);
+			break;
 		default:
-			return ctl_fail("validate: unknown option '%s' (see tfjobctl validate --help)", argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1)
-		return ctl_fail("validate: expected exactly one FILE (see tfjobctl validate --help)");
-	const char *path = argv[optind];
-
-	tfjob_job *old = NULL;
-	if (old_path && ctl_load_job(&old, old_path))
-		return EXIT_USAGE;
-	opts.old = old;
-	tfjob_job **jobs = NULL;
-	size_t count = 0;
-	if (ctl_load_jobs(&jobs, &count, path)) {
-		tfjob_job_free(old);
-		return EXIT_USAGE;
-	}
-	int status = EXIT_OK;
-	for (size_t i = 0; i < count && status != EXIT_USAGE; i++) {
-		tfjob_field_errors *errs = NULL;
-		tfjob_error *err = NULL;
-		if (tfjob_job_validate(&errs, jobs[i], &opts, &err)) {
-			status = ctl_fail_err(err);
+			bad = ctl_fail("validate: unknown option '%s' (see tfjobctl validate --help)", argv[optind - 1]);
 			break;
 		}
-		if (print_result(errs, json, path, jobs[i]))
-			status = EXIT_USAGE;
-		else if (tfjob_field_errors_count(errs) > 0)
-			status = EXIT_NEGATIVE;
-		tfjob_field_errors_free(errs);
+		if (bad) {
+			free(sources.paths);
+			return EXIT_USAGE;
+		}
 	}
-	tfjob_job_array_free(jobs, count);
+	tfjob_job *old = NULL;
+	if (old_path && ctl_load_job(&old, old_path)) {
+		free(sources.paths);
+		return EXIT_USAGE;
+	}
+	opts.old = old;
+	struct ctl_inputs in = { 0 };
+	int status = ctl_inputs_of_command(&in, &sources, argc, argv, "validate");
+	for (size_t i = 0; i < in.count; i++) {
+		int rc = validate_doc(&in.docs[i], &opts, json, &warn);
+		if (rc > status)
+			status = rc;
+	}
+	ctl_inputs_free(&in);
 	tfjob_job_free(old);
 	return status;
 }

@@ -20,8 +20,8 @@ void usage_watch(FILE *out)
 	        "deleted. -o json prints each event as one JSON line {\"type\":...,\"object\":{...}}.\n\n"
 	        "  -o, --output F  'json' (default: text lines)\n"
 	        "  --timeout S     give up after S seconds\n" CTL_CLUSTER_USAGE "\n"
-	        "Exit status: 0 the job succeeded (or the watch was interrupted), 1 it failed, was deleted\n"
-	        "or the timeout passed, 2 usage, configuration or connection error.\n");
+	        "Exit status: 0 the job succeeded, 1 it failed, was deleted or the timeout passed, 2 usage,\n"
+	        "configuration or connection error, 130 interrupted (Ctrl-C, SIGTERM).\n");
 }
 
 static atomic_int interrupted;
@@ -161,7 +161,7 @@ static int follow(tfjob_transport *t, struct watch_state *ws, int64_t timeout_s)
 		if (ws->f.outcome >= 0)
 			return ws->f.outcome;
 		if (atomic_load(&interrupted))
-			return EXIT_OK;
+			return EXIT_INTERRUPTED;
 		if (timeout_s > 0 && waited_ms >= timeout_s * 1000) {
 			fprintf(stderr, "tfjobctl: watch: TFJob %s did not finish within %lld s\n", ws->f.name, (long long)timeout_s);
 			return EXIT_NEGATIVE;

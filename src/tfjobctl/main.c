@@ -34,7 +34,9 @@ static void usage(FILE *out)
 		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\nEvery command accepts --compat C: 'documented' (default: the documented semantics with\n"
 	             "training-operator v1.9's defects fixed) or 'training-operator-1.9' (v1.9 exactly).\n"
-	             "FILE may be '-' for standard input; YAML or JSON is detected.\n"
+	             "FILE may be '-' for standard input; YAML or JSON is detected. As with kubectl, commands\n"
+	             "that read TFJobs take -f FILE|DIR|- (repeatable; every document of a multi-document\n"
+	             "stream, one result each) and print objects with -o json|yaml|name|wide.\n"
 	             "Exit codes: 0 ok, 1 negative answer (e.g. invalid), 2 usage or input error.\n"
 	             "Run 'tfjobctl COMMAND --help' for a command's options. 'tfjobctl --version' prints the version.\n");
 }

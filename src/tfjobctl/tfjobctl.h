@@ -7,11 +7,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
 
 #include <tfjob/tfjob.h>
 
-/* Exit codes of the tfjobctl contract. */
-enum { EXIT_OK = 0, EXIT_NEGATIVE = 1, EXIT_USAGE = 2 };
+/* Exit codes of the tfjobctl contract; 130 (128 + SIGINT) when Ctrl-C or SIGTERM stopped a command. */
+enum { EXIT_OK = 0, EXIT_NEGATIVE = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
 struct command {
 	const char *name;
@@ -27,12 +30,97 @@ int ctl_read_file(char **out, size_t *out_len, const char *path, size_t max);
 int ctl_load_job(tfjob_job **out, const char *path);
 int ctl_load_jobs(tfjob_job ***out, size_t *count, const char *path);
 
+/* ---- output (output.c) ---- */
+
+/* -o values; each command accepts some of them (a mask of CTL_FORMAT_BIT()). */
+enum ctl_format { CTL_FORMAT_DEFAULT, CTL_FORMAT_JSON, CTL_FORMAT_YAML, CTL_FORMAT_NAME, CTL_FORMAT_WIDE, CTL_FORMAT_LIST };
+#define CTL_FORMAT_BIT(f) (1u << (f))
+/* Parse -o's value (also "-o=json") among the allowed formats; reports and returns false otherwise. */
+bool ctl_parse_format(enum ctl_format *out, const char *value, unsigned int allowed, const char *command);
+
+void ctl_print_yaml(FILE *out, const json_t *v);
+/* kubectl's -o json: 4-space indentation, keys sorted. */
+void ctl_print_json(FILE *out, const json_t *v);
+/* Each object of the array as a document of a YAML stream ("---" between documents). */
+void ctl_print_yaml_stream(FILE *out, const json_t *items);
+/* kubectl's wrapper of several objects: {apiVersion: v1, items, kind: List, metadata}. New reference. */
+json_t *ctl_list_of(const json_t *items);
+/* -o name: "pod/NAME", "service/NAME", "tfjob.kubeflow.org/NAME" (kind.group for other groups). */
+void ctl_print_name(FILE *out, const json_t *obj);
+
+/* Cells of a table, printed as kubectl's tabwriter does: each column but the last padded to its
+ * widest cell plus 3 spaces (at least 10 characters), no trailing blanks. */
+enum { CTL_TABLE_MAX_COLS = 8 };
+struct ctl_table {
+	size_t rows, cols;
+	char **cells; /* rows * cols */
+};
+int ctl_table_add(struct ctl_table *tb, const char *const *row);
+/* Print and empty the table. */
+void ctl_table_print(FILE *out, struct ctl_table *tb);
+
+/* ---- -f sources (input.c) ---- */
+
+/* The -f values of a command line, in order (the strings are argv's). */
+struct ctl_sources {
+	const char **paths;
+	size_t count;
+};
+/* Append one -f value; EXIT_USAGE (reported) when out of memory. */
+int ctl_sources_add(struct ctl_sources *s, const char *path);
+
+/* One TFJob of the inputs and where it was read. */
+struct ctl_doc {
+	tfjob_job *job;
+	const char *file;  /* as given; "<stdin>" for '-' */
+	unsigned int line; /* first line of its document */
+};
+
+struct ctl_inputs {
+	struct ctl_doc *docs;
+	size_t count;
+	char **names; /* owned copies of the file names the docs point at */
+	size_t nnames;
+};
+
+/*
+ * Read every TFJob of the sources (a file, '-' for standard input, or a directory: its .yaml,
+ * .yml and .json files in name order; each file a multi-document stream), then release the
+ * sources. A document that cannot be read (syntax, not a TFJob) is reported with its file and
+ * line, and the others are read all the same: EXIT_USAGE when any failed, else EXIT_OK.
+ */
+int ctl_inputs_read(struct ctl_inputs *in, struct ctl_sources *s);
+int ctl_inputs_add(struct ctl_inputs *in, const char *source);
+/* FILE as the positional form reads it: the whole file at once, any bad document fails it all
+ * (the tfjobctl contract); the docs' line is 0. */
+int ctl_inputs_whole_file(struct ctl_inputs *in, const char *path);
+/* The inputs of a command taking FILE or -f: the -f sources when given (then no FILE may follow,
+ * argv[optind...]), else the one FILE. Reports errors; EXIT_* as ctl_inputs_read(). */
+int ctl_inputs_of_command(struct ctl_inputs *in, struct ctl_sources *s, int argc, char **argv, const char *command);
+void ctl_inputs_free(struct ctl_inputs *in);
+/* The job's name, else its generateName, else "(unnamed)". */
+const char *ctl_job_label(const tfjob_job *job);
+/* "FILE:LINE: tfjob/NAME: " of a document, as the results of -f inputs are prefixed. */
+void ctl_doc_prefix(FILE *out, const struct ctl_doc *d);
+
 /* Print "tfjobctl: <message>" to stderr (message of err, or text) and return EXIT_USAGE. */
 int ctl_fail_err(tfjob_error *err);
 int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Parse --compat's value; prints an error and returns false when unknown. */
 bool ctl_parse_compat(tfjob_compat *out, const char *value);
+
+/* Print the job's warnings (tfjob_job_warnings) as kubectl prints an API server's:
+ * "Warning: tfjob/NAME: FIELD: text" on stderr. Returns how many, or -1 (reported) on error. */
+int ctl_print_warnings(const tfjob_job *job, bool istio_injection);
+#define CTL_WARNINGS_AS_ERRORS_USAGE \
+	"  --warnings-as-errors  warnings (\"Warning: ...\" on stderr) fail the command, exit 1\n"
+
+/* The entries of dir whose name ends in one of the suffixes (NULL-terminated; the name is more
+ * than the suffix, and does not start with '.'), in byte order: *out an array of count names
+ * (each, and the array, released with free()). Reports errors; 0 or EXIT_USAGE. */
+int ctl_list_dir(char ***out, size_t *count, const char *dir, const char *const *suffixes);
+void ctl_free_names(char **names, size_t count);
 
 /* Print a string the library allocated, then free it. */
 void ctl_print_owned(char *text);

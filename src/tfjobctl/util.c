@@ -2,6 +2,7 @@
  * tfjobctl: file reading, error printing and other shared helpers.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -110,6 +111,75 @@ bool ctl_parse_compat(tfjob_compat *out, const char *value)
 		return true;
 	ctl_fail("unknown --compat value '%s' (expected 'documented' or 'training-operator-1.9')", value);
 	return false;
+}
+
+int ctl_print_warnings(const tfjob_job *job, bool istio_injection)
+{
+	tfjob_warning_options opts = TFJOB_WARNING_OPTIONS_INIT;
+	opts.istio_injection = istio_injection;
+	tfjob_warnings *w = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_job_warnings(&w, job, &opts, &err)) {
+		ctl_fail_err(err);
+		return -1;
+	}
+	size_t n = tfjob_warnings_count(w);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "Warning: tfjob/%s: %s\n", ctl_job_label(job), tfjob_warnings_message(w, i));
+	tfjob_warnings_free(w);
+	return (int)n;
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static bool has_suffix(const char *name, const char *const *suffixes)
+{
+	size_t n = strlen(name);
+	for (const char *const *s = suffixes; *s; s++)
+		if (n > strlen(*s) && !strcmp(name + n - strlen(*s), *s))
+			return true;
+	return false;
+}
+
+int ctl_list_dir(char ***out, size_t *count, const char *dir, const char *const *suffixes)
+{
+	*out = NULL;
+	*count = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return ctl_fail("%s: %s", dir, strerror(errno));
+	char **names = NULL;
+	size_t n = 0;
+	bool oom = false;
+	struct dirent *e;
+	while (!oom && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !has_suffix(e->d_name, suffixes))
+			continue;
+		char **grown = realloc(names, (n + 1) * sizeof(*names));
+		if (grown)
+			names = grown;
+		char *name = grown ? strdup(e->d_name) : NULL;
+		if (name)
+			names[n++] = name;
+		oom = !name;
+	}
+	closedir(d);
+	if (oom) {
+		ctl_free_names(names, n);
+		return ctl_fail("out of memory");
+	}
+	if (n > 1)
+		qsort(names, n, sizeof(*names), compare_names);
+	*out = names;
+	*count = n;
+	return 0;
+}
+
+void ctl_free_names(char **names, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
 }
 
 void ctl_print_owned(char *text)

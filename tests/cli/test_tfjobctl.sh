@@ -1,42 +1,16 @@
 #!/usr/bin/env bash
-# Contract tests of tfjobctl (DESIGN.md "tfjobctl contract"): exit codes, JSON shapes, stdin,
+# Contract tests of tfjobctl (the exact outputs and exit statuses other tools rely on): exit codes, JSON shapes, stdin,
 # YAML/JSON input, --old, --compat, syntax error positions, default, exit-code, --help.
 # Usage: tests/cli/test_tfjobctl.sh [PATH/TO/tfjobctl]   (run from the source root)
 set -u
-CTL="${1:-build/src/tfjobctl/tfjobctl}"
-[ -x "$CTL" ] || { echo "tfjobctl not found at $CTL" >&2; exit 2; }
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
+# shellcheck source=tests/cli/common.bash
+. "$(dirname "$0")/common.bash"
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# run EXPECTED_RC LABEL -- ARGS...: run tfjobctl, keep stdout/stderr in $TMP/out, $TMP/err.
-run() {
-  local want="$1" label="$2"; shift 3
-  "$CTL" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then ok; else bad "$label: exit $rc, want $want (stderr: $(head -c 300 "$TMP/err"))"; fi
-}
-# run_stdin EXPECTED_RC LABEL FILE -- ARGS...: same, with FILE on standard input.
+# run_stdin EXPECTED_RC LABEL FILE -- ARGS...: run, with FILE on standard input.
 run_stdin() {
-  local want="$1" label="$2" input="$3"; shift 4
-  "$CTL" "$@" >"$TMP/out" 2>"$TMP/err" <"$input"
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then ok; else bad "$label: exit $rc, want $want (stderr: $(head -c 300 "$TMP/err"))"; fi
+  local want="$1" label="$2" input="$3"; shift 3
+  STDIN="$input" run "$want" "$label" "$@"
 }
-contains() { # contains LABEL FILE TEXT
-  if grep -qF -- "$3" "$2"; then ok; else bad "$1: '$3' not in $(basename "$2"): $(head -c 400 "$2")"; fi
-}
-empty() { # empty LABEL FILE
-  if [ ! -s "$2" ]; then ok; else bad "$1: $(basename "$2") not empty: $(head -c 300 "$2")"; fi
-}
-pycheck() { # pycheck LABEL PYTHON-CODE (reads $TMP/out; exit status 0 = pass)
-  if python3 -c "$2" "${@:3}" <"$TMP/out" 2>"$TMP/pyerr"; then ok; else bad "$1: $(cat "$TMP/pyerr") -- output: $(head -c 400 "$TMP/out")"; fi
-}
-
 # The -o json shape, exactly: {"valid":bool,"errors":[{"field","type","detail"}]}, one per line.
 SHAPE='
 import json, sys
@@ -246,13 +220,16 @@ for code in 0 1 2 126 127 128 130 137 138 139 143 255; do
   run 0 "exit-code $code v1.9 after" -- exit-code "$code" --compat=training-operator-1.9
   [ "$(cat "$TMP/out")" = "$v19" ] && ok || bad "exit-code $code v1.9 (option after): '$(cat "$TMP/out")' != $v19"
 done
-for code in -1 -128 -2147483648; do
-  run 0 "exit-code $code" -- exit-code "$code"
-  [ "$(cat "$TMP/out")" = "permanent" ] && ok || bad "exit-code $code: $(cat "$TMP/out")"
-  run 0 "exit-code $code v1.9" -- exit-code --compat training-operator-1.9 "$code"
-  [ "$(cat "$TMP/out")" = "permanent" ] && ok || bad "exit-code $code v1.9: $(cat "$TMP/out")"
+# What no container can report is refused, with the rule (0 to 255) in the message.
+for code in -1 -128 -2147483648 256 1000 2147483647; do
+  run 2 "exit-code $code" -- exit-code "$code"
+  empty "exit-code $code stdout" "$TMP/out"
+  contains "exit-code $code rule" "$TMP/err" "exit codes are 0 to 255"
+  run 2 "exit-code $code v1.9" -- exit-code --compat training-operator-1.9 "$code"
 done
-run 0 "exit-code after --" -- exit-code -- -5
+run 2 "exit-code after --" -- exit-code -- -5
+contains "exit-code after -- rule" "$TMP/err" "-5 is not an exit code a container can report"
+run 0 "exit-code 7 after --" -- exit-code -- 7
 for badcode in abc 1.5 "" 0x10 12abc 99999999999 " 1" -; do
   run 2 "exit-code '$badcode'" -- exit-code "$badcode"
   empty "exit-code '$badcode' stdout" "$TMP/out"

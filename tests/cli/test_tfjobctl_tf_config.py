@@ -90,6 +90,10 @@ with tempfile.TemporaryDirectory() as d:
                               '"task":{"type":"ps","index":0},"environment":"cloud"}\n'), repr((rc, out, err)))
     rc, out, err = run("tf-config", single, "worker", "0")
     check("tf-config not distributed: empty output", rc == 0 and out == "", repr((rc, out, err)))
+    check("tf-config not distributed: stderr says why",
+          "TFJob one gets no TF_CONFIG: it has one replica in total" in err, repr(err))
+    rc, out, err = run("tf-config", job, "worker", "0")
+    check("tf-config distributed: nothing on stderr", rc == 0 and err == "", repr(err))
     rc, out, err = run("tf-config", dyn, "worker", "1")
     check("tf-config dynamic documented",
           rc == 0 and out == '{"cluster":{"worker":{"1":"dyn-worker-1.default.svc:2222"},"ps":[]},'

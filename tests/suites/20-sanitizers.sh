@@ -12,3 +12,4 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detec
 meson test -C "$BUILD_DIR" --suite unit --print-errorlogs
 # The CLI contract under the sanitizers too.
 bash tests/cli/test_tfjobctl.sh "$BUILD_DIR/src/tfjobctl/tfjobctl" >/dev/null
+bash tests/cli/test_tfjobctl_kubectl.sh "$BUILD_DIR/src/tfjobctl/tfjobctl" >/dev/null

@@ -30,4 +30,30 @@ for h in include/tfjob/*.h include/tfjob/sys/*.h; do
 done
 echo "docs coverage: $count public functions checked"
 [ "$count" -gt 0 ] || { echo "FAIL: no TFJOB_EXTERN declarations found" >&2; exit 1; }
+
+# The docs stand on their own: nothing in docs/, the READMEs or the examples' comments names a
+# file outside the repository (the design notes the project started from are not part of it),
+# and every relative Markdown link points at a file of the repository.
+outside=$(grep -nE '(^|[^A-Za-z_])(DESIGN|SEMANTICS)\.md|\.\./shared|/work/(shared|prompts|main)' \
+  docs/*.md README.md bindings/*/README.md examples/*.md examples/*/*.md examples/*.yaml examples/*/*.yaml 2>/dev/null)
+if [ -n "$outside" ]; then
+  echo "FAIL: the docs cite files outside the repository:" >&2
+  echo "$outside" >&2
+  fail=1
+fi
+root=$(pwd -P)
+for doc in docs/*.md README.md bindings/*/README.md; do
+  [ -f "$doc" ] || continue
+  dir=$(dirname "$doc")
+  while IFS= read -r target; do
+    target=${target%%#*}
+    [ -n "$target" ] || continue
+    resolved=$(realpath -m "$dir/$target")
+    case "$resolved" in
+      "$root"/*) [ -e "$resolved" ] || { echo "FAIL: $doc links to $target, which does not exist" >&2; fail=1; } ;;
+      *) echo "FAIL: $doc links to $target, outside the repository" >&2; fail=1 ;;
+    esac
+  done < <(grep -oE '\]\([^)[:space:]]+\)' "$doc" | sed -E 's/^\]\(//; s/\)$//' | grep -vE '^(https?:|mailto:|#)')
+done
+[ "$fail" -eq 0 ] && echo "docs: no citation of files outside the repository"
 [ "$fail" -eq 0 ]

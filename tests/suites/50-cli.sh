@@ -4,3 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD_DIR=build scripts/build.sh >/dev/null
 bash tests/cli/test_tfjobctl.sh build/src/tfjobctl/tfjobctl
+bash tests/cli/test_tfjobctl_kubectl.sh build/src/tfjobctl/tfjobctl

@@ -38,6 +38,38 @@ assert [i[\"metadata\"][\"name\"] for i in v[\"items\"]] == [\"tfjob-simple\"]
 assert \"managedFields\" not in v[\"items\"][0][\"metadata\"]'"
 check "get -o name" bash -c "[ \"\$('$C' get -n kubeflow -o name ${K[*]})\" = tfjob.kubeflow.org/tfjob-simple ]"
 check "get in an empty namespace" bash -c "'$C' get -n nothing-here ${K[*]} 2>&1 >/dev/null | grep -qx 'No resources found in nothing-here namespace.'"
+# render -o yaml / -o list print what kubectl apply -f - sends: the API server takes every Pod and
+# Service as it is (a dry run, unknown fields refused), with the owner reference of the real job.
+"$C" get tfjob-simple -n kubeflow -o json "${K[@]}" | "$C" render -o yaml -f - >"$dir/children.yaml"
+"$C" get tfjob-simple -n kubeflow -o json "${K[@]}" | "$C" render -o list -f - >"$dir/children-list.yaml"
+python3 - "$dir" <<'EOF'
+import json, sys, yaml
+d = sys.argv[1]
+stream = list(yaml.safe_load_all(open(d + "/children.yaml")))
+listed = yaml.safe_load(open(d + "/children-list.yaml"))
+assert listed["kind"] == "List" and listed["items"] == stream, "-o list and -o yaml differ"
+for i, obj in enumerate(stream):
+    json.dump(obj, open("%s/child-%02d-%s.json" % (d, i, obj["kind"].lower() + "s"), "w"))
+EOF
+children=0
+for f in "$dir"/child-*.json; do
+  plural=${f##*-}; plural=${plural%.json}
+  code=$(acurl -o "$out" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary @"$f" \
+    "$KUBE_APISERVER_URL/api/v1/namespaces/kubeflow/$plural?dryRun=All&fieldValidation=Strict")
+  check "the API server takes $(basename "$f") as render printed it ($code)" bash -c "[ '$code' = 201 ] || { cat '$out'; false; }"
+  children=$((children + 1))
+done
+check "render printed 3 pods and 3 services" [ "$children" -eq 6 ]
+# apply warns as kubectl shows an API server's warnings: a namespace that injects the Istio sidecar.
+acurl -o /dev/null -X POST -H 'Content-Type: application/json' \
+  -d '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"meshed","labels":{"istio-injection":"enabled"}}}' \
+  "$KUBE_APISERVER_URL/api/v1/namespaces"
+sed 's/namespace: kubeflow/namespace: meshed/' examples/tfjob-simple.yaml >"$dir/meshed.yaml"
+"$C" apply -f "$dir/meshed.yaml" "${K[@]}" >"$dir/meshed.out" 2>"$out" && rc=0 || rc=$?
+check "apply into an Istio namespace: created, exit 0" bash -c "[ $rc -eq 0 ] && grep -qx 'tfjob.kubeflow.org/tfjob-simple created' '$dir/meshed.out'"
+check "apply into an Istio namespace: the warning" grep -q '^Warning: tfjob/tfjob-simple: spec.tfReplicaSpecs\[Worker\].template.metadata.annotations: the namespace injects the Istio sidecar' "$out"
+"$C" apply -f "$dir/meshed.yaml" --warnings-as-errors "${K[@]}" >/dev/null 2>"$out" && rc=0 || rc=$?
+check "--warnings-as-errors: exit 1" [ "$rc" -eq 1 ]
 # apply of what get -o yaml printed: its resourceVersion is a precondition.
 "$C" get tfjob-simple -n kubeflow -o yaml "${K[@]}" | sed 's/replicas: 3/replicas: 4/' >"$dir/exported.yaml"
 check "apply of an exported object: configured" bash -c "'$C' apply -f '$dir/exported.yaml' ${K[*]} | grep -qx 'tfjob.kubeflow.org/tfjob-simple configured'"

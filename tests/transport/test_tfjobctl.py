@@ -5,6 +5,8 @@ Run by tests/suites/62-transport.sh with TFJOBCTL set to the built binary.
 """
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -16,6 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TFJOBCTL = os.environ.get("TFJOBCTL", os.path.join(ROOT, "build", "src", "tfjobctl", "tfjobctl"))
 BASE = "/apis/kubeflow.org/v1/namespaces"
+NAMESPACE_OBJECT = re.compile(r"^/api/v1/namespaces/[^/]+$")
 
 
 def job(name, ns="default", state=None, rv="5"):
@@ -23,7 +26,7 @@ def job(name, ns="default", state=None, rv="5"):
            "metadata": {"name": name, "namespace": ns, "uid": "uid-" + name, "resourceVersion": rv,
                         "creationTimestamp": "2020-01-01T00:00:00Z", "labels": {"team": "ml"}},
            "spec": {"runPolicy": {"cleanPodPolicy": "None"},
-                    "tfReplicaSpecs": {"Worker": {"replicas": 2, "restartPolicy": "Never",
+                    "tfReplicaSpecs": {"Worker": {"replicas": 2, "restartPolicy": "OnFailure",
                                                   "template": {"spec": {"containers": [
                                                       {"name": "tensorflow", "image": "tf:2"}]}}}}},
            "status": {}}
@@ -75,10 +78,16 @@ class TfjobctlTest(unittest.TestCase):
         self.control("/_control/reset", {})
 
     def rules(self, *rules):
-        self.control("/_control/rules", list(rules))
+        # Last, for apply's read of the target namespace when a test gives none: not found.
+        any_namespace = {"method": "GET", "path": "/api/v1/namespaces/default", "times": -1, "status": 404,
+                         "body": status(404, "NotFound", 'namespaces "default" not found')}
+        self.control("/_control/rules", list(rules) + [any_namespace])
 
-    def log(self):
-        return self.control("/_control/log")
+    def log(self, namespace_reads=False):
+        """The requests the server got; without the reads of Namespace objects (apply reads the
+        target namespace's labels for its warnings) unless namespace_reads."""
+        log = self.control("/_control/log")
+        return log if namespace_reads else [e for e in log if not NAMESPACE_OBJECT.match(e["path"])]
 
     def run_ctl(self, *args, stdin=None, timeout=30):
         p = subprocess.run([TFJOBCTL] + list(args) + ["--kubeconfig", self.kubeconfig], input=stdin,
@@ -414,6 +423,52 @@ class TfjobctlTest(unittest.TestCase):
         self.assertEqual(out, "tfjob.kubeflow.org/m2 created\n")
         self.assertEqual(err, 'Error from server (Forbidden): tfjobs.kubeflow.org "m1" is forbidden\n')
 
+    def test_apply_warnings(self):
+        # What the TFJob docs advise against: "Warning: ..." on stderr, applied all the same.
+        gpu = job("g")
+        del gpu["status"], gpu["metadata"]["resourceVersion"], gpu["metadata"]["uid"]
+        w = gpu["spec"]["tfReplicaSpecs"]["Worker"]
+        w["restartPolicy"] = "Never"
+        w["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 1}}
+        ns = {"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "default", "labels": {"istio-injection": "enabled"}}}
+        rules = ({"method": "GET", "path": "/api/v1/namespaces/default", "times": -1, "body": ns},
+                 {"method": "GET", "path": BASE + "/default/tfjobs/g", "status": 404, "body": status(404, "NotFound", "nf")},
+                 {"method": "POST", "path": BASE + "/default/tfjobs", "status": 201, "body": job("g")})
+        self.rules(*rules)
+        rc, out, err = self.run_ctl("apply", "-f", "-", stdin=json.dumps(gpu))
+        self.assertEqual((rc, out), (0, "tfjob.kubeflow.org/g created\n"), err)
+        lines = err.splitlines()
+        self.assertEqual(len(lines), 3, err)
+        self.assertTrue(all(l.startswith("Warning: tfjob/g: spec.tfReplicaSpecs[Worker].") for l in lines), err)
+        self.assertIn("restartPolicy Never should rarely be used", err)
+        self.assertIn("sidecar.istio.io/inject: \"false\"", err)
+        self.assertIn("a GPU limit without a cpu or memory request", err)
+        self.assertEqual(self.log(namespace_reads=True)[0]["path"], "/api/v1/namespaces/default")
+        # The sidecar opted out: no Istio warning. A namespace without the label: none either.
+        self.setUp()
+        self.rules(*rules)
+        w["template"]["metadata"] = {"annotations": {"sidecar.istio.io/inject": "false"}}
+        rc, out, err = self.run_ctl("apply", "-f", "-", stdin=json.dumps(gpu))
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("istio", err)
+        self.assertEqual(len(err.splitlines()), 2, err)
+        # --warnings-as-errors: exit 1 and nothing sent.
+        self.setUp()
+        self.rules(*rules)
+        rc, out, err = self.run_ctl("apply", "--warnings-as-errors", "-f", "-", stdin=json.dumps(gpu))
+        self.assertEqual((rc, out), (1, ""), err)
+        self.assertIn("Warning: ", err)
+        self.assertEqual([e["method"] for e in self.log()], [])
+        # A namespace that cannot be read is taken as not injecting the sidecar.
+        self.setUp()
+        self.rules({"method": "GET", "path": "/api/v1/namespaces/default", "status": 403,
+                    "body": status(403, "Forbidden", "no")}, *rules[1:])
+        del w["template"]["metadata"]
+        w["restartPolicy"] = "OnFailure"
+        w["template"]["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "1", "memory": "1Gi"}
+        rc, out, err = self.run_ctl("apply", "-f", "-", stdin=json.dumps(gpu))
+        self.assertEqual((rc, out, err), (0, "tfjob.kubeflow.org/g created\n", ""))
+
     def test_apply_invalid_is_not_sent(self):
         bad = ("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: bad}\nspec:\n  tfReplicaSpecs:\n"
                "    Worker:\n      template:\n        spec:\n          containers: [{name: tensorflow}]\n")
@@ -428,14 +483,59 @@ class TfjobctlTest(unittest.TestCase):
              "count": 3, "firstTimestamp": "2020-01-01T00:00:02Z", "lastTimestamp": "2020-01-01T00:00:09Z"},
             {"type": "Normal", "reason": "SuccessfulCreatePod", "message": "Created pod: x-worker-0",
              "source": {"component": "tfjob-controller"}, "lastTimestamp": "2020-01-01T00:00:01Z"}]}
-        self.rules({"path": BASE + "/default/tfjobs/x", "body": job("x", state="Running")},
+        x = job("x", state="Running")
+        x["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"] = [
+            {"name": "tensorflow", "image": "tf:2", "command": ["python", "train.py"], "args": ["--lr", "0.1"],
+             "ports": [{"name": "tfjob-port", "containerPort": 2222}],
+             "env": [{"name": "MODE", "value": "fast"},
+                     {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}],
+             "resources": {"limits": {"nvidia.com/gpu": 1}, "requests": {"cpu": "2", "memory": "4Gi"}}},
+            {"name": "sidecar", "image": "log:1"}]
+        self.rules({"path": BASE + "/default/tfjobs/x", "body": x},
                    {"path": "/api/v1/namespaces/default/events", "body": ev})
         rc, out, err = self.run_ctl("describe", "x")
         self.assertEqual(rc, 0, err)
         for text in ("Name:        x", "Labels:      team=ml", "Kind:        TFJob", "Worker:", "Replicas:        2",
-                     "Container tensorflow:  tf:2", "Conditions:", "Running", "now Running",
+                     "Conditions:", "Running", "now Running",
                      "Active: 2", "Events:", "SuccessfulCreatePod", "Created pod: x-worker-0", "tfjob-controller"):
             self.assertIn(text, out)
+        # The pod template's containers, as kubectl describe shows a pod's.
+        tmpl = out[out.index("Pod Template:"):out.index("Status:")]
+        self.assertIn("""          tensorflow:
+            Image:  tf:2
+            Port:   2222/TCP (tfjob-port)
+            Command:
+              python
+              train.py
+            Args:
+              --lr
+              0.1
+            Limits:
+              nvidia.com/gpu:  1
+            Requests:
+              cpu:  2
+              memory:  4Gi
+            Environment:
+              MODE:  fast
+              KEY:  <set to the key 'k' in secret 's'>
+              TF_CONFIG:  (set by the operator; replica 0 shown, the other replicas differ in task.index)
+                {
+                  "cluster": {
+                    "worker": [
+                      "x-worker-0.default.svc:2222",
+                      "x-worker-1.default.svc:2222"
+                    ]
+                  },
+                  "task": {
+                    "type": "worker",
+                    "index": 0
+                  },
+                  "environment": "cloud"
+                }
+          sidecar:
+            Image:  log:1
+            Environment:  <none>
+""", tmpl)
         q = self.log()[1]["query"]
         self.assertIn("fieldSelector=involvedObject.name%3Dx%2CinvolvedObject.kind%3DTFJob", q)
         # Oldest first; repeated events as kubectl shows them; From falls back to the reporter.
@@ -460,6 +560,18 @@ class TfjobctlTest(unittest.TestCase):
         rc, out, err = self.run_ctl("delete", "y", "tfjob.kubeflow.org/x", "--ignore-not-found", "--cascade=false")
         self.assertEqual((rc, out, err), (0, 'tfjob.kubeflow.org "x" deleted\n', ""))
         self.assertEqual(json.loads(self.log()[1]["body"])["propagationPolicy"], "Orphan")
+
+    def test_delete_by_file(self):
+        # -f: each TFJob of the files by its name, in its own namespace (else -n).
+        a, b = job("a", ns="team"), job("b")
+        del b["metadata"]["namespace"]
+        self.rules({"method": "DELETE", "path": BASE + "/team/tfjobs/a", "body": {"kind": "Status", "status": "Success"}},
+                   {"method": "DELETE", "path": BASE + "/other/tfjobs/b", "body": {"kind": "Status", "status": "Success"}})
+        rc, out, err = self.run_ctl("delete", "-n", "other", "-f", "-", stdin="---\n" + json.dumps(a) + "\n---\n" + json.dumps(b))
+        self.assertEqual((rc, out), (0, 'tfjob.kubeflow.org "a" deleted\ntfjob.kubeflow.org "b" deleted\n'), err)
+        self.assertEqual([e["path"] for e in self.log()], [BASE + "/team/tfjobs/a", BASE + "/other/tfjobs/b"])
+        rc, out, err = self.run_ctl("delete", "x", "-f", "-", stdin=json.dumps(a))
+        self.assertEqual(rc, 2, err)
 
     def test_watch_until_succeeded(self):
         def ev(t, obj):
@@ -503,6 +615,23 @@ class TfjobctlTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("did not finish", err)
         self.assertLess(time.time() - start, 6)
+
+    def test_watch_ctrl_c_exits_130(self):
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", state="Running", rv="5")},
+                   {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true", "chunks": [],
+                    "hang_ms": 20000})
+        p = subprocess.Popen([TFJOBCTL, "watch", "w", "--kubeconfig", self.kubeconfig], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        # The first line (ADDED) is printed once the job was read: the watch is then under way.
+        first = p.stdout.readline()
+        self.assertEqual(first.split()[:3], ["ADDED", "w", "Running"])
+        p.send_signal(signal.SIGINT)
+        start = time.time()
+        rc = p.wait(timeout=10)
+        p.stdout.close()
+        p.stderr.close()
+        self.assertEqual(rc, 130)
+        self.assertLess(time.time() - start, 5)
 
 
 if __name__ == "__main__":

@@ -426,6 +426,54 @@ func (j *Job) ValidateWith(o ValidateOptions) ([]FieldError, error) {
 	return out, nil
 }
 
+// Warning is what the Kubeflow TFJob docs advise against in a valid job (tfjob_job_warnings).
+type Warning struct {
+	Reason  string // RestartPolicyNever, IstioSidecar or GPUWithoutRequests
+	Field   string // e.g. spec.tfReplicaSpecs[Worker].restartPolicy
+	Message string // "FIELD: text", as kubectl prints after "Warning: "
+}
+
+func (w Warning) String() string { return w.Message }
+
+// WarningOptions tunes Warnings; the zero value leaves out the Istio rule.
+type WarningOptions struct {
+	// IstioInjection: the target namespace is labelled istio-injection=enabled, so pod
+	// templates without sidecar.istio.io/inject: "false" are warned about.
+	IstioInjection bool
+}
+
+// Warnings lists what the TFJob docs advise against: restartPolicy Never, GPU limits without
+// cpu/memory requests, and (with IstioInjection) pod templates that keep the Istio sidecar.
+func (j *Job) Warnings(o WarningOptions) ([]Warning, error) {
+	if j == nil || j.h == nil {
+		return nil, ErrClosed
+	}
+	var opts C.tfjob_warning_options
+	C.tfjob_warning_options_init(&opts, C.TFJOB_WARNING_OPTIONS_VERSION)
+	if o.IstioInjection {
+		opts.istio_injection = 1
+	}
+	var list *C.tfjob_warnings
+	var cerr *C.tfjob_error
+	rc := C.tfjob_job_warnings(&list, j.h, &opts, &cerr)
+	runtime.KeepAlive(j)
+	if rc != 0 {
+		return nil, takeError(rc, cerr)
+	}
+	defer C.tfjob_warnings_free(list)
+	n := int(C.tfjob_warnings_count(list))
+	var out []Warning
+	for i := 0; i < n; i++ {
+		ci := C.size_t(i)
+		out = append(out, Warning{
+			Reason:  goString(C.tfjob_warnings_reason(list, ci)),
+			Field:   goString(C.tfjob_warnings_field(list, ci)),
+			Message: goString(C.tfjob_warnings_message(list, ci)),
+		})
+	}
+	return out, nil
+}
+
 // ExitCodeRetryable reports whether restartPolicy ExitCode restarts a replica that exited
 // with code.
 func ExitCodeRetryable(code int, compat Compat) bool {

@@ -188,3 +188,41 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestWarnings(t *testing.T) {
+	job, err := Parse([]byte(`apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: w}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      restartPolicy: Never
+      template:
+        spec:
+          containers: [{name: tensorflow, image: tf, resources: {limits: {nvidia.com/gpu: 1}}}]
+`), "w.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	if errs := job.Validate(); len(errs) != 0 {
+		t.Fatalf("valid job: %v", errs)
+	}
+	ws, err := job.Warnings(WarningOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 2 || ws[0].Reason != "RestartPolicyNever" || ws[1].Reason != "GPUWithoutRequests" ||
+		ws[0].Field != "spec.tfReplicaSpecs[Worker].restartPolicy" ||
+		!strings.HasPrefix(ws[0].String(), "spec.tfReplicaSpecs[Worker].restartPolicy: restartPolicy Never") {
+		t.Fatalf("warnings: %+v", ws)
+	}
+	ws, err = job.Warnings(WarningOptions{IstioInjection: true})
+	if err != nil || len(ws) != 3 || ws[1].Reason != "IstioSidecar" {
+		t.Fatalf("with Istio: %+v %v", ws, err)
+	}
+	job.Close()
+	if _, err := job.Warnings(WarningOptions{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("closed job: %v", err)
+	}
+}

@@ -114,3 +114,28 @@ def test_close_is_idempotent_and_gc_releases():
     for _ in range(1000):
         tfjob.Job.from_yaml(SIMPLE)
     gc.collect()
+
+
+def test_warnings_share_the_library_rules():
+    job = tfjob.Job.from_yaml("""
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: w}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      restartPolicy: Never
+      template:
+        spec:
+          containers: [{name: tensorflow, image: tf, resources: {limits: {nvidia.com/gpu: 1}}}]
+""")
+    assert job.validate() == []
+    got = job.warnings()
+    assert [(w.reason, w.field) for w in got] == [
+        ("RestartPolicyNever", "spec.tfReplicaSpecs[Worker].restartPolicy"),
+        ("GPUWithoutRequests", "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.requests")]
+    assert str(got[0]).startswith("spec.tfReplicaSpecs[Worker].restartPolicy: restartPolicy Never should rarely be used")
+    assert isinstance(got[0], tfjob.JobWarning)
+    istio = job.warnings(istio_injection=True)
+    assert [w.reason for w in istio] == ["RestartPolicyNever", "IstioSidecar", "GPUWithoutRequests"]
+    assert tfjob.Job.from_yaml(SIMPLE).warnings() == []

@@ -11,7 +11,8 @@ from . import _lib
 from .errors import (AlreadyExistsError, BadRequestError, ConflictError, Error, ForbiddenError, GoneError,
                      InvalidError, NetworkError, NotFoundError, ParseError, SchemaError, ServerError,
                      ServerTimeoutError, TooManyRequestsError, TransportError, UnauthorizedError, ValidationError)
-from .job import (COMPAT_DOCUMENTED, COMPAT_TRAINING_OPERATOR_1_9, FieldError, Job, exit_code_retryable)
+from .job import (COMPAT_DOCUMENTED, COMPAT_TRAINING_OPERATOR_1_9, FieldError, Job, JobWarning,
+                  exit_code_retryable)
 from .cluster import pod_group, render, render_pod, render_service, tf_config, tf_config_text
 from .plan import Action, Plan, plan, simulate
 from .transport import (EVENTS, NAMESPACES, PODGROUPS, PODS, SERVICES, TFJOBS, Backend, KubeBackend, MemoryBackend,
@@ -37,7 +38,7 @@ def _check_library() -> None:
 _check_library()
 
 __all__ = [
-    "COMPAT_DOCUMENTED", "COMPAT_TRAINING_OPERATOR_1_9", "ConflictError", "Error", "FieldError", "Job",
+    "COMPAT_DOCUMENTED", "COMPAT_TRAINING_OPERATOR_1_9", "ConflictError", "Error", "FieldError", "Job", "JobWarning",
     "NotFoundError", "ParseError", "SchemaError", "TransportError", "ValidationError", "exit_code_retryable",
     "library_version", "__version__", "Action", "Plan", "plan", "simulate", "pod_group", "render", "render_pod",
     "render_service", "tf_config",

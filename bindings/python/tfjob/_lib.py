@@ -69,6 +69,10 @@ class ValidateOptions(ctypes.Structure):
     _fields_ = [("version", c_uint), ("compat", c_int), ("old", c_void_p)]
 
 
+class WarningOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("istio_injection", c_int)]
+
+
 def _fn(name: str, restype, *argtypes):
     f = getattr(lib, name)
     f.restype = restype
@@ -111,6 +115,13 @@ tfjob_field_error_type_name = _fn("tfjob_field_error_type_name", c_char_p, c_int
 tfjob_field_errors_detail = _fn("tfjob_field_errors_detail", c_char_p, c_void_p, c_size_t)
 tfjob_field_errors_message = _fn("tfjob_field_errors_message", c_char_p, c_void_p, c_size_t)
 tfjob_field_errors_free = _fn("tfjob_field_errors_free", None, c_void_p)
+tfjob_warning_options_init = _fn("tfjob_warning_options_init", c_int, P(WarningOptions), c_uint)
+tfjob_job_warnings = _fn("tfjob_job_warnings", c_int, P(c_void_p), c_void_p, P(WarningOptions), ERR)
+tfjob_warnings_count = _fn("tfjob_warnings_count", c_size_t, c_void_p)
+tfjob_warnings_reason = _fn("tfjob_warnings_reason", c_char_p, c_void_p, c_size_t)
+tfjob_warnings_field = _fn("tfjob_warnings_field", c_char_p, c_void_p, c_size_t)
+tfjob_warnings_message = _fn("tfjob_warnings_message", c_char_p, c_void_p, c_size_t)
+tfjob_warnings_free = _fn("tfjob_warnings_free", None, c_void_p)
 tfjob_exit_code_classify = _fn("tfjob_exit_code_classify", c_int, c_int, c_int)
 
 for _name, _res, _args in [

@@ -39,6 +39,19 @@ class FieldError:
         return self.message or f"{self.field}: {self.type}: {self.detail}"
 
 
+@dataclass(frozen=True)
+class JobWarning:
+    """What the TFJob docs advise against in a valid job: reason ('RestartPolicyNever',
+    'IstioSidecar', 'GPUWithoutRequests'), field path and message ('FIELD: text')."""
+
+    reason: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
 class Job:
     """A kubeflow.org/v1 TFJob. Release deterministically with ``close()`` or ``with``;
     the garbage collector releases it otherwise."""
@@ -193,6 +206,23 @@ class Job:
             return result
         finally:
             _lib.tfjob_field_errors_free(errs)
+
+    def warnings(self, istio_injection: bool = False) -> List[JobWarning]:
+        """What the Kubeflow TFJob docs advise against (tfjob_job_warnings): restartPolicy Never,
+        GPU limits without cpu/memory requests, and with istio_injection (the target namespace is
+        labelled istio-injection=enabled) pod templates that keep the Istio sidecar."""
+        opts = _lib.WarningOptions()
+        _lib.tfjob_warning_options_init(ctypes.byref(opts), 1)
+        opts.istio_injection = 1 if istio_injection else 0
+        ws, err = ctypes.c_void_p(), ctypes.c_void_p()
+        check(_lib.tfjob_job_warnings(ctypes.byref(ws), self.handle, ctypes.byref(opts), ctypes.byref(err)), err)
+        try:
+            return [JobWarning(reason=_lib.decode(_lib.tfjob_warnings_reason(ws, i)) or "",
+                             field=_lib.decode(_lib.tfjob_warnings_field(ws, i)) or "",
+                             message=_lib.decode(_lib.tfjob_warnings_message(ws, i)) or "")
+                    for i in range(_lib.tfjob_warnings_count(ws))]
+        finally:
+            _lib.tfjob_warnings_free(ws)
 
     def to_json(self, pretty: bool = False) -> str:
         out, err = ctypes.c_void_p(), ctypes.c_void_p()
