@@ -13,18 +13,36 @@
 #include "controller/ctrl.h"
 #include "core/job.h"
 #include "core/objects.h"
+#include "plan/planner.h"
 
 
 static const tfjob_resource RES_TFJOBS = TFJOB_RESOURCE_TFJOBS_INIT;
 static const tfjob_resource RES_PODS = TFJOB_RESOURCE_PODS_INIT;
 static const tfjob_resource RES_SERVICES = TFJOB_RESOURCE_SERVICES_INIT;
 
+/* The cached children of one kind a reconcile plans with (each referenced). */
+typedef struct kid_list {
+	tfjob__child **items;
+	size_t n;
+} kid_list;
+
 typedef struct rctx {
 	tfjob_controller *c;
 	const char *key;
 	char *ns, *name;
 	json_t *job;      /* snapshot (reference) */
-	char *job_text;   /* for events, lazily */
+	char *job_text;   /* for the pod mutation hook, lazily */
+	tfjob__event_batch events; /* recorded, posted when the reconcile has done its writes */
+	/* one attempt (reconcile_once) */
+	const char *uid;
+	int ours;                  /* spec.runPolicy.managedBy is unset or ours */
+	kid_list pods, svcs;
+	tfjob_job *tj;
+	tfjob_plan *plan;
+	json_t *old_status;        /* borrowed from job */
+	json_t *new_status;        /* reference */
+	int finished_now, finished_before;
+	tfjob_error *err;
 } rctx;
 
 static const char *meta_str(json_t *obj, const char *field)
@@ -37,21 +55,17 @@ static const char *label_of(json_t *obj, const char *label)
 	return json_string_value(json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), label));
 }
 
+/* An Event about the job, held until the reconcile has done its writes (tfjob__reconcile()). */
 static void record_event(rctx *r, const char *type, const char *reason, const char *message)
 {
-	tfjob_controller *c = r->c;
-	if (c->o.no_events)
+	if (r->c->o.no_events)
 		return;
-	if (!r->job_text)
-		r->job_text = json_dumps(r->job, JSON_COMPACT);
-	if (!r->job_text)
-		return;
-	tfjob_error *err = NULL;
-	int rc = tfjob_transport_create_event(NULL, c->t, r->ns, r->job_text, type, reason, message, TFJOB_OPERATOR_NAME, &err);
-	tfjob__count(c, TFJOB_API_CREATE_EVENT, rc);
-	if (rc)
-		tfjob__log(c, TFJOB_LOG_WARN, "recording an event failed", r->key, reason, tfjob_error_message(err));
-	tfjob_error_free(err);
+	const char *kind = json_string_value(json_object_get(r->job, "kind"));
+	const char *api_version = json_string_value(json_object_get(r->job, "apiVersion"));
+	tfjob__event_ref ref = { kind ? kind : "TFJob", api_version ? api_version : "kubeflow.org/v1",
+		                     r->name, r->ns, meta_str(r->job, "uid"), meta_str(r->job, "resourceVersion") };
+	if (tfjob__event_batch_add(&r->events, &ref, type, reason, message))
+		atomic_fetch_add(&r->c->m.events_dropped, 1);
 }
 
 static int cond_true(json_t *status, const char *type)
@@ -67,11 +81,10 @@ static int cond_true(json_t *status, const char *type)
 	return -1; /* absent */
 }
 
-/* "worker/pods" for a child object. */
-static void sub_key(char *buf, size_t size, json_t *obj, int is_pod)
+/* "worker/pods": the expectations' key of a replica type's children. */
+static void sub_key(char *buf, size_t size, const char *rtype, int is_pod)
 {
-	const char *rt = label_of(obj, TFJOB_LABEL_REPLICA_TYPE);
-	snprintf(buf, size, "%s/%s", rt ? rt : "", is_pod ? "pods" : "services");
+	snprintf(buf, size, "%s/%s", rtype ? rtype : "", is_pod ? "pods" : "services");
 }
 
 /* ---- adoption and release (ClaimPods / ClaimServices) ---- */
@@ -83,82 +96,105 @@ static json_t *owner_ref(json_t *job)
 	                 "controller", 1, "blockOwnerDeletion", 1);
 }
 
-static json_t *patch_refs(rctx *r, const tfjob_resource *res, json_t *obj, json_t *refs)
+/* PATCH a child's ownerReferences (with its uid as precondition); the stored child, or NULL. */
+static tfjob__child *patch_refs(rctx *r, const tfjob_resource *res, const tfjob__child *ch, json_t *refs)
 {
-	json_t *patch = json_pack("{s:{s:O,s:s}}", "metadata", "ownerReferences", refs, "uid",
-	                          meta_str(obj, "uid") ? meta_str(obj, "uid") : "");
+	json_t *patch = json_pack("{s:{s:O,s:s}}", "metadata", "ownerReferences", refs, "uid", ch->uid ? ch->uid : "");
 	char *text = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
 	json_decref(patch);
 	char *out = NULL;
 	tfjob_error *err = NULL;
-	int rc = text ? tfjob_transport_patch(&out, r->c->t, res, r->ns, meta_str(obj, "name"), NULL, text, &err)
-	              : TFJOB_ENOMEM;
+	int rc = text ? tfjob_transport_patch(&out, r->c->t, res, r->ns, ch->sum.name, NULL, text, &err) : TFJOB_ENOMEM;
 	tfjob__count(r->c, TFJOB_API_PATCH, rc);
 	free(text);
-	json_t *res_obj = NULL;
-	if (rc == 0 && out)
-		res_obj = json_loads(out, 0, NULL);
-	else
-		tfjob__log(r->c, TFJOB_LOG_WARN, "adopting or releasing a child failed", r->key, meta_str(obj, "name"),
+	tfjob__child *stored = NULL;
+	json_t *obj = rc == 0 && out ? json_loads(out, 0, NULL) : NULL;
+	if (rc)
+		tfjob__log(r->c, TFJOB_LOG_WARN, "adopting or releasing a child failed", r->key, ch->sum.name,
 		           tfjob_error_message(err));
+	else if (obj)
+		tfjob__child_new(&stored, obj);
+	json_decref(obj);
 	tfjob_free(out);
 	tfjob_error_free(err);
-	return res_obj;
+	return stored;
+}
+
+/* A child's owner references (a new array; empty when it has none). */
+static json_t *refs_of(const tfjob__child *ch)
+{
+	json_t *refs = ch->owner_refs ? json_loads(ch->owner_refs, 0, NULL) : NULL;
+	if (!json_is_array(refs)) {
+		json_decref(refs);
+		refs = json_array();
+	}
+	return refs;
+}
+
+/* Put a child the server answered with into the cache (newer than, or the same as, the cached). */
+static void cache_child(rctx *r, int kind, tfjob__child *ch)
+{
+	pthread_mutex_lock(&r->c->cache_mu);
+	tfjob__child_store_put(&r->c->kids[kind], tfjob__child_ref(ch));
+	pthread_mutex_unlock(&r->c->cache_mu);
+}
+
+/* Release: drop our controller reference from a child whose labels no longer match. */
+static void release(rctx *r, int kind, const tfjob__child *ch)
+{
+	json_t *all = refs_of(ch), *keep = json_array(), *ref;
+	size_t k;
+	json_array_foreach(all, k, ref) {
+		const char *uid = json_string_value(json_object_get(ref, "uid"));
+		if (!uid || !r->uid || strcmp(uid, r->uid))
+			json_array_append(keep, ref);
+	}
+	tfjob__child *p = patch_refs(r, kind == INF_PODS ? &RES_PODS : &RES_SERVICES, ch, keep);
+	json_decref(all);
+	json_decref(keep);
+	if (p)
+		cache_child(r, kind, p);
+	tfjob__child_unref(p);
+}
+
+/* Adopt an orphan made by this operator: add our controller reference. The adopted child, or NULL. */
+static tfjob__child *adopt(rctx *r, int kind, const tfjob__child *ch)
+{
+	if (!ch->operator_name || strcmp(ch->operator_name, TFJOB_OPERATOR_NAME) || ch->sum.deleting)
+		return NULL;
+	json_t *refs = refs_of(ch);
+	json_array_append_new(refs, owner_ref(r->job));
+	tfjob__child *p = patch_refs(r, kind == INF_PODS ? &RES_PODS : &RES_SERVICES, ch, refs);
+	json_decref(refs);
+	if (p) {
+		cache_child(r, kind, p);
+		tfjob__log(r->c, TFJOB_LOG_INFO, "adopted a child", r->key, ch->sum.name, NULL);
+	}
+	return p;
 }
 
 /* Children owned by uid whose labels no longer match are released; orphans that match are adopted.
-   Returns the new list (reference) of children to plan with. */
-static json_t *claim(rctx *r, int kind, json_t *owned, json_t *orphans)
+   Replaces *owned with the children to plan with. */
+static int claim(rctx *r, int kind, kid_list *owned, const kid_list *orphans)
 {
-	tfjob_controller *c = r->c;
-	const tfjob_resource *res = kind == INF_PODS ? &RES_PODS : &RES_SERVICES;
-	json_t *outl = json_array();
-	size_t i;
-	json_t *o;
-	json_array_foreach(owned, i, o) {
-		const char *jn = label_of(o, TFJOB_LABEL_JOB_NAME);
-		if (jn && !strcmp(jn, r->name)) {
-			json_array_append(outl, o);
-			continue;
-		}
-		/* release: drop our controller reference */
-		json_t *refs = json_array();
-		size_t k;
-		json_t *ref;
-		json_array_foreach(json_object_get(json_object_get(o, "metadata"), "ownerReferences"), k, ref) {
-			const char *uid = json_string_value(json_object_get(ref, "uid"));
-			if (!uid || !meta_str(r->job, "uid") || strcmp(uid, meta_str(r->job, "uid")))
-				json_array_append(refs, ref);
-		}
-		json_t *p = patch_refs(r, res, o, refs);
-		json_decref(refs);
-		if (p) {
-			pthread_mutex_lock(&c->cache_mu);
-			tfjob__store_put(&c->stores[kind], p);
-			pthread_mutex_unlock(&c->cache_mu);
-		}
+	kid_list out = { malloc((owned->n + orphans->n + 1) * sizeof(tfjob__child *)), 0 };
+	if (!out.items)
+		return TFJOB_ENOMEM;
+	for (size_t i = 0; i < owned->n; i++) {
+		tfjob__child *ch = owned->items[i];
+		if (ch->sum.job_name && !strcmp(ch->sum.job_name, r->name))
+			out.items[out.n++] = tfjob__child_ref(ch);
+		else
+			release(r, kind, ch);
 	}
-	json_array_foreach(orphans, i, o) {
-		const char *op = label_of(o, TFJOB_LABEL_OPERATOR);
-		if (!op || strcmp(op, TFJOB_OPERATOR_NAME) || meta_str(o, "deletionTimestamp"))
-			continue;
-		json_t *refs = json_deep_copy(json_object_get(json_object_get(o, "metadata"), "ownerReferences"));
-		if (!json_is_array(refs)) {
-			json_decref(refs);
-			refs = json_array();
-		}
-		json_array_append_new(refs, owner_ref(r->job));
-		json_t *p = patch_refs(r, res, o, refs);
-		json_decref(refs);
-		if (p) {
-			json_array_append(outl, p);
-			pthread_mutex_lock(&c->cache_mu);
-			tfjob__store_put(&c->stores[kind], p);
-			pthread_mutex_unlock(&c->cache_mu);
-			tfjob__log(c, TFJOB_LOG_INFO, "adopted a child", r->key, meta_str(o, "name"), NULL);
-		}
+	for (size_t i = 0; i < orphans->n; i++) {
+		tfjob__child *p = adopt(r, kind, orphans->items[i]);
+		if (p)
+			out.items[out.n++] = p;
 	}
-	return outl;
+	tfjob__children_free(owned->items, owned->n);
+	*owned = out;
+	return 0;
 }
 
 /* ---- gang scheduling ---- */
@@ -267,15 +303,11 @@ static void delete_pod_group(rctx *r)
 
 /* ---- actions ---- */
 
-static json_t *find_by_name(json_t *arr, const char *name)
+static const tfjob__child *find_by_name(const kid_list *kids, const char *name)
 {
-	size_t i;
-	json_t *o;
-	json_array_foreach(arr, i, o) {
-		const char *n = meta_str(o, "name");
-		if (n && name && !strcmp(n, name))
-			return o;
-	}
+	for (size_t i = 0; name && i < kids->n; i++)
+		if (kids->items[i]->sum.name && !strcmp(kids->items[i]->sum.name, name))
+			return kids->items[i];
 	return NULL;
 }
 
@@ -304,9 +336,9 @@ static int do_create(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 			text = mutated;
 		}
 	}
-	json_t *obj = json_loads(text, 0, NULL);
+	json_t *obj = tfjob__child_loads(text); /* for its labels: the spec is not built */
 	char sub[128];
-	sub_key(sub, sizeof(sub), obj, is_pod);
+	sub_key(sub, sizeof(sub), label_of(obj, TFJOB_LABEL_REPLICA_TYPE), is_pod);
 	json_decref(obj);
 	/* Raise the expectation before the call: the watch may see the object before we return. */
 	tfjob__exp_expect(c->exp, r->key, sub, 1, 0);
@@ -336,18 +368,18 @@ out:;
 	return rc;
 }
 
-static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod, json_t *children)
+static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 {
 	tfjob_controller *c = r->c;
 	const tfjob_resource *res = is_pod ? &RES_PODS : &RES_SERVICES;
 	const char *name = tfjob_plan_action_name(plan, i);
-	json_t *obj = find_by_name(children, name);
+	const tfjob__child *ch = find_by_name(is_pod ? &r->pods : &r->svcs, name);
 	char sub[128];
-	sub_key(sub, sizeof(sub), obj, is_pod);
+	sub_key(sub, sizeof(sub), ch ? ch->sum.rtype : NULL, is_pod);
 	tfjob__exp_expect(c->exp, r->key, sub, 0, 1);
 	tfjob_error *err = NULL;
 	tfjob_delete_options dopts = TFJOB_DELETE_OPTIONS_INIT;
-	dopts.precondition_uid = obj ? meta_str(obj, "uid") : NULL;
+	dopts.precondition_uid = ch ? ch->uid : NULL;
 	int rc = tfjob_transport_delete(NULL, c->t, res, r->ns, name, &dopts, &err);
 	tfjob__count(c, TFJOB_API_DELETE, rc);
 	char msg[1024];
@@ -366,12 +398,16 @@ static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod, json
 	return rc;
 }
 
-/* The cached children as the planner's input (summarised once here, never parsed). */
-static tfjob_objects *wrap_objects(json_t *arr, const char *what)
+/* The cached children as the planner's input: their summaries, never the objects. */
+static tfjob_objects *summaries_of(const kid_list *kids)
 {
+	const tfjob__summary **sums = malloc((kids->n ? kids->n : 1) * sizeof(*sums));
 	tfjob_objects *o = NULL;
-	if (tfjob__objects_wrap(&o, json_incref(arr), what, NULL))
-		return NULL;
+	for (size_t i = 0; sums && i < kids->n; i++)
+		sums[i] = &kids->items[i]->sum;
+	if (sums && tfjob__objects_from_summaries(&o, sums, kids->n, NULL))
+		o = NULL;
+	free(sums);
 	return o;
 }
 
@@ -412,90 +448,98 @@ static int status_lost(const json_t *sent, const json_t *stored, char *where, si
 	return status_lost_at(sent, stored, where, size, strlen(where));
 }
 
-/* Returns 0 done, 1 re-plan (status conflict), or a negative error. */
-static int reconcile_once(rctx *r)
+/* ---- one reconcile, step by step ---- */
+
+/* A job being deleted, or whose children are not all observed yet, is left alone for now: 1. */
+static int wait_for_now(rctx *r)
 {
 	tfjob_controller *c = r->c;
-	json_t *job = r->job;
-	if (meta_str(job, "deletionTimestamp"))
-		return 0; /* being deleted: leave it alone */
+	if (meta_str(r->job, "deletionTimestamp"))
+		return 1;
 	if (!tfjob__exp_satisfied(c->exp, r->key)) {
 		tfjob__log(c, TFJOB_LOG_DEBUG, "expectations not satisfied yet", r->key, NULL, NULL);
 		/* the watch brings the rest; expired expectations are looked at again by then */
 		tfjob__queue_add_after(c->q, r->key, c->o.expectations_timeout_ms);
-		return 0;
+		return 1;
 	}
-	const char *uid = meta_str(job, "uid");
+	return 0;
+}
+
+/* The job's children from the caches, adopted and released as ClaimPods/ClaimServices do. */
+static int take_children(rctx *r)
+{
+	tfjob_controller *c = r->c;
 	char okey[512], orph[512];
-	snprintf(okey, sizeof(okey), "uid:%s", uid ? uid : "");
+	snprintf(okey, sizeof(okey), "uid:%s", r->uid ? r->uid : "");
 	snprintf(orph, sizeof(orph), "orphan:%s/%s", r->ns, r->name);
+	kid_list opods = { NULL, 0 }, osvcs = { NULL, 0 };
 	pthread_mutex_lock(&c->cache_mu);
-	json_t *pods = tfjob__store_children(&c->stores[INF_PODS], okey);
-	json_t *svcs = tfjob__store_children(&c->stores[INF_SERVICES], okey);
-	json_t *opods = tfjob__store_children(&c->stores[INF_PODS], orph);
-	json_t *osvcs = tfjob__store_children(&c->stores[INF_SERVICES], orph);
+	r->pods.n = tfjob__child_store_children(&c->kids[INF_PODS], okey, &r->pods.items);
+	r->svcs.n = tfjob__child_store_children(&c->kids[INF_SERVICES], okey, &r->svcs.items);
+	opods.n = tfjob__child_store_children(&c->kids[INF_PODS], orph, &opods.items);
+	osvcs.n = tfjob__child_store_children(&c->kids[INF_SERVICES], orph, &osvcs.items);
 	pthread_mutex_unlock(&c->cache_mu);
+	int rc = !r->pods.items || !r->svcs.items || !opods.items || !osvcs.items ? TFJOB_ENOMEM : 0;
+	if (!rc && r->ours && r->uid)
+		rc = claim(r, INF_PODS, &r->pods, &opods) || claim(r, INF_SERVICES, &r->svcs, &osvcs) ? TFJOB_ENOMEM : 0;
+	tfjob__children_free(opods.items, opods.n);
+	tfjob__children_free(osvcs.items, osvcs.n);
+	return rc;
+}
 
-	const char *managed_by = json_string_value(
-		json_object_get(json_object_get(json_object_get(job, "spec"), "runPolicy"), "managedBy"));
-	int ours = !managed_by || !strcmp(managed_by, TFJOB_MANAGED_BY_TRAINING_OPERATOR);
-	if (ours && uid) {
-		json_t *p2 = claim(r, INF_PODS, pods, opods), *s2 = claim(r, INF_SERVICES, svcs, osvcs);
-		json_decref(pods);
-		json_decref(svcs);
-		pods = p2;
-		svcs = s2;
+/* Run the planner on the job and its children; the status it wants in r->new_status. */
+static int plan_job(rctx *r)
+{
+	tfjob_controller *c = r->c;
+	tfjob_objects *po = summaries_of(&r->pods), *so = summaries_of(&r->svcs);
+	int rc = po && so ? tfjob__job_wrap(&r->tj, json_incref(r->job), NULL, &r->err) : TFJOB_ENOMEM;
+	if (!rc) {
+		tfjob_plan_options popts = TFJOB_PLAN_OPTIONS_INIT;
+		popts.compat = c->o.compat;
+		popts.now = tfjob__now_s(c);
+		popts.requeues = tfjob__queue_num_requeues(c->q, r->key);
+		popts.render = &c->ropts;
+		rc = tfjob_plan_new_with_objects(&r->plan, r->tj, po, so, &popts, &r->err);
 	}
-	json_decref(opods);
-	json_decref(osvcs);
+	tfjob_objects_free(po);
+	tfjob_objects_free(so);
+	if (rc)
+		return rc;
+	r->old_status = json_object_get(r->job, "status");
+	json_t *wanted = tfjob_plan_status_changed(r->plan) ? tfjob__plan_status(r->plan) : r->old_status;
+	r->new_status = wanted ? json_incref(wanted) : json_object(); /* shared, never printed and parsed */
+	if (!r->new_status)
+		return tfjob__oom(&r->err);
+	r->finished_now = cond_true(r->new_status, "Succeeded") == 1 || cond_true(r->new_status, "Failed") == 1;
+	r->finished_before = cond_true(r->old_status, "Succeeded") == 1 || cond_true(r->old_status, "Failed") == 1;
+	return 0;
+}
 
-	int rc = 0;
+/* TTL: delete the finished job (its children go with it, in the background). */
+static int delete_job(rctx *r)
+{
+	tfjob_controller *c = r->c;
+	tfjob_delete_options dopts = TFJOB_DELETE_OPTIONS_INIT;
+	dopts.propagation = TFJOB_PROPAGATION_BACKGROUND;
+	dopts.precondition_uid = r->uid;
 	tfjob_error *err = NULL;
-	tfjob_job *tj = NULL;
-	tfjob_plan *plan = NULL;
-	char *status_text = NULL;
-	json_t *new_status = NULL;
-	tfjob_objects *po = wrap_objects(pods, "pods"), *so = wrap_objects(svcs, "services");
-	if (!po || !so) {
-		rc = TFJOB_ENOMEM;
-		goto out;
+	int rc = tfjob_transport_delete(NULL, c->t, &RES_TFJOBS, r->ns, r->name, &dopts, &err);
+	tfjob__count(c, TFJOB_API_DELETE, rc);
+	tfjob_error_free(err);
+	if (rc == 0) {
+		atomic_fetch_add(&c->m.jobs_deleted, 1);
+		tfjob__log(c, TFJOB_LOG_INFO, "deleted the job (ttlSecondsAfterFinished)", r->key, NULL, NULL);
 	}
-	rc = tfjob__job_wrap(&tj, json_incref(job), NULL, &err);
-	if (rc)
-		goto out;
-	tfjob_plan_options popts = TFJOB_PLAN_OPTIONS_INIT;
-	popts.compat = c->o.compat;
-	popts.now = tfjob__now_s(c);
-	popts.requeues = tfjob__queue_num_requeues(c->q, r->key);
-	popts.render = &c->ropts;
-	rc = tfjob_plan_new_with_objects(&plan, tj, po, so, &popts, &err);
-	if (rc)
-		goto out;
-	json_t *old_status = json_object_get(job, "status");
-	if (tfjob_plan_status_changed(plan)) {
-		rc = tfjob_plan_status_json(&status_text, plan, 0, &err);
-		if (rc)
-			goto out;
-		new_status = json_loads(status_text, 0, NULL);
-		if (!new_status) {
-			rc = tfjob__oom(&err);
-			goto out;
-		}
-	} else { /* unchanged: no need to print and parse it */
-		new_status = old_status ? json_incref(old_status) : json_object();
-	}
-	int finished_now = cond_true(new_status, "Succeeded") == 1 || cond_true(new_status, "Failed") == 1;
-	int finished_before = cond_true(old_status, "Succeeded") == 1 || cond_true(old_status, "Failed") == 1;
+	return rc == TFJOB_ENOTFOUND || rc == TFJOB_ECONFLICT ? 0 : rc;
+}
 
-	int delay_pods = 0;
-	if (ours && c->o.gang_scheduler != TFJOB_GANG_NONE && !finished_now && !tfjob_job_is_suspended(tj)) {
-		rc = sync_pod_group(r, tj, &delay_pods);
-		if (rc)
-			goto out;
-	}
-
+/* The plan's actions in order; *deleted_job = 1 when the job itself was deleted. */
+static int carry_out_actions(rctx *r, int delay_pods, int *deleted_job)
+{
+	const tfjob_plan *plan = r->plan;
 	size_t n = tfjob_plan_action_count(plan);
-	int deleted_job = 0;
+	int rc = 0;
+	*deleted_job = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		tfjob_action_type at = tfjob_plan_action_type(plan, i);
 		tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
@@ -503,112 +547,142 @@ static int reconcile_once(rctx *r)
 			record_event(r, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
 			             tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i));
 		} else if (at == TFJOB_ACTION_CREATE) {
-			if (kind == TFJOB_OBJECT_POD && delay_pods)
-				continue;
-			rc = do_create(r, plan, i, kind == TFJOB_OBJECT_POD);
+			if (!(kind == TFJOB_OBJECT_POD && delay_pods))
+				rc = do_create(r, plan, i, kind == TFJOB_OBJECT_POD);
 		} else if (kind == TFJOB_OBJECT_TFJOB) {
-			tfjob_delete_options dopts = TFJOB_DELETE_OPTIONS_INIT;
-			dopts.propagation = TFJOB_PROPAGATION_BACKGROUND;
-			dopts.precondition_uid = uid;
-			int drc = tfjob_transport_delete(NULL, c->t, &RES_TFJOBS, r->ns, r->name, &dopts, &err);
-			tfjob__count(c, TFJOB_API_DELETE, drc);
-			if (drc == 0) {
-				atomic_fetch_add(&c->m.jobs_deleted, 1);
-				tfjob__log(c, TFJOB_LOG_INFO, "deleted the job (ttlSecondsAfterFinished)", r->key, NULL, NULL);
-			} else if (drc != TFJOB_ENOTFOUND && drc != TFJOB_ECONFLICT) {
-				rc = drc;
-			}
-			tfjob_error_free(err);
-			err = NULL;
-			deleted_job = 1;
+			rc = delete_job(r);
+			*deleted_job = 1;
 		} else {
-			rc = do_delete(r, plan, i, kind == TFJOB_OBJECT_POD, kind == TFJOB_OBJECT_POD ? pods : svcs);
+			rc = do_delete(r, plan, i, kind == TFJOB_OBJECT_POD);
 		}
 	}
-	if (rc || deleted_job)
-		goto out;
+	return rc;
+}
 
-	if (tfjob_plan_status_changed(plan)) {
-		json_t *obj = json_copy(job);
-		json_object_set(obj, "status", new_status);
-		char *text = json_dumps(obj, JSON_COMPACT);
-		json_decref(obj);
-		char *stored = NULL;
-		rc = text ? tfjob_transport_update_status(&stored, c->t, &RES_TFJOBS, r->ns, text, &err) : TFJOB_ENOMEM;
-		free(text);
-		tfjob__count(c, TFJOB_API_UPDATE_STATUS, rc);
-		if (rc == TFJOB_ECONFLICT) {
-			atomic_fetch_add(&c->m.status_conflicts, 1);
-			tfjob_error_free(err);
-			err = NULL;
-			char *fresh = NULL;
-			int grc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, r->ns, r->name, &err);
-			tfjob__count(c, TFJOB_API_GET, grc);
-			if (grc == 0) {
-				json_t *f = json_loads(fresh, 0, NULL);
-				if (f) {
-					pthread_mutex_lock(&c->cache_mu);
-					tfjob__store_put(&c->stores[INF_JOBS], f);
-					pthread_mutex_unlock(&c->cache_mu);
-				}
-				rc = 1;
-			} else if (grc == TFJOB_ENOTFOUND) {
-				rc = 0;
-			} else {
-				rc = grc;
-			}
-			tfjob_free(fresh);
-			goto out;
-		}
-		if (rc == TFJOB_ENOTFOUND) {
-			rc = 0;
-			goto out;
-		}
-		if (rc)
-			goto out;
-		/* Counted as soon as the write has succeeded, before the checks of what was stored. */
-		if (cond_true(old_status, "Created") < 0 && cond_true(new_status, "Created") >= 0)
-			atomic_fetch_add(&c->m.jobs_created, 1);
-		if (cond_true(old_status, "Succeeded") != 1 && cond_true(new_status, "Succeeded") == 1)
-			atomic_fetch_add(&c->m.jobs_succeeded, 1);
-		if (cond_true(old_status, "Failed") != 1 && cond_true(new_status, "Failed") == 1)
-			atomic_fetch_add(&c->m.jobs_failed, 1);
-		if (cond_true(old_status, "Restarting") != 1 && cond_true(new_status, "Restarting") == 1)
-			atomic_fetch_add(&c->m.jobs_restarted, 1);
-		json_t *s = stored ? json_loads(stored, 0, NULL) : NULL;
+/* Cache a job the server answered with (newer than, or the same as, the cached one). */
+static void cache_job(tfjob_controller *c, json_t *job)
+{
+	pthread_mutex_lock(&c->cache_mu);
+	tfjob__store_put(&c->stores[INF_JOBS], job);
+	pthread_mutex_unlock(&c->cache_mu);
+}
+
+/* After a status conflict: the job as stored now into the cache; 1 (plan again), 0 (gone) or an error. */
+static int reread_job(rctx *r)
+{
+	tfjob_controller *c = r->c;
+	char *fresh = NULL;
+	int rc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, r->ns, r->name, &r->err);
+	tfjob__count(c, TFJOB_API_GET, rc);
+	json_t *f = rc == 0 ? json_loads(fresh, 0, NULL) : NULL;
+	tfjob_free(fresh);
+	if (f)
+		cache_job(c, f);
+	return rc == 0 ? 1 : rc == TFJOB_ENOTFOUND ? 0 : rc;
+}
+
+/* The job metrics a successful status write moves. */
+static void count_transitions(rctx *r)
+{
+	tfjob__metrics *m = &r->c->m;
+	json_t *o = r->old_status, *n = r->new_status;
+	if (cond_true(o, "Created") < 0 && cond_true(n, "Created") >= 0)
+		atomic_fetch_add(&m->jobs_created, 1);
+	if (cond_true(o, "Succeeded") != 1 && cond_true(n, "Succeeded") == 1)
+		atomic_fetch_add(&m->jobs_succeeded, 1);
+	if (cond_true(o, "Failed") != 1 && cond_true(n, "Failed") == 1)
+		atomic_fetch_add(&m->jobs_failed, 1);
+	if (cond_true(o, "Restarting") != 1 && cond_true(n, "Restarting") == 1)
+		atomic_fetch_add(&m->jobs_restarted, 1);
+}
+
+/* PUT the new status; returns 0 done, 1 re-plan (conflict), or a negative error. */
+static int write_status(rctx *r)
+{
+	tfjob_controller *c = r->c;
+	json_t *obj = json_copy(r->job);
+	char *text = obj && !json_object_set(obj, "status", r->new_status) ? json_dumps(obj, JSON_COMPACT) : NULL;
+	json_decref(obj);
+	char *stored = NULL;
+	int rc = text ? tfjob_transport_update_status(&stored, c->t, &RES_TFJOBS, r->ns, text, &r->err) : TFJOB_ENOMEM;
+	free(text);
+	tfjob__count(c, TFJOB_API_UPDATE_STATUS, rc);
+	if (rc == TFJOB_ECONFLICT) {
+		atomic_fetch_add(&c->m.status_conflicts, 1);
+		tfjob_error_free(r->err);
+		r->err = NULL;
+		return reread_job(r);
+	}
+	if (rc) {
 		tfjob_free(stored);
-		char where[256] = "";
-		if (s && status_lost(new_status, json_object_get(s, "status"), where, sizeof(where))) {
-			/* The CRD's schema pruned or changed part of what we wrote: the next plan would
-			   write it again at every event. Say so (a CRD without those status fields). */
-			tfjob__log(c, TFJOB_LOG_WARN, "the stored status differs from the one written (pruned by the CRD's schema?)",
-			           r->key, where, NULL);
-		}
-		if (s) {
-			pthread_mutex_lock(&c->cache_mu);
-			tfjob__store_put(&c->stores[INF_JOBS], s);
-			pthread_mutex_unlock(&c->cache_mu);
-		}
+		return rc == TFJOB_ENOTFOUND ? 0 : rc;
 	}
-	if (ours && c->o.gang_scheduler != TFJOB_GANG_NONE && finished_now && !finished_before)
-		delete_pod_group(r);
+	/* Counted as soon as the write has succeeded, before the checks of what was stored. */
+	count_transitions(r);
+	json_t *s = stored ? json_loads(stored, 0, NULL) : NULL;
+	tfjob_free(stored);
+	char where[256] = "";
+	if (s && status_lost(r->new_status, json_object_get(s, "status"), where, sizeof(where))) {
+		/* The CRD's schema pruned or changed part of what we wrote: the next plan would
+		   write it again at every event. Say so (a CRD without those status fields). */
+		tfjob__log(c, TFJOB_LOG_WARN, "the stored status differs from the one written (pruned by the CRD's schema?)",
+		           r->key, where, NULL);
+	}
+	if (s)
+		cache_job(c, s);
+	return 0;
+}
 
-	int64_t after;
-	if (tfjob_plan_requeue_after(&after, plan) == 0)
-		tfjob__queue_add_after(c->q, r->key, after > 0 ? after * 1000 : 0);
-out:
+/* Free what one attempt built. */
+static void attempt_clear(rctx *r)
+{
+	tfjob_error_free(r->err);
+	json_decref(r->new_status);
+	tfjob_plan_free(r->plan);
+	tfjob_job_free(r->tj);
+	tfjob__children_free(r->pods.items, r->pods.n);
+	tfjob__children_free(r->svcs.items, r->svcs.n);
+	r->err = NULL;
+	r->new_status = NULL;
+	r->old_status = NULL;
+	r->plan = NULL;
+	r->tj = NULL;
+	r->pods = (kid_list){ NULL, 0 };
+	r->svcs = (kid_list){ NULL, 0 };
+}
+
+/* Returns 0 done, 1 re-plan (status conflict), or a negative error. */
+static int reconcile_once(rctx *r)
+{
+	tfjob_controller *c = r->c;
+	if (wait_for_now(r))
+		return 0;
+	r->uid = meta_str(r->job, "uid");
+	const char *managed_by = json_string_value(
+		json_object_get(json_object_get(json_object_get(r->job, "spec"), "runPolicy"), "managedBy"));
+	r->ours = !managed_by || !strcmp(managed_by, TFJOB_MANAGED_BY_TRAINING_OPERATOR);
+	int gang = r->ours && c->o.gang_scheduler != TFJOB_GANG_NONE;
+	int rc = take_children(r);
+	if (!rc)
+		rc = plan_job(r);
+	int delay_pods = 0, deleted_job = 0;
+	if (!rc && gang && !r->finished_now && !tfjob_job_suspend(r->tj))
+		rc = sync_pod_group(r, r->tj, &delay_pods);
+	if (!rc)
+		rc = carry_out_actions(r, delay_pods, &deleted_job);
+	if (!rc && !deleted_job && tfjob_plan_status_changed(r->plan))
+		rc = write_status(r);
+	if (!rc && !deleted_job) {
+		if (gang && r->finished_now && !r->finished_before)
+			delete_pod_group(r);
+		int64_t after;
+		if (tfjob_plan_requeue_after(&after, r->plan) == 0)
+			tfjob__queue_add_after(c->q, r->key, after > 0 ? after * 1000 : 0);
+	}
 	if (rc < 0)
 		tfjob__log(c, TFJOB_LOG_ERROR, "reconcile failed", r->key, NULL,
-		           err ? tfjob_error_message(err) : tfjob_strerror(rc));
-	tfjob_error_free(err);
-	free(status_text);
-	json_decref(new_status);
-	tfjob_plan_free(plan);
-	tfjob_job_free(tj);
-	tfjob_objects_free(po);
-	tfjob_objects_free(so);
-	json_decref(pods);
-	json_decref(svcs);
+		           r->err ? tfjob_error_message(r->err) : tfjob_strerror(rc));
+	attempt_clear(r);
 	return rc;
 }
 
@@ -617,7 +691,7 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 	const char *slash = strchr(key, '/');
 	if (!slash)
 		return 0;
-	rctx r = { c, key, strndup(key, (size_t)(slash - key)), strdup(slash + 1), NULL, NULL };
+	rctx r = { .c = c, .key = key, .ns = strndup(key, (size_t)(slash - key)), .name = strdup(slash + 1) };
 	int rc = 0;
 	if (!r.ns || !r.name) {
 		rc = TFJOB_ENOMEM;
@@ -644,6 +718,7 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 	if (rc == 1)
 		rc = TFJOB_ECONFLICT;
 out:
+	tfjob__recorder_post(c->events, &r.events);
 	free(r.ns);
 	free(r.name);
 	return rc;

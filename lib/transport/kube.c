@@ -158,6 +158,28 @@ struct request {
 	char **warnings;        /* on success: the response's Warning texts (NULL: not wanted) */
 };
 
+/* Whether a request path is under core/v1 events: /api/v1[/namespaces/NS]/events[/...]. */
+static int is_events_path(const char *path)
+{
+	static const char core[] = "/api/v1/", nsp[] = "namespaces/";
+	if (strncmp(path, core, sizeof(core) - 1))
+		return 0;
+	const char *p = path + sizeof(core) - 1;
+	if (!strncmp(p, nsp, sizeof(nsp) - 1)) {
+		p = strchr(p + sizeof(nsp) - 1, '/');
+		if (!p)
+			return 0;
+		p++;
+	}
+	return !strncmp(p, "events", 6) && (p[6] == '\0' || p[6] == '/' || p[6] == '?');
+}
+
+/* Wait for a token of the budget the request draws on. */
+static void rate_limit(struct tfjob__kube *k, const char *path)
+{
+	tfjob__sleep_ms(tfjob__ratelimit_reserve(is_events_path(path) ? &k->events_rl : &k->rl));
+}
+
 static int take_body(char **out, struct tfjob__http_response *r)
 {
 	if (out) {
@@ -249,7 +271,7 @@ static int holds_created(const char *sent_json, const char *stored_json)
 static int created_anyway(struct tfjob__kube *k, char **out, const struct request *req)
 {
 	struct tfjob__http_response r = { 0 };
-	tfjob__sleep_ms(tfjob__ratelimit_reserve(&k->rl));
+	rate_limit(k, req->check_path);
 	tfjob__http_perform(k, "GET", req->check_path, NULL, NULL, &r);
 	int result = -1;
 	if (r.curl_code == CURLE_OK && r.status == 200 && holds_created(req->body, r.body))
@@ -285,7 +307,7 @@ static json_t *put_content(const json_t *obj, int status)
 static int updated_anyway(struct tfjob__kube *k, char **out, const struct request *req)
 {
 	struct tfjob__http_response r = { 0 };
-	tfjob__sleep_ms(tfjob__ratelimit_reserve(&k->rl));
+	rate_limit(k, req->path);
 	tfjob__http_perform(k, "GET", req->path, NULL, NULL, &r);
 	int same = 0;
 	if (r.curl_code == CURLE_OK && r.status == 200) {
@@ -308,7 +330,7 @@ static int kube_request(struct tfjob__kube *k, char **out, const struct request 
 	struct tfjob__http_response r = { 0 };
 	int auth_retried = 0, ambiguous = 0, is_post = !strcmp(req->method, "POST");
 	for (int attempt = 0;; attempt++) {
-		tfjob__sleep_ms(tfjob__ratelimit_reserve(&k->rl));
+		rate_limit(k, req->path);
 		tfjob__http_perform(k, req->method, req->path, req->body, req->content_type, &r);
 		int code = tfjob__http_code(&r);
 		if (code == 0 || (code == TFJOB_ENOTFOUND && ambiguous && !strcmp(req->method, "DELETE"))) {
@@ -553,8 +575,10 @@ static void kube_free(void *data)
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&k->share_locks[i]);
 	pthread_mutex_destroy(&k->auth_mu);
-	if (k->rl_ready)
+	if (k->rl_ready) {
 		tfjob__ratelimit_destroy(&k->rl);
+		tfjob__ratelimit_destroy(&k->events_rl);
+	}
 	tfjob__kube_config_clear(&k->cfg);
 	free(k->url_base);
 	free(k->connect_to);
@@ -655,6 +679,7 @@ static int apply_options(struct tfjob__kube *k, const tfjob_kube_options *opts, 
 	k->max_retries = opts->max_retries > 0 ? opts->max_retries : (opts->max_retries < 0 ? 0 : 5);
 	double qps = opts->qps != 0 ? opts->qps : 5.0;
 	tfjob__ratelimit_init(&k->rl, qps, opts->burst > 0 ? opts->burst : 10);
+	tfjob__ratelimit_init(&k->events_rl, qps, opts->burst > 0 ? opts->burst : 10);
 	k->rl_ready = 1;
 	if (!k->cfg.namespace_name || !k->user_agent)
 		return tfjob__oom(err);

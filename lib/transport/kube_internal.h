@@ -110,6 +110,9 @@ struct tfjob__kube {
 	CURLSH *share;
 	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
 	struct tfjob__ratelimit rl;
+	/* Events' own budget (same QPS and burst), as a controller's event broadcaster has its own
+	   client: Events never wait behind, nor delay, the writes they report. */
+	struct tfjob__ratelimit events_rl;
 	int rl_ready;
 	int64_t connect_timeout_ms, request_timeout_ms, retry_base_ms;
 	int max_retries;
