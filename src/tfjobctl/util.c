@@ -37,18 +37,19 @@ int ctl_read_file(char **out, size_t *out_len, const char *path, size_t max)
 			}
 			buf = grown;
 		}
+		errno = 0;
 		size_t n = fread(buf + len, 1, cap - len, f);
 		len += n;
 		if (n == 0)
 			break;
 	}
-	int failed = ferror(f);
+	int failed = ferror(f), read_errno = errno; /* EISDIR for a directory, EIO, ... */
 	bool truncated = len > max;
 	if (f != stdin)
 		fclose(f);
 	if (failed) {
 		free(buf);
-		return ctl_fail("%s: read error", path);
+		return ctl_fail("%s: %s", path, strerror(read_errno ? read_errno : EIO));
 	}
 	if (truncated) {
 		free(buf);
