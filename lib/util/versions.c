@@ -17,6 +17,8 @@ TFJOB__VERSIONED_DEFINE(tfjob__default_options_v, tfjob_default_options, TFJOB_D
 TFJOB__VERSIONED_DEFINE(tfjob__validate_options_v, tfjob_validate_options, TFJOB_VALIDATE_OPTIONS_VERSION,
                         TFJOB_VALIDATE_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_validate_options, old),
                         TFJOB__SIZE_THROUGH(tfjob_validate_options, strict));
+TFJOB__VERSIONED_DEFINE(tfjob__warning_options_v, tfjob_warning_options, TFJOB_WARNING_OPTIONS_VERSION,
+                        TFJOB_WARNING_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_warning_options, istio_injection));
 TFJOB__VERSIONED_DEFINE(tfjob__render_options_v, tfjob_render_options, TFJOB_RENDER_OPTIONS_VERSION,
                         TFJOB_RENDER_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_render_options, priority_payload));
 TFJOB__VERSIONED_DEFINE(tfjob__plan_options_v, tfjob_plan_options, TFJOB_PLAN_OPTIONS_VERSION,
@@ -53,7 +55,7 @@ TFJOB__VERSIONED_DEFINE(tfjob__local_run_options_v, tfjob_local_run_options, TFJ
                         TFJOB_LOCAL_RUN_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_local_run_options, payload));
 
 const tfjob__versioned *const tfjob__versioned_all[] = {
-	&tfjob__parse_options_v,     &tfjob__default_options_v,    &tfjob__validate_options_v,
+	&tfjob__parse_options_v,     &tfjob__default_options_v,    &tfjob__validate_options_v, &tfjob__warning_options_v,
 	&tfjob__render_options_v,    &tfjob__plan_options_v,       &tfjob__simulate_options_v,
 	&tfjob__list_options_v,      &tfjob__delete_options_v,     &tfjob__watch_options_v,     &tfjob__apply_options_v,
 	&tfjob__transport_backend_v, &tfjob__memory_options_v,     &tfjob__kube_options_v,

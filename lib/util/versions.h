@@ -11,6 +11,7 @@
 extern const tfjob__versioned tfjob__parse_options_v;
 extern const tfjob__versioned tfjob__default_options_v;
 extern const tfjob__versioned tfjob__validate_options_v;
+extern const tfjob__versioned tfjob__warning_options_v;
 extern const tfjob__versioned tfjob__render_options_v;
 extern const tfjob__versioned tfjob__plan_options_v;
 extern const tfjob__versioned tfjob__simulate_options_v;
