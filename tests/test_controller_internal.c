@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/internal.h"
+#include "controller/parts.h"
 #include "testutil.h"
 
 static int64_t fake_ms;

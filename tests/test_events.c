@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ctrl.h"
+#include "controller/handle.h"
 #include "testutil.h"
 #include "tfjob/memory.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/internal.h"
+#include "controller/parts.h"
 #include "core/job.h"
 
 /* Heap estimates (for the cache-size metrics): malloc's own header per allocation, a map

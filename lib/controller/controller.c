@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "controller/ctrl.h"
+#include "controller/handle.h"
 #include "util/timedwait.h"
 #include "util/versions.h"
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ctrl.h"
+#include "controller/handle.h"
 #include "util/timedwait.h"
 
 #define QUEUE_CAP 1000          /* client-go's maxQueuedEvents */

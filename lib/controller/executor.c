@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ctrl.h"
+#include "controller/handle.h"
 #include "core/job.h"
 #include "core/objects.h"
 #include "plan/planner.h"

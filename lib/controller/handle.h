@@ -1,11 +1,11 @@
 /*
- * The controller handle (private to lib/controller/).
+ * The controller handle and its reconcile steps, private to lib/controller/ (built on parts.h).
  * SPDX-License-Identifier: Apache-2.0
  */
-#ifndef TFJOB_CONTROLLER_CTRL_H
-#define TFJOB_CONTROLLER_CTRL_H
+#ifndef TFJOB_CONTROLLER_HANDLE_H
+#define TFJOB_CONTROLLER_HANDLE_H
 
-#include "controller/internal.h"
+#include "controller/parts.h"
 
 /* The object an Event is about (strings borrowed; NULL reads as ""). */
 typedef struct tfjob__event_ref {

@@ -1,9 +1,10 @@
 /*
- * Internals of the controller: string map, work queue, expectations, caches, metrics.
+ * The building blocks of the controller, private to lib/controller/: string map, work queue,
+ * expectations, caches, metrics, event recorder (handle.h joins them into a controller).
  * SPDX-License-Identifier: Apache-2.0
  */
-#ifndef TFJOB_CONTROLLER_INTERNAL_H
-#define TFJOB_CONTROLLER_INTERNAL_H
+#ifndef TFJOB_CONTROLLER_PARTS_H
+#define TFJOB_CONTROLLER_PARTS_H
 
 #include <jansson.h>
 #include <pthread.h>
