@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/internal.h"
+#include "controller/parts.h"
 #include "testutil.h"
 
 static int64_t fake_ms;
@@ -190,37 +190,162 @@ static json_t *pod(const char *name, const char *rv, const char *owner_uid, cons
 	return p;
 }
 
+static void put(tfjob__child_store *s, json_t *obj, int want)
+{
+	tfjob__child *ch = NULL;
+	ck_assert_int_eq(tfjob__child_new(&ch, obj), 0);
+	json_decref(obj);
+	ck_assert_int_eq(tfjob__child_store_put(s, ch), want);
+}
+
+static size_t count_children(tfjob__child_store *s, const char *owner)
+{
+	tfjob__child **kids = NULL;
+	size_t n = tfjob__child_store_children(s, owner, &kids);
+	ck_assert_ptr_nonnull(kids);
+	tfjob__children_free(kids, n);
+	return n;
+}
+
 START_TEST(store_index_and_versions)
 {
-	tfjob__store s;
-	tfjob__store_init(&s, 1);
-	ck_assert_int_eq(tfjob__store_put(&s, pod("a", "5", "U1", "j")), 0);
-	ck_assert_int_eq(tfjob__store_put(&s, pod("b", "6", "U1", "j")), 0);
-	ck_assert_int_eq(tfjob__store_put(&s, pod("c", "7", NULL, "j")), 0);
-	ck_assert_int_eq(tfjob__store_put(&s, pod("d", "8", NULL, NULL)), 0);
-	json_t *kids = tfjob__store_children(&s, "uid:U1");
-	ck_assert_uint_eq(json_array_size(kids), 2);
-	json_decref(kids);
-	kids = tfjob__store_children(&s, "orphan:ns/j");
-	ck_assert_uint_eq(json_array_size(kids), 1);
-	json_decref(kids);
+	tfjob__child_store s;
+	tfjob__child_store_init(&s);
+	put(&s, pod("a", "5", "U1", "j"), 0);
+	put(&s, pod("b", "6", "U1", "j"), 0);
+	put(&s, pod("c", "7", NULL, "j"), 0);
+	put(&s, pod("d", "8", NULL, NULL), 0);
+	ck_assert_uint_eq(count_children(&s, "uid:U1"), 2);
+	ck_assert_uint_eq(count_children(&s, "orphan:ns/j"), 1);
 	/* an older version does not replace a newer one */
-	ck_assert_int_eq(tfjob__store_put(&s, pod("a", "4", NULL, "j")), 1);
+	put(&s, pod("a", "4", NULL, "j"), 1);
 	/* adoption moves c between indexes */
-	ck_assert_int_eq(tfjob__store_put(&s, pod("c", "9", "U1", "j")), 0);
-	kids = tfjob__store_children(&s, "uid:U1");
-	ck_assert_uint_eq(json_array_size(kids), 3);
-	json_decref(kids);
-	kids = tfjob__store_children(&s, "orphan:ns/j");
-	ck_assert_uint_eq(json_array_size(kids), 0);
-	json_decref(kids);
-	json_t *key = pod("b", "0", NULL, NULL);
-	json_decref(tfjob__store_del(&s, key));
-	json_decref(key);
-	kids = tfjob__store_children(&s, "uid:U1");
-	ck_assert_uint_eq(json_array_size(kids), 2);
-	json_decref(kids);
-	tfjob__store_clear(&s);
+	put(&s, pod("c", "9", "U1", "j"), 0);
+	ck_assert_uint_eq(count_children(&s, "uid:U1"), 3);
+	ck_assert_uint_eq(count_children(&s, "orphan:ns/j"), 0);
+	size_t before = s.bytes;
+	tfjob__child *b = tfjob__child_store_del(&s, "ns/b");
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(s.bytes, before - b->bytes);
+	tfjob__child_unref(b);
+	ck_assert_uint_eq(count_children(&s, "uid:U1"), 2);
+	tfjob__child_store_clear(&s);
+	ck_assert_uint_eq(s.bytes, 0);
+}
+END_TEST
+
+/* A pod of a large job: its spec (the whole TF_CONFIG) is not kept; what the planner reads is. */
+START_TEST(child_is_compact)
+{
+	json_t *p = pod("w-0", "11", "U1", "j");
+	json_t *labels = json_object_get(json_object_get(p, "metadata"), "labels");
+	json_object_set_new(labels, "training.kubeflow.org/replica-type", json_string("worker"));
+	json_object_set_new(labels, "training.kubeflow.org/replica-index", json_string("0"));
+	json_object_set_new(labels, "training.kubeflow.org/operator-name", json_string("tfjob-controller"));
+	json_object_set_new(json_object_get(p, "metadata"), "uid", json_string("pod-uid"));
+	char *big = malloc(200001);
+	memset(big, 'x', 200000);
+	big[200000] = '\0';
+	json_object_set_new(p, "spec", json_pack("{s:[{s:s,s:[{s:s,s:s}]}]}", "containers", "name", "tensorflow", "env",
+	                                         "name", "TF_CONFIG", "value", big));
+	free(big);
+	json_object_set_new(p, "status", json_pack("{s:s,s:[{s:s,s:i,s:{s:{s:s,s:s}},s:s,s:s}]}", "phase", "Pending",
+	                                           "containerStatuses", "name", "tensorflow", "restartCount", 2, "state",
+	                                           "waiting", "reason", "ImagePullBackOff", "message", "no such image",
+	                                           "image", "tf:latest", "imageID", "sha256:abc"));
+	tfjob__child *ch = NULL;
+	ck_assert_int_eq(tfjob__child_new(&ch, p), 0);
+	json_decref(p);
+	ck_assert_uint_lt(ch->bytes, 2048);
+	ck_assert_str_eq(ch->key, "ns/w-0");
+	ck_assert_str_eq(ch->uid, "pod-uid");
+	ck_assert_str_eq(ch->rv, "11");
+	ck_assert_str_eq(ch->sum.operator_name, "tfjob-controller");
+	ck_assert_str_eq(ch->ctrl_uid, "U1");
+	ck_assert_str_eq(ch->ctrl_name, "j");
+	ck_assert_ptr_nonnull(strstr(ch->sum.owner_refs, "\"uid\":\"U1\""));
+	ck_assert_str_eq(ch->sum.name, "w-0");
+	ck_assert_str_eq(ch->sum.rtype, "worker");
+	ck_assert_int_eq(ch->sum.index, 0);
+	ck_assert_int_eq(ch->sum.restarts, 2);
+	ck_assert(ch->sum.maybe_abnormal);
+	/* what RecordAbnormalPods reads is kept, the rest of the status is not */
+	json_t *cs = json_array_get(json_object_get(json_object_get(ch->sum.obj, "status"), "containerStatuses"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(cs, "state"), "waiting"),
+	                                                   "message")), "no such image");
+	ck_assert_ptr_null(json_object_get(cs, "image"));
+	char buf[128];
+	ck_assert_str_eq(tfjob__child_owner_key(buf, sizeof(buf), ch), "uid:U1");
+	tfjob__child_unref(ch);
+	/* finished pods keep no status at all */
+	p = pod("w-1", "12", NULL, "j");
+	json_object_set_new(p, "status", json_pack("{s:s,s:[{s:s,s:{s:{s:i}}}]}", "phase", "Succeeded",
+	                                           "containerStatuses", "name", "tensorflow", "state", "terminated",
+	                                           "exitCode", 0));
+	ck_assert_int_eq(tfjob__child_new(&ch, p), 0);
+	json_decref(p);
+	ck_assert_ptr_null(ch->sum.obj);
+	ck_assert(ch->sum.exit_found);
+	ck_assert_str_eq(tfjob__child_owner_key(buf, sizeof(buf), ch), "orphan:ns/j");
+	tfjob__child_unref(ch);
+}
+END_TEST
+
+/* Watch events of children are parsed without their spec; anything else as it is. */
+START_TEST(child_loads_without_spec)
+{
+	const char *big = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"}{\"}},"
+	                  " \"spec\" : {\"containers\":[{\"name\":\"tensorflow\",\"env\":[{\"name\":\"TF_CONFIG\","
+	                  "\"value\":\"{\\\"cluster\\\":{\\\"worker\\\":[\\\"a:2222\\\"]}} ]\"}]}]},"
+	                  "\"status\":{\"phase\":\"Running\"}}";
+	json_t *o = tfjob__child_loads(big);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(json_is_null(json_object_get(o, "spec")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "status"), "phase")), "Running");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), "a")),
+	                 "}{");
+	json_decref(o);
+	/* a small spec, none, or text that is not a plain object: parsed whole */
+	o = tfjob__child_loads("{\"spec\":{\"x\":1},\"status\":{}}");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "spec"), "x")), 1);
+	json_decref(o);
+	o = tfjob__child_loads("{\"metadata\":{\"name\":\"s\"}}");
+	ck_assert_ptr_nonnull(o);
+	json_decref(o);
+	ck_assert_ptr_null(tfjob__child_loads("{\"spec\":{\"containers\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["));
+	ck_assert_ptr_null(tfjob__child_loads("[1,2"));
+}
+END_TEST
+
+static int collect_names(json_t *item, void *payload)
+{
+	json_t *names = payload;
+	json_array_append_new(names, json_string(json_string_value(json_object_get(json_object_get(item, "metadata"),
+	                                                                               "name"))));
+	ck_assert(json_is_null(json_object_get(item, "spec")) || !json_object_get(item, "spec"));
+	return 0;
+}
+
+/* Lists are read item by item, each item without its spec; the List's metadata is returned. */
+START_TEST(list_parse_items_one_by_one)
+{
+	const char *list = " {\"kind\":\"PodList\",\"items\" : [ {\"metadata\":{\"name\":\"a\"},\"spec\":{\"x\":"
+	                   "\"0123456789012345678901234567890123456789012345678901234567890123456789\"}} ,"
+	                   "{\"metadata\":{\"name\":\"b]\"}} ],\"metadata\":{\"resourceVersion\":\"42\",\"continue\":\"c\"}}";
+	json_t *names = json_array(), *meta = NULL;
+	ck_assert_int_eq(tfjob__list_parse(list, 1, &meta, collect_names, names), 0);
+	ck_assert_int_eq(json_array_size(names), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(names, 1)), "b]");
+	ck_assert_str_eq(json_string_value(json_object_get(meta, "resourceVersion")), "42");
+	json_decref(meta);
+	json_array_clear(names);
+	ck_assert_int_eq(tfjob__list_parse("{\"items\":[]}", 1, &meta, collect_names, names), 0);
+	ck_assert_ptr_null(meta);
+	ck_assert_int_eq(tfjob__list_parse("{\"items\":[{\"a\":1},", 1, &meta, collect_names, names), TFJOB_EPARSE);
+	ck_assert_int_eq(tfjob__list_parse("{\"items\":[{\"a\":}]}", 1, &meta, collect_names, names), TFJOB_EPARSE);
+	ck_assert_int_eq(tfjob__list_parse("[]", 1, &meta, collect_names, names), TFJOB_EPARSE);
+	ck_assert_ptr_null(meta);
+	json_decref(names);
 }
 END_TEST
 
@@ -255,6 +380,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, queue_blocking_get_wakes);
 	tcase_add_test(tc, expectations);
 	tcase_add_test(tc, store_index_and_versions);
+	tcase_add_test(tc, child_is_compact);
+	tcase_add_test(tc, child_loads_without_spec);
+	tcase_add_test(tc, list_parse_items_one_by_one);
 	tcase_add_test(tc, map_basics);
 	suite_add_tcase(s, tc);
 	return s;

@@ -898,7 +898,7 @@ START_TEST(custom_backend)
 {
 	int data = 7;
 	tfjob_transport_backend be = { TFJOB_TRANSPORT_BACKEND_VERSION, &data, custom_free, NULL, NULL, NULL, NULL,
-	                               NULL, NULL, NULL, NULL, NULL, NULL };
+	                               NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	tfjob_transport *t = NULL;
 	ck_assert_int_eq(tfjob_transport_new(&t, &be, NULL), 0);
 	ck_assert_ptr_eq(tfjob_transport_backend_data(t), &data);
@@ -909,13 +909,45 @@ START_TEST(custom_backend)
 	be.free = NULL;
 	ck_assert_int_eq(tfjob_transport_new(&t, &be, NULL), TFJOB_EINVAL);
 	be.free = custom_free;
-	be.version = 2;
+	be.version = 3;
 	ck_assert_int_eq(tfjob_transport_new(&t, &be, NULL), TFJOB_EVERSION);
+	/* A version 1 table has no apply slot: what lies after it is never read. */
+	be.version = 1;
+	be.apply = (void *)1;
+	ck_assert_int_eq(tfjob_transport_new(&t, &be, NULL), 0);
+	tfjob_apply_options ao = TFJOB_APPLY_OPTIONS_INIT;
+	ao.field_manager = "m";
+	ck_assert_int_eq(tfjob_transport_apply(NULL, NULL, t, &PODS, NULL, "{\"metadata\":{\"name\":\"x\"}}", &ao, NULL),
+	                 TFJOB_ESTATE);
+	tfjob_transport_free(t);
 	tfjob_error *e = tfjob_transport_error_new(TFJOB_EINVALID, 422, "bad", "{\"causes\":[]}");
 	ck_assert_int_eq(tfjob_error_code_of(e), TFJOB_EINVALID);
 	ck_assert_int_eq(tfjob_error_http_status(e), 422);
 	ck_assert_str_eq(tfjob_error_details_json(e), "{\"causes\":[]}");
 	tfjob_error_free(e);
+}
+END_TEST
+
+/* Server-side apply: the memory backend has none; the arguments are checked first. */
+START_TEST(apply_options_and_memory_backend)
+{
+	tfjob_apply_options ao;
+	ck_assert_int_eq(tfjob_apply_options_init(&ao, 1), 0);
+	ck_assert_ptr_null(ao.field_manager);
+	ck_assert_int_eq(ao.force, 0);
+	ck_assert_int_eq(ao.field_validation, TFJOB_FIELD_VALIDATION_STRICT);
+	ck_assert_int_eq(tfjob_apply_options_init(&ao, 2), TFJOB_EVERSION);
+	ck_assert_int_eq(tfjob_apply_options_init(NULL, 1), TFJOB_EINVAL);
+	tfjob_transport *t = NULL;
+	ck_assert_int_eq(tfjob_memory_transport_new(&t, NULL, NULL), 0);
+	const char *pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"}}";
+	char *warnings = (char *)1;
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_transport_apply(NULL, &warnings, t, &PODS, NULL, pod, &ao, &err), TFJOB_ESTATE);
+	ck_assert_ptr_null(warnings);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "apply: this transport backend does not support it"));
+	tfjob_error_free(err);
+	tfjob_transport_free(t);
 }
 END_TEST
 
@@ -928,6 +960,7 @@ int main(void)
 	tcase_add_test(tc, generate_name_and_pods);
 	tcase_add_test(tc, update_conflicts_and_status);
 	tcase_add_test(tc, merge_patch);
+	tcase_add_test(tc, apply_options_and_memory_backend);
 	tcase_add_test(tc, label_and_field_selectors);
 	tcase_add_test(tc, pagination);
 	tcase_add_test(tc, delete_preconditions_finalizers_gc);

@@ -1038,8 +1038,12 @@ START_TEST(integral_reals_at_integer_fields)
 	ck_assert_int_eq(tfjob_job_min_available(&v, job), 0);
 	ck_assert_int_eq(v, 9007199254740991);
 	tfjob_field_errors *errs = tu_validate(job, TFJOB_COMPAT_DOCUMENTED, NULL);
-	ck_assert_uint_eq(tfjob_field_errors_count(errs), 1); /* minAvailable is past int32, nothing else */
-	ck_assert_str_eq(tfjob_field_errors_field(errs, 0), "spec.runPolicy.schedulingPolicy.minAvailable");
+	/* minAvailable is past int32; x, y and z are unknown fields (strict); nothing else */
+	ck_assert_uint_eq(tfjob_field_errors_count(errs), 4);
+	ck_assert_str_eq(tfjob_field_errors_field(errs, 0), "metadata.x");
+	ck_assert_str_eq(tfjob_field_errors_field(errs, 1), "spec.runPolicy.schedulingPolicy.minAvailable");
+	ck_assert_str_eq(tfjob_field_errors_field(errs, 2), "spec.tfReplicaSpecs[Worker].y");
+	ck_assert_str_eq(tfjob_field_errors_field(errs, 3), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].z");
 	tfjob_field_errors_free(errs);
 	char *out = NULL;
 	ck_assert_int_eq(tfjob_job_to_json(&out, job, TFJOB_JSON_COMPACT, NULL), 0);

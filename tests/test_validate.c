@@ -713,16 +713,20 @@ START_TEST(messages_and_json)
 
 	/* Options and arguments. */
 	tfjob_validate_options opts;
+	ck_assert_int_eq(tfjob_validate_options_init(&opts, 2), 0);
+	ck_assert_int_eq(opts.strict, 1);
+	opts.strict = 7; /* a version 1 struct ends before strict: init leaves it alone */
 	ck_assert_int_eq(tfjob_validate_options_init(&opts, 1), 0);
 	ck_assert_ptr_null(opts.old);
-	ck_assert_int_eq(tfjob_validate_options_init(&opts, 2), TFJOB_EVERSION);
+	ck_assert_int_eq(opts.strict, 7);
+	ck_assert_int_eq(tfjob_validate_options_init(&opts, 3), TFJOB_EVERSION);
 	ck_assert_int_eq(tfjob_validate_options_init(NULL, 1), TFJOB_EINVAL);
-	opts.version = 2;
+	opts.version = 3;
 	tfjob_error *err = NULL;
 	errs = (tfjob_field_errors *)&opts;
 	ck_assert_int_eq(tfjob_job_validate(&errs, job, &opts, &err), TFJOB_EVERSION);
 	ck_assert_ptr_null(errs);
-	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "tfjob_validate_options version 2"));
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "tfjob_validate_options version 3"));
 	tfjob_error_free(err);
 	opts.version = 1;
 	opts.compat = (tfjob_compat)5;
@@ -797,6 +801,7 @@ START_TEST(defaults_schema_verdict_reused)
 		"{Worker: {replicas: -1, restartPolicy: Sometimes, template: {spec: {containers: [{name: a, image: b}]}}}}",
 		"{PS: " VALID_WORKER ", Chief: " VALID_WORKER ", master: " VALID_WORKER ", Foo: {}}",
 		"{Worker: {template: {spec: {containers: [" TF_CONTAINER "], initContainers: [{name: 3}]}}}}",
+		"{Worker: {replica: 2, template: {spec: {containers: [" TF_CONTAINER "]}}}}",
 	};
 	static const char *const extras[] = { NULL, "successPolicy: Never", "runPolicy: null" };
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
@@ -832,6 +837,215 @@ START_TEST(defaults_schema_verdict_reused)
 }
 END_TEST
 
+/* Validate text with strict on or off. */
+static tfjob_field_errors *validate_strict(const tfjob_job *job, int strict)
+{
+	tfjob_validate_options opts = TFJOB_VALIDATE_OPTIONS_INIT;
+	opts.strict = strict;
+	tfjob_field_errors *errs = NULL;
+	ck_assert_int_eq(tfjob_job_validate(&errs, job, &opts, NULL), 0);
+	return errs;
+}
+
+#define POD_TEMPLATE(container_extra, pod_extra)                                                            \
+	"{template: {spec: {" pod_extra "containers: [{name: tensorflow, image: i" container_extra "}]}}}"
+
+/* One typo per class of place, each an unknown field at its exact path, with its suggestion. */
+START_TEST(strict_unknown_fields)
+{
+	static const struct {
+		const char *metadata, *run_policy, *worker, *extra_spec;
+		struct expected_error want;
+	} cases[] = {
+		{ "{name: t, labeles: {a: b}}", NULL, POD_TEMPLATE("", ""), NULL,
+		  { "metadata.labeles", NOTSUP, "unknown field \"metadata.labeles\"; did you mean \"labels\"?" } },
+		{ NULL, NULL, POD_TEMPLATE("", ""), "successPolicyy: AllWorkers",
+		  { "spec.successPolicyy", NOTSUP, "unknown field \"spec.successPolicyy\"; did you mean \"successPolicy\"?" } },
+		{ NULL, "{backofLimit: 3}", POD_TEMPLATE("", ""), NULL,
+		  { "spec.runPolicy.backofLimit", NOTSUP,
+		    "unknown field \"spec.runPolicy.backofLimit\"; did you mean \"backoffLimit\"?" } },
+		{ NULL, "{schedulingPolicy: {minAvailble: 1}}", POD_TEMPLATE("", ""), NULL,
+		  { "spec.runPolicy.schedulingPolicy.minAvailble", NOTSUP,
+		    "unknown field \"spec.runPolicy.schedulingPolicy.minAvailble\"; did you mean \"minAvailable\"?" } },
+		{ NULL, NULL, "{replica: 2, template: {spec: {containers: [{name: tensorflow, image: i}]}}}", NULL,
+		  { "spec.tfReplicaSpecs[Worker].replica", NOTSUP,
+		    "unknown field \"spec.tfReplicaSpecs.Worker.replica\"; did you mean \"replicas\"?" } },
+		{ NULL, NULL, POD_TEMPLATE("", "nodeSelecter: {a: b}, "), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.nodeSelecter", NOTSUP,
+		    "unknown field \"spec.tfReplicaSpecs.Worker.template.spec.nodeSelecter\"; did you mean \"nodeSelector\"?" } },
+		{ NULL, NULL, POD_TEMPLATE(", comand: [python]", ""), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.containers[0].comand", NOTSUP,
+		    "unknown field \"spec.tfReplicaSpecs.Worker.template.spec.containers[0].comand\"; did you mean \"command\"?" } },
+		{ NULL, NULL, POD_TEMPLATE(", env: [{name: A, valeu: '1'}]", ""), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.containers[0].env[0].valeu", NOTSUP,
+		    "unknown field \"spec.tfReplicaSpecs.Worker.template.spec.containers[0].env[0].valeu\"; did you mean \"value\"?" } },
+		{ NULL, NULL, POD_TEMPLATE(", resources: {limts: {cpu: 1}}", ""), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.limts", NOTSUP,
+		    "unknown field \"spec.tfReplicaSpecs.Worker.template.spec.containers[0].resources.limts\"; did you mean \"limits\"?" } },
+		/* Far from every field: no suggestion. */
+		{ NULL, NULL, POD_TEMPLATE(", gpuCount: 2", ""), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.containers[0].gpuCount", NOTSUP,
+		    "unknown field \"spec.tfReplicaSpecs.Worker.template.spec.containers[0].gpuCount\"" } },
+		/* A case slip is suggested too. */
+		{ NULL, NULL, POD_TEMPLATE(", WorkingDir: /x", ""), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.containers[0].WorkingDir", NOTSUP,
+		    "unknown field \"spec.tfReplicaSpecs.Worker.template.spec.containers[0].WorkingDir\"; did you mean \"workingDir\"?" } },
+		/* Wrong types deep in the pod template. */
+		{ NULL, NULL, POD_TEMPLATE(", stdin: yes-please", ""), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.containers[0].stdin", TYPE,
+		    "spec.tfReplicaSpecs[Worker].template.spec.containers[0].stdin in body must be of type boolean: \"string\"" } },
+		{ NULL, NULL, POD_TEMPLATE("", "volumes: {data: {emptyDir: {}}}, "), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.volumes", TYPE, NULL } },
+		{ NULL, NULL, POD_TEMPLATE("", "tolerations: [{key: a, tolerationSeconds: soon}], "), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.tolerations[0].tolerationSeconds", TYPE, NULL } },
+		/* Required fields of the pod template's definitions. */
+		{ NULL, NULL, POD_TEMPLATE(", env: [{value: x}]", ""), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.containers[0].env[0].name", REQ, "" } },
+		/* Allowed values. */
+		{ NULL, NULL, POD_TEMPLATE("", "restartPolicy: Sometimes, "), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.restartPolicy", NOTSUP,
+		    "supported values: \"Always\", \"OnFailure\", \"Never\"" } },
+		{ NULL, NULL, POD_TEMPLATE(", imagePullPolicy: IfMissing", ""), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.containers[0].imagePullPolicy", NOTSUP,
+		    "supported values: \"Always\", \"Never\", \"IfNotPresent\"" } },
+		{ NULL, NULL, POD_TEMPLATE(", ports: [{containerPort: 80, protocol: tcp}]", ""), NULL,
+		  { "spec.tfReplicaSpecs[Worker].template.spec.containers[0].ports[0].protocol", NOTSUP,
+		    "supported values: \"TCP\", \"UDP\", \"SCTP\"" } },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char specs[1024];
+		snprintf(specs, sizeof(specs), "{Worker: %s}", cases[i].worker);
+		tfjob_job *job = make_job(cases[i].metadata, cases[i].run_policy, specs, cases[i].extra_spec);
+		tfjob_field_errors *errs = validate_strict(job, 1);
+		expect_errors(cases[i].want.field, errs, &cases[i].want, 1);
+		tfjob_field_errors_free(errs);
+		/* Not strict: unknown fields pass, the other errors stay. */
+		errs = validate_strict(job, 0);
+		bool unknown = cases[i].want.type == NOTSUP && strstr(cases[i].want.detail, "unknown field");
+		expect_errors(cases[i].want.field, errs, &cases[i].want, unknown ? 0 : 1);
+		tfjob_field_errors_free(errs);
+		tfjob_job_free(job);
+	}
+}
+END_TEST
+
+/* Unknown fields at the top, several at once (document order), and version 1 options (not strict). */
+START_TEST(strict_top_level_and_versions)
+{
+	tfjob_job *job = tu_parse("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: t}\nstatuss: {}\n"
+	                          "spec: {tfReplicaSpecs: {Worker: " POD_TEMPLATE(", comand: [a], argz: [b]", "") "}}\n");
+	tfjob_field_errors *errs = validate_strict(job, 1);
+	ck_assert_uint_eq(tfjob_field_errors_count(errs), 3);
+	ck_assert_str_eq(tfjob_field_errors_field(errs, 0), "statuss");
+	ck_assert_str_eq(tfjob_field_errors_detail(errs, 0), "unknown field \"statuss\"; did you mean \"status\"?");
+	ck_assert_str_eq(tfjob_field_errors_message(errs, 1),
+	                 "spec.tfReplicaSpecs[Worker].template.spec.containers[0].comand: Unsupported value: \"comand\": "
+	                 "unknown field \"spec.tfReplicaSpecs.Worker.template.spec.containers[0].comand\"; did you mean "
+	                 "\"command\"?");
+	ck_assert_str_eq(tfjob_field_errors_field(errs, 2), "spec.tfReplicaSpecs[Worker].template.spec.containers[0].argz");
+	tfjob_field_errors_free(errs);
+	/* NULL options are the defaults: strict. */
+	ck_assert_int_eq(tfjob_job_validate(&errs, job, NULL, NULL), 0);
+	ck_assert_uint_eq(tfjob_field_errors_count(errs), 3);
+	tfjob_field_errors_free(errs);
+	/* A version 1 caller never sees unknown fields. */
+	tfjob_validate_options v1;
+	ck_assert_int_eq(tfjob_validate_options_init(&v1, 1), 0);
+	ck_assert_int_eq(tfjob_job_validate(&errs, job, &v1, NULL), 0);
+	ck_assert_uint_eq(tfjob_field_errors_count(errs), 0);
+	tfjob_field_errors_free(errs);
+	/* Defaults keep unknown fields and do not stop on them; strict validation after them still reports. */
+	ck_assert_int_eq(tfjob_job_apply_defaults(job, NULL, NULL), 0);
+	errs = validate_strict(job, 1);
+	ck_assert_uint_eq(tfjob_field_errors_count(errs), 3);
+	tfjob_field_errors_free(errs);
+	errs = validate_strict(job, 0);
+	ck_assert_uint_eq(tfjob_field_errors_count(errs), 0);
+	tfjob_field_errors_free(errs);
+	tfjob_job_free(job);
+	/* Status: the controller's own fields are known, others are not. */
+	job = tu_parse("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: t, creationTimestamp: null, "
+	               "managedFields: [{manager: m, fieldsV1: {f:spec: {}}}]}\n"
+	               "spec: {tfReplicaSpecs: {Worker: " POD_TEMPLATE("", "") "}}\n"
+	               "status: {conditions: [{type: Created, status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z'}], "
+	               "replicaStatuses: {Worker: {active: 1, selector: a=b}}, startTime: '2026-01-01T00:00:00Z', "
+	               "lastReconcileTime: null, phase: Running}\n");
+	errs = validate_strict(job, 1);
+	ck_assert_uint_eq(tfjob_field_errors_count(errs), 1);
+	ck_assert_str_eq(tfjob_field_errors_field(errs, 0), "status.phase");
+	tfjob_field_errors_free(errs);
+	tfjob_job_free(job);
+}
+END_TEST
+
+/* Where fields are written: block and flow YAML, JSON, documents, sequences, what is not written. */
+START_TEST(field_locate)
+{
+	static const char yaml[] = "---\n"
+	                           "# comment\n"
+	                           "---\n"
+	                           "apiVersion: kubeflow.org/v1\n"
+	                           "kind: TFJob\n"
+	                           "metadata: {name: a, annotations: {a.b/c: x}}\n"
+	                           "---\n"
+	                           "kind: TFJob\n"
+	                           "spec:\n"
+	                           "  tfReplicaSpecs:\n"
+	                           "    Worker:\n"
+	                           "      base: &b {x: 1}\n"
+	                           "      replica: 2\n"
+	                           "      template:\n"
+	                           "        spec:\n"
+	                           "          containers:\n"
+	                           "            - name: a\n"
+	                           "            - name: tensorflow\n"
+	                           "              env: [{name: A, valeu: '1'}]\n"
+	                           "      alias: *b\n";
+	static const struct {
+		size_t doc;
+		const char *field;
+		int rc;
+		unsigned line, column;
+	} cases[] = {
+		{ 0, "metadata.name", 0, 6, 12 },
+		{ 0, "metadata.annotations[a.b/c]", 0, 6, 35 },
+		{ 0, "kind", 0, 5, 1 },
+		{ 1, "spec.tfReplicaSpecs[Worker].replica", 0, 13, 7 },
+		{ 1, "spec.tfReplicaSpecs[Worker].template.spec.containers[1]", 0, 18, 15 },
+		{ 1, "spec.tfReplicaSpecs[Worker].template.spec.containers[1].env[0].valeu", 0, 19, 31 },
+		{ 1, "spec.tfReplicaSpecs[Worker].template.spec.containers[2]", TFJOB_ENOTFOUND, 0, 0 },
+		{ 1, "spec.tfReplicaSpecs[Worker].template.spec.containers[x]", TFJOB_ENOTFOUND, 0, 0 },
+		{ 1, "spec.tfReplicaSpecs[Worker].alias.x", TFJOB_ENOTFOUND, 0, 0 },
+		{ 1, "spec.tfReplicaSpecs[Worker].replicas", TFJOB_ENOTFOUND, 0, 0 },
+		{ 1, "spec.tfReplicaSpecs[Worker].replica.deeper", TFJOB_ENOTFOUND, 0, 0 },
+		{ 2, "kind", TFJOB_ENOTFOUND, 0, 0 },
+		{ 0, "<root>", TFJOB_ENOTFOUND, 0, 0 },
+		{ 0, "", TFJOB_ENOTFOUND, 0, 0 },
+		{ 0, "a[", TFJOB_ENOTFOUND, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned line = 0, column = 0;
+		int rc = tfjob_field_locate(&line, &column, yaml, strlen(yaml), cases[i].doc, cases[i].field, NULL);
+		ck_assert_msg(rc == cases[i].rc && line == cases[i].line && column == cases[i].column,
+		              "%s: rc %d at %u:%u, want %d at %u:%u", cases[i].field, rc, line, column, cases[i].rc,
+		              cases[i].line, cases[i].column);
+	}
+	static const char json[] = "{\"kind\":\"TFJob\",\n \"spec\":{\"runPolicy\":{\"backofLimit\":3}}}";
+	unsigned line = 0, column = 0;
+	ck_assert_int_eq(tfjob_field_locate(&line, &column, json, strlen(json), 0, "spec.runPolicy.backofLimit", NULL), 0);
+	ck_assert_uint_eq(line, 2);
+	ck_assert_uint_eq(column, 23);
+	/* Broken text: not found, never a crash. */
+	tfjob_error *err = NULL;
+	ck_assert_int_eq(tfjob_field_locate(&line, &column, "a: [1, 2\nb: 3\n", 14, 0, "b", &err), TFJOB_ENOTFOUND);
+	ck_assert_ptr_nonnull(strstr(tfjob_error_message(err), "b is not written in document 0"));
+	tfjob_error_free(err);
+	ck_assert_int_eq(tfjob_field_locate(NULL, &column, json, strlen(json), 0, "kind", NULL), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_field_locate(&line, &column, NULL, 0, 0, "kind", NULL), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob_field_locate(&line, &column, json, strlen(json), 0, NULL, NULL), TFJOB_EINVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("validate");
@@ -852,6 +1066,9 @@ int main(void)
 	tcase_add_test(tc, type_names);
 	tcase_add_test(tc, defaults_then_validate);
 	tcase_add_test(tc, defaults_schema_verdict_reused);
+	tcase_add_test(tc, strict_unknown_fields);
+	tcase_add_test(tc, strict_top_level_and_versions);
+	tcase_add_test(tc, field_locate);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -135,8 +135,8 @@ TFJOB_EXTERN void tfjob_controller_stop(tfjob_controller *c);
 TFJOB_EXTERN void tfjob_controller_free(tfjob_controller *c);
 
 /**
- * Wait until nothing is queued or being reconciled and every cache is synced (delayed requeues,
- * such as TTL, may still be pending), at most timeout_ms milliseconds (negative: forever).
+ * Wait until nothing is queued or being reconciled, the Events recorded are written, and every
+ * cache is synced (delayed requeues, such as TTL, may still be pending), at most timeout_ms milliseconds (negative: forever).
  * 0 when idle, TFJOB_ETIMEOUT otherwise. Meant for tests and benchmarks. Thread-safe.
  */
 TFJOB_EXTERN int tfjob_controller_wait_idle(tfjob_controller *c, int64_t timeout_ms);

@@ -103,6 +103,48 @@ typedef struct tfjob_delete_options {
 /** Initialise delete options of the given version to their defaults. TFJOB_EVERSION for unknown versions. */
 TFJOB_EXTERN int tfjob_delete_options_init(tfjob_delete_options *opts, unsigned int version);
 
+/* ---- Server-side apply ---- */
+
+/** How the API server treats fields its schema does not declare (its fieldValidation parameter). */
+typedef enum tfjob_field_validation {
+	TFJOB_FIELD_VALIDATION_STRICT = 0, /* refuse the request (400, "strict decoding error: unknown field ...") */
+	TFJOB_FIELD_VALIDATION_WARN = 1,   /* drop them, with a Warning header each */
+	TFJOB_FIELD_VALIDATION_IGNORE = 2  /* drop them silently */
+} tfjob_field_validation;
+
+#define TFJOB_APPLY_OPTIONS_VERSION 1
+
+/** Options of tfjob_transport_apply(). Initialise with TFJOB_APPLY_OPTIONS_INIT. */
+typedef struct tfjob_apply_options {
+	unsigned int version;                    /* TFJOB_APPLY_OPTIONS_VERSION */
+	const char *field_manager;               /* the manager the applied fields belong to; required */
+	int force;                               /* non-zero: take over fields other managers own */
+	tfjob_field_validation field_validation; /* TFJOB_FIELD_VALIDATION_STRICT */
+} tfjob_apply_options;
+
+#define TFJOB_APPLY_OPTIONS_INIT { TFJOB_APPLY_OPTIONS_VERSION, NULL, 0, TFJOB_FIELD_VALIDATION_STRICT }
+
+/** Initialise apply options of the given version to their defaults. TFJOB_EVERSION for unknown versions. */
+TFJOB_EXTERN int tfjob_apply_options_init(tfjob_apply_options *opts, unsigned int version);
+
+/**
+ * Server-side apply: PATCH the object named by object_json's metadata.name with it as an apply
+ * configuration (application/apply-patch+yaml, fieldManager, force, fieldValidation), creating it
+ * when it does not exist. The server merges it with what it stores by field ownership, so
+ * applying the same configuration again changes nothing (not even the resourceVersion), even
+ * after the server or a controller added fields. ns NULL: the object's namespace, else the
+ * transport's. *out: the stored object, caller frees. warnings may be NULL; else *warnings
+ * receives the texts of the server's Warning headers, one per line (NULL when there were none),
+ * caller frees with tfjob_free(). Errors as the other verbs: TFJOB_EINVALID (422), TFJOB_EINVAL
+ * (400: an unknown field under TFJOB_FIELD_VALIDATION_STRICT, or a missing field manager or
+ * name), TFJOB_ECONFLICT (fields owned by another manager, without force); the API server's
+ * message is the error's message. TFJOB_ESTATE when the backend has no server-side apply (the
+ * memory backend has none).
+ */
+TFJOB_EXTERN int tfjob_transport_apply(char **out, char **warnings, tfjob_transport *t, const tfjob_resource *res,
+                                       const char *ns, const char *object_json, const tfjob_apply_options *opts,
+                                       tfjob_error **err);
+
 /* ---- Watches ---- */
 
 /** The type of a watch event. */

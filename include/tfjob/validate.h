@@ -36,23 +36,35 @@ TFJOB_EXTERN const char *tfjob_field_error_type_name(tfjob_field_error_type type
 /** Opaque, immutable list of field errors. */
 typedef struct tfjob_field_errors tfjob_field_errors;
 
-#define TFJOB_VALIDATE_OPTIONS_VERSION 1
+#define TFJOB_VALIDATE_OPTIONS_VERSION 2
 
 typedef struct tfjob_validate_options {
 	unsigned int version;   /* TFJOB_VALIDATE_OPTIONS_VERSION */
 	tfjob_compat compat;    /* TFJOB_COMPAT_DOCUMENTED */
 	const tfjob_job *old;   /* the stored object for an update, or NULL for a create */
+	/*
+	 * Version 2. Non-zero (the default): a field the CRD schema does not declare is an error, as
+	 * the API server refuses it under kubectl's fieldValidation=Strict (FieldValueNotSupported,
+	 * value: the key, detail: `unknown field "spec.x.y"` and a "did you mean" suggestion).
+	 * 0: unknown fields are allowed, as the API server prunes them otherwise (version 1 callers
+	 * get this).
+	 */
+	int strict;
 } tfjob_validate_options;
 
-#define TFJOB_VALIDATE_OPTIONS_INIT { TFJOB_VALIDATE_OPTIONS_VERSION, TFJOB_COMPAT_DOCUMENTED, NULL }
+#define TFJOB_VALIDATE_OPTIONS_INIT { TFJOB_VALIDATE_OPTIONS_VERSION, TFJOB_COMPAT_DOCUMENTED, NULL, 1 }
 
-/** Initialise options of the given version to their defaults. TFJOB_EVERSION for unknown versions. */
+/**
+ * Initialise options of the given version to their defaults (only the fields that version has
+ * are written). TFJOB_EVERSION for unknown versions.
+ */
 TFJOB_EXTERN int tfjob_validate_options_init(tfjob_validate_options *opts, unsigned int version);
 
 /**
- * Validate a job as the API server would admit it (CRD schema types first, then the webhook's
- * rules; with opts->old set, also the update rules: managedBy and schedulingPolicy.queue are
- * immutable). opts may be NULL.
+ * Validate a job as the API server would admit it (the CRD schema first: types, required fields,
+ * allowed values and, when opts->strict, unknown fields; then the webhook's rules; with
+ * opts->old set, also the update rules: managedBy and schedulingPolicy.queue are immutable).
+ * opts may be NULL (the defaults: documented, create, strict).
  *
  * Returns 0 when validation ran, whatever its verdict: *out receives a list (possibly empty)
  * owned by the caller, released with tfjob_field_errors_free(). Errors: TFJOB_ENOMEM,
@@ -88,6 +100,18 @@ TFJOB_EXTERN int tfjob_field_errors_to_json(char **out, const tfjob_field_errors
 /** Release a list. Accepts NULL. */
 TFJOB_EXTERN void tfjob_field_errors_free(tfjob_field_errors *errors);
 
+/**
+ * Where a field of an error is written in the YAML or JSON text a job was parsed from: *line and
+ * *column (1-based) of the field's key, or of the sequence item for a path ending in an index.
+ * field is a path as tfjob_field_errors_field() gives it ("spec.tfReplicaSpecs[Worker].replica");
+ * doc counts the text's documents that are not empty, from 0 (tfjob_job_parse_all()'s order for
+ * a stream of TFJob documents). One pass over the text, keeping nothing but the path.
+ * Errors: TFJOB_ENOTFOUND when the path is not written in the text (a field the defaults added,
+ * a required field that is missing, a path through an alias or a merge key, a document that
+ * is a List), TFJOB_ENOMEM, TFJOB_EINVAL (NULL argument). Thread-safe.
+ */
+TFJOB_EXTERN int tfjob_field_locate(unsigned int *line, unsigned int *column, const char *data, size_t len,
+                                    size_t doc, const char *field, tfjob_error **err);
 /* ---- Warnings: valid, but what the Kubeflow TFJob documentation advises against ---- */
 
 /** Opaque, immutable list of warnings. */

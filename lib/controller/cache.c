@@ -1,21 +1,53 @@
 /*
- * The controller's object stores: TFJobs by key, Pods and Services by key and by owner
+ * The controller's object stores. TFJobs and PodGroups are kept whole (the planner reads a job's
+ * spec; both are small and few). Pods and Services are kept compact (tfjob__child): the fields
+ * decisions read, not the object, so a cached pod costs a few hundred bytes whatever the size of
+ * its job (its spec, with the whole TF_CONFIG, is not kept). Children are indexed by owner
  * ("uid:UID" for children with a controller reference to a TFJob, "orphan:NS/JOB" for children
- * with only the job-name label, candidates for adoption). Stored objects are never modified, so
- * snapshots share them by reference (jansson's reference counts are atomic).
+ * with only the job-name label, candidates for adoption). Stored entries are never modified, so
+ * snapshots share them by reference.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/internal.h"
+#include "controller/parts.h"
+#include "core/job.h"
 
+/* Heap estimates (for the cache-size metrics): malloc's own header per allocation, a map
+   entry (node and key copy). */
+#define ALLOC_OVERHEAD 16
+static size_t map_entry_bytes(const char *key)
+{
+	return sizeof(tfjob__map_node) + sizeof(void *) + strlen(key) + 1 + 2 * ALLOC_OVERHEAD;
+}
 
-void tfjob__store_init(tfjob__store *s, int indexed)
+/* Rough heap size of a jansson value (for cache accounting). */
+static size_t json_bytes(json_t *v)
+{
+	size_t n = 48 + ALLOC_OVERHEAD;
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *m;
+		json_object_foreach(v, k, m)
+			n += 48 + strlen(k) + json_bytes(m);
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *m;
+		json_array_foreach(v, i, m)
+			n += sizeof(void *) + json_bytes(m);
+	} else if (json_is_string(v)) {
+		n += json_string_length(v) + 1;
+	}
+	return n;
+}
+
+/* ---- whole objects ---- */
+
+void tfjob__store_init(tfjob__store *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->indexed = indexed;
 }
 
 static void decref(void *v)
@@ -23,17 +55,10 @@ static void decref(void *v)
 	json_decref(v);
 }
 
-static void free_index(void *v)
-{
-	tfjob__map *m = v;
-	tfjob__map_clear(m, NULL);
-	free(m);
-}
-
 void tfjob__store_clear(tfjob__store *s)
 {
-	tfjob__map_clear(&s->owner, free_index);
 	tfjob__map_clear(&s->objs, decref);
+	s->bytes = 0;
 }
 
 char *tfjob__object_key(json_t *obj)
@@ -46,34 +71,9 @@ char *tfjob__object_key(json_t *obj)
 	return tfjob__strdup_printf("%s/%s", ns ? ns : "", name);
 }
 
-const char *tfjob__owner_key(char *buf, size_t size, json_t *obj)
+/* A resourceVersion as a number (*ok = 0 when it is not one). */
+static int64_t rv_number(const char *rv, int *ok)
 {
-	json_t *md = json_object_get(obj, "metadata");
-	json_t *refs = json_object_get(md, "ownerReferences");
-	size_t i;
-	json_t *r;
-	json_array_foreach(refs, i, r) {
-		if (json_is_true(json_object_get(r, "controller"))) {
-			const char *kind = json_string_value(json_object_get(r, "kind"));
-			const char *uid = json_string_value(json_object_get(r, "uid"));
-			if (kind && uid && !strcmp(kind, "TFJob")) {
-				snprintf(buf, size, "uid:%s", uid);
-				return buf;
-			}
-			return NULL; /* controlled by something else */
-		}
-	}
-	const char *job = json_string_value(json_object_get(json_object_get(md, "labels"), TFJOB_LABEL_JOB_NAME));
-	const char *ns = json_string_value(json_object_get(md, "namespace"));
-	if (!job)
-		return NULL;
-	snprintf(buf, size, "orphan:%s/%s", ns ? ns : "", job);
-	return buf;
-}
-
-static int64_t rv_of(json_t *obj, int *ok)
-{
-	const char *rv = json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 	*ok = 0;
 	if (!rv || !*rv)
 		return 0;
@@ -85,35 +85,17 @@ static int64_t rv_of(json_t *obj, int *ok)
 	return v;
 }
 
-static void index_del(tfjob__store *s, json_t *obj, const char *key)
+/* 1 when `held` is a newer version than `incoming` (our own write, seen before the watch's). */
+static int newer(const char *held, const char *incoming)
 {
-	char buf[512];
-	const char *ok = tfjob__owner_key(buf, sizeof(buf), obj);
-	if (!ok)
-		return;
-	tfjob__map *m = tfjob__map_get(&s->owner, ok);
-	if (m) {
-		tfjob__map_del(m, key);
-		if (!m->len)
-			free_index(tfjob__map_del(&s->owner, ok));
-	}
+	int ok1, ok2;
+	int64_t a = rv_number(held, &ok1), b = rv_number(incoming, &ok2);
+	return ok1 && ok2 && a > b;
 }
 
-static int index_add(tfjob__store *s, json_t *obj, const char *key)
+static const char *rv_of(json_t *obj)
 {
-	char buf[512];
-	const char *ok = tfjob__owner_key(buf, sizeof(buf), obj);
-	if (!ok)
-		return 0;
-	tfjob__map *m = tfjob__map_get(&s->owner, ok);
-	if (!m) {
-		m = calloc(1, sizeof(*m));
-		if (!m || tfjob__map_put(&s->owner, ok, m, NULL)) {
-			free(m);
-			return TFJOB_ENOMEM;
-		}
-	}
-	return tfjob__map_put(m, key, obj, NULL) ? TFJOB_ENOMEM : 0;
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
 int tfjob__store_put(tfjob__store *s, json_t *obj)
@@ -124,25 +106,20 @@ int tfjob__store_put(tfjob__store *s, json_t *obj)
 		return TFJOB_EINVAL;
 	}
 	json_t *old = tfjob__map_get(&s->objs, key);
-	if (old) {
-		int ok1, ok2;
-		int64_t a = rv_of(old, &ok1), b = rv_of(obj, &ok2);
-		if (ok1 && ok2 && a > b) { /* we already hold a newer version (our own write) */
-			free(key);
-			json_decref(obj);
-			return 1;
-		}
-		if (s->indexed)
-			index_del(s, old, key);
-	}
-	void *replaced = NULL;
-	if (tfjob__map_put(&s->objs, key, obj, &replaced)) {
+	if (old && newer(rv_of(old), rv_of(obj))) {
 		free(key);
 		json_decref(obj);
-		return TFJOB_ENOMEM;
+		return 1;
+	}
+	void *replaced = NULL;
+	int rc = tfjob__map_put(&s->objs, key, obj, &replaced) ? TFJOB_ENOMEM : 0;
+	if (rc) {
+		json_decref(obj);
+	} else {
+		s->bytes += json_bytes(obj) + (replaced ? 0 : map_entry_bytes(key));
+		s->bytes -= replaced ? json_bytes(replaced) : 0;
 	}
 	json_decref(replaced);
-	int rc = s->indexed ? index_add(s, obj, key) : 0;
 	free(key);
 	return rc;
 }
@@ -150,24 +127,501 @@ int tfjob__store_put(tfjob__store *s, json_t *obj)
 json_t *tfjob__store_del(tfjob__store *s, json_t *obj)
 {
 	char *key = tfjob__object_key(obj);
-	if (!key)
-		return NULL;
-	json_t *old = tfjob__map_get(&s->objs, key);
-	if (old && s->indexed)
-		index_del(s, old, key);
-	old = tfjob__map_del(&s->objs, key);
+	json_t *old = key ? tfjob__map_del(&s->objs, key) : NULL;
+	if (old)
+		s->bytes -= json_bytes(old) + map_entry_bytes(key);
 	free(key);
 	return old;
 }
 
-json_t *tfjob__store_children(tfjob__store *s, const char *owner_key)
+/* ---- compact children ---- */
+
+static const char *skip_ws(const char *p)
 {
-	json_t *arr = json_array();
+	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* Past a JSON string starting at p (a quote); NULL when unterminated. */
+static const char *skip_string(const char *p)
+{
+	for (p++; *p; p++) {
+		if (*p == '\\') {
+			if (!*++p)
+				return NULL;
+		} else if (*p == '"') {
+			return p + 1;
+		}
+	}
+	return NULL;
+}
+
+/* Past the JSON value starting at p (not validated: jansson never reads it); NULL when cut short. */
+static const char *skip_value(const char *p)
+{
+	if (*p == '"')
+		return skip_string(p);
+	if (*p != '{' && *p != '[') {
+		while (*p && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
+			p++;
+		return p;
+	}
+	int depth = 0;
+	while (*p) {
+		if (*p == '"') {
+			if (!(p = skip_string(p)))
+				return NULL;
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if ((*p == '}' || *p == ']') && --depth == 0)
+			return p + 1;
+		p++;
+	}
+	return NULL;
+}
+
+/* Where the value of the top-level member "spec" starts and ends; 0 when there is none (or the
+   text is not a plain object). */
+static int find_spec(const char *text, const char **start, const char **end)
+{
+	const char *p = skip_ws(text);
+	if (*p++ != '{')
+		return 0;
+	for (;;) {
+		p = skip_ws(p);
+		if (*p != '"')
+			return 0;
+		const char *key = p;
+		if (!(p = skip_string(p)))
+			return 0;
+		int spec = p - key == 6 && !memcmp(key, "\"spec\"", 6);
+		p = skip_ws(p);
+		if (*p++ != ':')
+			return 0;
+		const char *v = skip_ws(p);
+		if (!(p = skip_value(v)))
+			return 0;
+		if (spec) {
+			*start = v;
+			*end = p;
+			return 1;
+		}
+		p = skip_ws(p);
+		if (*p++ != ',')
+			return 0;
+	}
+}
+
+/* Parse text[0..len) (copied: the parsers want a terminated string). */
+static json_t *loads_part(const char *text, size_t len, int lean)
+{
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	json_t *v = lean ? tfjob__child_loads(copy) : json_loads(copy, 0, NULL);
+	free(copy);
+	return v;
+}
+
+/* The items of a List's "items" array starting at p ('['), one by one; past the array or NULL. */
+static const char *each_item(const char *p, int lean, int (*on_item)(json_t *item, void *payload), void *payload)
+{
+	p = skip_ws(p + 1);
+	if (*p == ']')
+		return p + 1;
+	for (;;) {
+		const char *end = skip_value(p);
+		json_t *item = end ? loads_part(p, (size_t)(end - p), lean) : NULL;
+		if (!item)
+			return NULL;
+		int rc = on_item(item, payload);
+		json_decref(item);
+		if (rc)
+			return NULL;
+		p = skip_ws(end);
+		if (*p == ']')
+			return p + 1;
+		if (*p++ != ',')
+			return NULL;
+		p = skip_ws(p);
+	}
+}
+
+int tfjob__list_parse(const char *text, int lean, json_t **meta, int (*on_item)(json_t *item, void *payload),
+                      void *payload)
+{
+	*meta = NULL;
+	const char *p = skip_ws(text);
+	if (*p++ != '{')
+		return TFJOB_EPARSE;
+	p = skip_ws(p);
+	while (*p != '}') {
+		const char *key = p;
+		if (*p != '"' || !(p = skip_string(p)))
+			break;
+		size_t klen = (size_t)(p - key);
+		p = skip_ws(p);
+		if (*p++ != ':')
+			break;
+		const char *v = skip_ws(p), *end;
+		if (klen == 7 && !memcmp(key, "\"items\"", 7) && *v == '[') {
+			end = each_item(v, lean, on_item, payload);
+		} else {
+			end = skip_value(v);
+			if (end && klen == 10 && !memcmp(key, "\"metadata\"", 10)) {
+				json_decref(*meta);
+				*meta = loads_part(v, (size_t)(end - v), 0);
+			}
+		}
+		if (!end)
+			break;
+		p = skip_ws(end);
+		if (*p == ',')
+			p = skip_ws(p + 1);
+		else if (*p != '}')
+			break;
+	}
+	if (*p == '}')
+		return 0;
+	json_decref(*meta);
+	*meta = NULL;
+	return TFJOB_EPARSE;
+}
+
+json_t *tfjob__child_loads(const char *text)
+{
+	const char *a, *b;
+	if (!find_spec(text, &a, &b) || b - a < 64)
+		return json_loads(text, 0, NULL);
+	size_t head = (size_t)(a - text), tail = strlen(b);
+	char *lean = malloc(head + 4 + tail + 1);
+	if (!lean)
+		return NULL;
+	memcpy(lean, text, head);
+	memcpy(lean + head, "null", 4);
+	memcpy(lean + head + 4, b, tail + 1);
+	json_t *obj = json_loads(lean, 0, NULL);
+	free(lean);
+	return obj;
+}
+
+/* A new object with only the listed members of obj (shared, not copied); NULL when obj is not an object. */
+static json_t *pick(json_t *obj, const char *const *keys)
+{
+	if (!json_is_object(obj))
+		return NULL;
+	json_t *out = json_object();
+	for (; out && *keys; keys++) {
+		json_t *v = json_object_get(obj, *keys);
+		if (v && json_object_set(out, *keys, v)) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+static int set_picked(json_t *dst, const char *key, json_t *picked)
+{
+	return picked ? json_object_set_new(dst, key, picked) : 0;
+}
+
+/* Container statuses with what RecordAbnormalPods reads: name, terminated exitCode/reason/message,
+   waiting reason/message. Entries that are not objects are kept as they are. */
+static json_t *prune_container_statuses(json_t *arr)
+{
+	static const char *const term_keys[] = { "exitCode", "reason", "message", NULL };
+	static const char *const wait_keys[] = { "reason", "message", NULL };
+	static const char *const name_key[] = { "name", NULL };
+	json_t *out = json_array();
+	size_t i;
+	json_t *st;
+	json_array_foreach(arr, i, st) {
+		if (!out)
+			break;
+		json_t *p = json_is_object(st) ? pick(st, name_key) : json_incref(st);
+		json_t *state = json_object_get(st, "state");
+		if (p && json_is_object(st) && json_is_object(state)) {
+			json_t *ps = json_object();
+			int bad = !ps || set_picked(ps, "terminated", pick(json_object_get(state, "terminated"), term_keys)) ||
+			          set_picked(ps, "waiting", pick(json_object_get(state, "waiting"), wait_keys)) ||
+			          json_object_set_new(p, "state", ps);
+			if (bad) {
+				json_decref(p);
+				p = NULL;
+			}
+		}
+		if (!p || json_array_append_new(out, p)) {
+			json_decref(out);
+			out = NULL;
+		}
+	}
+	return out;
+}
+
+static json_t *prune_conditions(json_t *arr)
+{
+	static const char *const keys[] = { "status", "reason", "message", "lastTransitionTime", NULL };
+	json_t *out = json_array();
+	size_t i;
+	json_t *c;
+	json_array_foreach(arr, i, c) {
+		json_t *p = json_is_object(c) ? pick(c, keys) : json_incref(c);
+		if (!out || !p || json_array_append_new(out, p)) {
+			json_decref(p);
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+/* {"status": ...} with the parts of a pod's status the planner's RecordAbnormalPods reads. */
+static json_t *abnormal_view(json_t *obj)
+{
+	json_t *status = tfjob__obj(obj, "status"), *view = json_object(), *ps = json_object();
+	json_t *cs = tfjob__arr(status, "containerStatuses"), *ics = tfjob__arr(status, "initContainerStatuses");
+	json_t *conds = tfjob__arr(status, "conditions");
+	int bad = !view || !ps || (cs && json_object_set_new(ps, "containerStatuses", prune_container_statuses(cs))) ||
+	          (ics && json_object_set_new(ps, "initContainerStatuses", prune_container_statuses(ics))) ||
+	          (conds && json_object_set_new(ps, "conditions", prune_conditions(conds))) ||
+	          json_object_set(view, "status", ps);
+	json_decref(ps);
+	if (bad) {
+		json_decref(view);
+		return NULL;
+	}
+	return view;
+}
+
+static int active(const tfjob__summary *s)
+{
+	return s->phase_kind != TFJOB__PHASE_SUCCEEDED && s->phase_kind != TFJOB__PHASE_FAILED && !s->deleting;
+}
+
+enum { F_KEY, F_NS, F_UID, F_RV, F_OPERATOR, F_REFS, F_CKIND, F_CNAME, F_CUID, F_NAME, F_JOB, F_RTYPE, F_RINDEX,
+	   F_PHASE, F_COUNT };
+
+int tfjob__child_new(tfjob__child **out, json_t *obj)
+{
+	*out = NULL;
+	tfjob__summary sum;
+	tfjob__summarize(&sum, obj);
+	if (!sum.name)
+		return TFJOB_EINVAL;
+	json_t *md = json_object_get(obj, "metadata");
+	const char *src[F_COUNT] = { 0 };
+	src[F_NS] = tfjob__str(md, "namespace");
+	src[F_UID] = tfjob__str(md, "uid");
+	src[F_RV] = tfjob__str(md, "resourceVersion");
+	src[F_OPERATOR] = tfjob__str(tfjob__obj(md, "labels"), TFJOB_LABEL_OPERATOR);
+	src[F_NAME] = sum.name;
+	src[F_JOB] = sum.job_name;
+	src[F_RTYPE] = sum.rtype;
+	src[F_RINDEX] = sum.rindex;
+	src[F_PHASE] = sum.phase;
+	int controlled = 0;
+	json_t *refs = tfjob__arr(md, "ownerReferences"), *r;
+	size_t i;
+	json_array_foreach(refs, i, r) {
+		if (json_is_true(json_object_get(r, "controller"))) {
+			controlled = 1;
+			src[F_CKIND] = tfjob__str(r, "kind");
+			src[F_CNAME] = tfjob__str(r, "name");
+			src[F_CUID] = tfjob__str(r, "uid");
+			break;
+		}
+	}
+	char *refs_text = json_array_size(refs) ? json_dumps(refs, JSON_COMPACT) : NULL;
+	char *key = tfjob__strdup_printf("%s/%s", src[F_NS] ? src[F_NS] : "", sum.name);
+	src[F_REFS] = refs_text;
+	src[F_KEY] = key;
+	json_t *view = sum.maybe_abnormal && active(&sum) ? abnormal_view(obj) : NULL;
+	size_t need = 0;
+	for (int f = 0; f < F_COUNT; f++)
+		need += src[f] ? strlen(src[f]) + 1 : 0;
+	tfjob__child *ch = (!key || (json_array_size(refs) && !refs_text) || (sum.maybe_abnormal && active(&sum) && !view))
+	                   ? NULL : malloc(sizeof(*ch) + need);
+	if (!ch) {
+		free(refs_text);
+		free(key);
+		json_decref(view);
+		return TFJOB_ENOMEM;
+	}
+	const char *dst[F_COUNT];
+	char *p = ch->text;
+	for (int f = 0; f < F_COUNT; f++) {
+		dst[f] = NULL;
+		if (src[f]) {
+			size_t n = strlen(src[f]) + 1;
+			memcpy(p, src[f], n);
+			dst[f] = p;
+			p += n;
+		}
+	}
+	free(refs_text);
+	free(key);
+	atomic_init(&ch->refs, 1);
+	ch->sum = sum;
+	ch->sum.obj = view;
+	ch->sum.name = dst[F_NAME];
+	ch->sum.job_name = dst[F_JOB];
+	ch->sum.rtype = dst[F_RTYPE];
+	ch->sum.rindex = dst[F_RINDEX];
+	ch->sum.phase = dst[F_PHASE];
+	ch->sum.uid = dst[F_UID];
+	ch->sum.operator_name = dst[F_OPERATOR];
+	ch->sum.owner_refs = dst[F_REFS];
+	ch->sum.controller_uid = controlled ? (dst[F_CUID] ? dst[F_CUID] : "") : NULL;
+	ch->key = dst[F_KEY];
+	ch->ns = dst[F_NS];
+	ch->uid = dst[F_UID];
+	ch->rv = dst[F_RV];
+	ch->ctrl_kind = dst[F_CKIND];
+	ch->ctrl_name = dst[F_CNAME];
+	ch->ctrl_uid = dst[F_CUID];
+	ch->controlled = controlled;
+	/* the child, its view, and its entries in the key and owner maps */
+	ch->bytes = sizeof(*ch) + need + ALLOC_OVERHEAD + (view ? json_bytes(view) : 0) + 2 * map_entry_bytes(ch->key);
+	*out = ch;
+	return 0;
+}
+
+tfjob__child *tfjob__child_ref(tfjob__child *ch)
+{
+	if (ch)
+		atomic_fetch_add(&ch->refs, 1);
+	return ch;
+}
+
+void tfjob__child_unref(tfjob__child *ch)
+{
+	if (!ch || atomic_fetch_sub(&ch->refs, 1) != 1)
+		return;
+	json_decref(ch->sum.obj);
+	free(ch);
+}
+
+const char *tfjob__child_owner_key(char *buf, size_t size, const tfjob__child *ch)
+{
+	if (ch->controlled) {
+		if (!ch->ctrl_kind || !ch->ctrl_uid || strcmp(ch->ctrl_kind, "TFJob"))
+			return NULL; /* controlled by something else */
+		snprintf(buf, size, "uid:%s", ch->ctrl_uid);
+		return buf;
+	}
+	if (!ch->sum.job_name)
+		return NULL;
+	snprintf(buf, size, "orphan:%s/%s", ch->ns ? ch->ns : "", ch->sum.job_name);
+	return buf;
+}
+
+void tfjob__child_store_init(tfjob__child_store *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+static void free_index(void *v)
+{
+	tfjob__map *m = v;
+	tfjob__map_clear(m, NULL);
+	free(m);
+}
+
+static void unref(void *v)
+{
+	tfjob__child_unref(v);
+}
+
+void tfjob__child_store_clear(tfjob__child_store *s)
+{
+	tfjob__map_clear(&s->owner, free_index);
+	tfjob__map_clear(&s->objs, unref);
+	s->bytes = 0;
+}
+
+static void index_del(tfjob__child_store *s, const tfjob__child *ch)
+{
+	char buf[512];
+	const char *ok = tfjob__child_owner_key(buf, sizeof(buf), ch);
+	tfjob__map *m = ok ? tfjob__map_get(&s->owner, ok) : NULL;
+	if (m) {
+		tfjob__map_del(m, ch->key);
+		if (!m->len)
+			free_index(tfjob__map_del(&s->owner, ok));
+	}
+}
+
+static int index_add(tfjob__child_store *s, tfjob__child *ch)
+{
+	char buf[512];
+	const char *ok = tfjob__child_owner_key(buf, sizeof(buf), ch);
+	if (!ok)
+		return 0;
+	tfjob__map *m = tfjob__map_get(&s->owner, ok);
+	if (!m) {
+		m = calloc(1, sizeof(*m));
+		if (!m || tfjob__map_put(&s->owner, ok, m, NULL)) {
+			free(m);
+			return TFJOB_ENOMEM;
+		}
+	}
+	return tfjob__map_put(m, ch->key, ch, NULL) ? TFJOB_ENOMEM : 0;
+}
+
+int tfjob__child_store_put(tfjob__child_store *s, tfjob__child *ch)
+{
+	tfjob__child *old = tfjob__map_get(&s->objs, ch->key);
+	if (old && newer(old->rv, ch->rv)) {
+		tfjob__child_unref(ch);
+		return 1;
+	}
+	void *replaced = NULL;
+	if (tfjob__map_put(&s->objs, ch->key, ch, &replaced)) {
+		tfjob__child_unref(ch);
+		return TFJOB_ENOMEM;
+	}
+	if (old) {
+		index_del(s, old);
+		s->bytes -= old->bytes;
+		tfjob__child_unref(old);
+	}
+	s->bytes += ch->bytes;
+	return index_add(s, ch);
+}
+
+tfjob__child *tfjob__child_store_del(tfjob__child_store *s, const char *key)
+{
+	tfjob__child *old = tfjob__map_get(&s->objs, key);
+	if (!old)
+		return NULL;
+	index_del(s, old);
+	tfjob__map_del(&s->objs, key);
+	s->bytes -= old->bytes;
+	return old;
+}
+
+size_t tfjob__child_store_children(tfjob__child_store *s, const char *owner_key, tfjob__child ***out)
+{
 	tfjob__map *m = tfjob__map_get(&s->owner, owner_key);
-	if (!arr || !m)
-		return arr;
+	size_t n = m ? m->len : 0, i = 0;
+	*out = malloc((n ? n : 1) * sizeof(**out));
+	if (!*out)
+		return 0;
 	size_t b = 0;
-	for (tfjob__map_node *n = tfjob__map_next(m, &b, NULL); n; n = tfjob__map_next(m, &b, n))
-		json_array_append(arr, n->val);
-	return arr;
+	for (tfjob__map_node *node = m ? tfjob__map_next(m, &b, NULL) : NULL; node; node = tfjob__map_next(m, &b, node))
+		(*out)[i++] = tfjob__child_ref(node->val);
+	return i;
+}
+
+void tfjob__children_free(tfjob__child **kids, size_t n)
+{
+	for (size_t i = 0; kids && i < n; i++)
+		tfjob__child_unref(kids[i]);
+	free(kids);
 }

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "controller/ctrl.h"
+#include "controller/handle.h"
 #include "util/timedwait.h"
 #include "util/versions.h"
 
@@ -125,7 +125,8 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 	                                               TFJOB_RESOURCE_SERVICES_INIT, TFJOB_RESOURCE_PODGROUPS_INIT };
 	static const tfjob_resource plugins_pg = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", 1 };
 	for (int i = 0; i < INF_COUNT; i++) {
-		tfjob__store_init(&c->stores[i], i == INF_PODS || i == INF_SERVICES);
+		tfjob__store_init(&c->stores[i]);
+		tfjob__child_store_init(&c->kids[i]);
 		c->inf[i].c = c;
 		c->inf[i].kind = i;
 		c->inf[i].res = res[i];
@@ -137,6 +138,8 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 	rc = tfjob__queue_new(&c->q, &qo);
 	if (!rc)
 		rc = tfjob__exp_new(&c->exp, c->o.expectations_timeout_ms, NULL, NULL);
+	if (!rc)
+		rc = tfjob__recorder_new(&c->events, c);
 	if (rc || !c->le_id || !c->le_ns || !c->identity) {
 		tfjob_controller_free(c);
 		return tfjob__oom(err);
@@ -222,8 +225,13 @@ static int start_running(tfjob_controller *c, tfjob_error **err)
 		}
 	}
 	c->workers = calloc((size_t)c->o.workers, sizeof(pthread_t));
-	if (!c->workers)
+	if (!c->workers || tfjob__recorder_start(c->events)) {
+		for (int i = 0; i < INF_COUNT; i++)
+			tfjob__informer_stop(&c->inf[i]);
+		free(c->workers);
+		c->workers = NULL;
 		return tfjob__oom(err);
+	}
 	for (c->nworkers = 0; c->nworkers < c->o.workers; c->nworkers++)
 		if (pthread_create(&c->workers[c->nworkers], NULL, worker_main, c))
 			break;
@@ -254,6 +262,7 @@ static void stop_running(tfjob_controller *c)
 	free(c->workers);
 	c->workers = NULL;
 	c->nworkers = 0;
+	tfjob__recorder_stop(c->events, TFJOB__EVENT_FLUSH_MS); /* after the last reconcile posted its Events */
 	for (int i = 0; i < INF_COUNT; i++) {
 		tfjob__informer_stop(&c->inf[i]);
 		c->inf[i].synced = 0;
@@ -358,8 +367,11 @@ void tfjob_controller_free(tfjob_controller *c)
 	if (!c)
 		return;
 	tfjob_controller_stop(c);
-	for (int i = 0; i < INF_COUNT; i++)
+	for (int i = 0; i < INF_COUNT; i++) {
 		tfjob__store_clear(&c->stores[i]);
+		tfjob__child_store_clear(&c->kids[i]);
+	}
+	tfjob__recorder_free(c->events);
 	tfjob__queue_free(c->q);
 	tfjob__exp_free(c->exp);
 	pthread_mutex_destroy(&c->cache_mu);
@@ -406,7 +418,9 @@ int tfjob_controller_wait_idle(tfjob_controller *c, int64_t timeout_ms)
 			return TFJOB_ETIMEOUT;
 		if (tfjob_controller_is_ready(c) && tfjob__queue_wait_empty(c->q, left < 0 || left > 50 ? 50 : left) == 0) {
 			tfjob__queue_tick(c->q);
-			if (!tfjob__queue_len(c->q) && !tfjob__queue_processing(c->q))
+			if (!tfjob__queue_len(c->q) && !tfjob__queue_processing(c->q) &&
+			    tfjob__recorder_wait_empty(c->events, left < 0 || left > 50 ? 50 : left) == 0 &&
+			    !tfjob__queue_len(c->q) && !tfjob__queue_processing(c->q))
 				return 0;
 		} else {
 			usleep(2000);
@@ -494,7 +508,7 @@ int tfjob_controller_metrics_text(char **out, const tfjob_controller *c, tfjob_e
 	*out = NULL;
 	tfjob_controller_metrics m = { .version = TFJOB_CONTROLLER_METRICS_VERSION };
 	tfjob_controller_metrics_get(&m, c);
-	size_t cap = 8192, len = 0;
+	size_t cap = 16384, len = 0;
 	char *buf = malloc(cap);
 	if (!buf)
 		return tfjob__oom(err);
@@ -558,6 +572,40 @@ int tfjob_controller_metrics_text(char **out, const tfjob_controller *c, tfjob_e
 	EMIT("# HELP tfjob_controller_watch_errors_total Watch streams that ended with an error (API server unreachable, 410 Gone, ...)\n"
 	     "# TYPE tfjob_controller_watch_errors_total counter\ntfjob_controller_watch_errors_total %llu\n",
 	     (unsigned long long)m.watch_errors);
+	{
+		const tfjob__metrics *im = &((const tfjob_controller *)c)->m;
+		EMIT("# HELP tfjob_controller_events_total Events by what became of them: created, patched (a repeat: "
+		     "its count raised), dropped (queue full or shutdown), filtered (spam filter), failed\n"
+		     "# TYPE tfjob_controller_events_total counter\n");
+		EMIT("tfjob_controller_events_total{result=\"created\"} %llu\n"
+		     "tfjob_controller_events_total{result=\"patched\"} %llu\n"
+		     "tfjob_controller_events_total{result=\"dropped\"} %llu\n"
+		     "tfjob_controller_events_total{result=\"filtered\"} %llu\n"
+		     "tfjob_controller_events_total{result=\"failed\"} %llu\n",
+		     (unsigned long long)im->events_created, (unsigned long long)im->events_patched,
+		     (unsigned long long)im->events_dropped, (unsigned long long)im->events_filtered,
+		     (unsigned long long)im->events_failed);
+	}
+	{
+		tfjob_controller *mc = (tfjob_controller *)c;
+		size_t bytes[INF_COUNT], n[INF_COUNT];
+		pthread_mutex_lock(&mc->cache_mu);
+		for (int i = 0; i < INF_COUNT; i++) {
+			bytes[i] = mc->stores[i].bytes + mc->kids[i].bytes;
+			n[i] = mc->stores[i].objs.len + mc->kids[i].objs.len;
+		}
+		pthread_mutex_unlock(&mc->cache_mu);
+		EMIT("# HELP tfjob_controller_cache_bytes Estimated heap held by each cache (objects and index entries)\n"
+		     "# TYPE tfjob_controller_cache_bytes gauge\n");
+		for (int i = 0; i < INF_COUNT; i++)
+			if (mc->inf[i].enabled)
+				EMIT("tfjob_controller_cache_bytes{resource=\"%s\"} %zu\n", mc->inf[i].res.resource, bytes[i]);
+		EMIT("# HELP tfjob_controller_cache_objects Objects held by each cache\n"
+		     "# TYPE tfjob_controller_cache_objects gauge\n");
+		for (int i = 0; i < INF_COUNT; i++)
+			if (mc->inf[i].enabled)
+				EMIT("tfjob_controller_cache_objects{resource=\"%s\"} %zu\n", mc->inf[i].res.resource, n[i]);
+	}
 	EMIT("# HELP tfjob_controller_cache_synced 1 while the cache is listed and its watch connected\n"
 	     "# TYPE tfjob_controller_cache_synced gauge\n");
 	{

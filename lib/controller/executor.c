@@ -3,30 +3,46 @@
  * everything: children, their controller references, gang scheduling's PodGroup), then the
  * plan's actions carried out in order (children created and deleted with expectations raised
  * first, adoptions after re-reading the job, the outcome of every API call recorded as an Event
- * named as training-operator names it), the status through /status with conflict retry
- * (re-read, re-plan) and the planner's requeue.
+ * named as training-operator names it, posted when the reconcile has done its writes), the
+ * status through /status with conflict retry (re-read, re-plan) and the planner's requeue.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ctrl.h"
+#include "controller/handle.h"
 #include "core/job.h"
 #include "core/objects.h"
+#include "plan/planner.h"
 
 
 static const tfjob_resource RES_TFJOBS = TFJOB_RESOURCE_TFJOBS_INIT;
 static const tfjob_resource RES_PODS = TFJOB_RESOURCE_PODS_INIT;
 static const tfjob_resource RES_SERVICES = TFJOB_RESOURCE_SERVICES_INIT;
 
+/* The cached children of one kind a reconcile plans with (each referenced). */
+typedef struct kid_list {
+	tfjob__child **items;
+	size_t n;
+} kid_list;
+
 typedef struct rctx {
 	tfjob_controller *c;
 	const char *key;
 	char *ns, *name;
 	json_t *job;      /* snapshot (reference) */
-	char *job_text;   /* for events, lazily */
-	int may_adopt;    /* -1: not checked yet; 0/1: the job re-read from the server is this one, not being deleted */
+	char *job_text;   /* for the pod mutation hook, lazily */
+	tfjob__event_batch events; /* recorded, posted when the reconcile has done its writes */
+	/* one attempt (reconcile_once) */
+	const char *uid;
+	kid_list pods, svcs;
+	tfjob_job *tj;
+	tfjob_plan *plan;
+	json_t *old_status;        /* borrowed from job */
+	json_t *new_status;        /* reference */
+	tfjob_error *err;
+	int may_adopt;             /* -1: not checked yet; 0/1: the job re-read from the server is this one, not being deleted */
 } rctx;
 
 static const char *meta_str(json_t *obj, const char *field)
@@ -39,21 +55,17 @@ static const char *label_of(json_t *obj, const char *label)
 	return json_string_value(json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), label));
 }
 
+/* An Event about the job, held until the reconcile has done its writes (tfjob__reconcile()). */
 static void record_event(rctx *r, const char *type, const char *reason, const char *message)
 {
-	tfjob_controller *c = r->c;
-	if (c->o.no_events)
+	if (r->c->o.no_events)
 		return;
-	if (!r->job_text)
-		r->job_text = json_dumps(r->job, JSON_COMPACT);
-	if (!r->job_text)
-		return;
-	tfjob_error *err = NULL;
-	int rc = tfjob_transport_create_event(NULL, c->t, r->ns, r->job_text, type, reason, message, TFJOB_OPERATOR_NAME, &err);
-	tfjob__count(c, TFJOB_API_CREATE_EVENT, rc);
-	if (rc)
-		tfjob__log(c, TFJOB_LOG_WARN, "recording an event failed", r->key, reason, tfjob_error_message(err));
-	tfjob_error_free(err);
+	const char *kind = json_string_value(json_object_get(r->job, "kind"));
+	const char *api_version = json_string_value(json_object_get(r->job, "apiVersion"));
+	tfjob__event_ref ref = { kind ? kind : "TFJob", api_version ? api_version : "kubeflow.org/v1",
+		                     r->name, r->ns, meta_str(r->job, "uid"), meta_str(r->job, "resourceVersion") };
+	if (tfjob__event_batch_add(&r->events, &ref, type, reason, message))
+		atomic_fetch_add(&r->c->m.events_dropped, 1);
 }
 
 static int cond_true(json_t *status, const char *type)
@@ -69,24 +81,31 @@ static int cond_true(json_t *status, const char *type)
 	return -1; /* absent */
 }
 
-/* "worker/pods" for a child object. */
-static void sub_key(char *buf, size_t size, json_t *obj, int is_pod)
+/* "worker/pods": the expectations' key of a replica type's children. */
+static void sub_key(char *buf, size_t size, const char *rtype, int is_pod)
 {
-	const char *rt = label_of(obj, TFJOB_LABEL_REPLICA_TYPE);
-	snprintf(buf, size, "%s/%s", rt ? rt : "", is_pod ? "pods" : "services");
+	snprintf(buf, size, "%s/%s", rtype ? rtype : "", is_pod ? "pods" : "services");
 }
 
 /* ---- actions ---- */
 
-static json_t *find_by_name(json_t *arr, const char *name)
+/* Add references to `more`'s children to `kids`. */
+static int kid_list_append(kid_list *kids, const kid_list *more)
 {
-	size_t i;
-	json_t *o;
-	json_array_foreach(arr, i, o) {
-		const char *n = meta_str(o, "name");
-		if (n && name && !strcmp(n, name))
-			return o;
-	}
+	tfjob__child **items = realloc(kids->items, (kids->n + more->n + 1) * sizeof(*items));
+	if (!items)
+		return TFJOB_ENOMEM;
+	kids->items = items;
+	for (size_t i = 0; i < more->n; i++)
+		items[kids->n++] = tfjob__child_ref(more->items[i]);
+	return 0;
+}
+
+static const tfjob__child *find_by_name(const kid_list *kids, const char *name)
+{
+	for (size_t i = 0; name && i < kids->n; i++)
+		if (kids->items[i]->sum.name && !strcmp(kids->items[i]->sum.name, name))
+			return kids->items[i];
 	return NULL;
 }
 
@@ -115,9 +134,9 @@ static int do_create(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 			text = mutated;
 		}
 	}
-	json_t *obj = json_loads(text, 0, NULL);
+	json_t *obj = tfjob__child_loads(text); /* for its labels: the spec is not built */
 	char sub[128];
-	sub_key(sub, sizeof(sub), obj, is_pod);
+	sub_key(sub, sizeof(sub), label_of(obj, TFJOB_LABEL_REPLICA_TYPE), is_pod);
 	json_decref(obj);
 	/* Raise the expectation before the call: the watch may see the object before we return. */
 	tfjob__exp_expect(c->exp, r->key, sub, 1, 0);
@@ -143,18 +162,18 @@ out:;
 	return rc;
 }
 
-static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod, json_t *children)
+static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 {
 	tfjob_controller *c = r->c;
 	const tfjob_resource *res = is_pod ? &RES_PODS : &RES_SERVICES;
 	const char *name = tfjob_plan_action_name(plan, i);
-	json_t *obj = find_by_name(children, name);
+	const tfjob__child *ch = find_by_name(is_pod ? &r->pods : &r->svcs, name);
 	char sub[128];
-	sub_key(sub, sizeof(sub), obj, is_pod);
+	sub_key(sub, sizeof(sub), ch ? ch->sum.rtype : NULL, is_pod);
 	tfjob__exp_expect(c->exp, r->key, sub, 0, 1);
 	tfjob_error *err = NULL;
 	tfjob_delete_options dopts = TFJOB_DELETE_OPTIONS_INIT;
-	dopts.precondition_uid = obj ? meta_str(obj, "uid") : NULL;
+	dopts.precondition_uid = ch ? ch->uid : NULL;
 	int rc = tfjob_transport_delete(NULL, c->t, res, r->ns, name, &dopts, &err);
 	tfjob__count(c, TFJOB_API_DELETE, rc);
 	char msg[1024];
@@ -175,7 +194,21 @@ static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod, json
 
 /* ---- controller references and the PodGroup ---- */
 
-/* Keep what the server answered a write with (newer than the cache, or the same) in a store. */
+/* Put a child the server answered a write with into the cache (newer than, or the same as, the cached). */
+static void cache_child(rctx *r, int kind, const char *text)
+{
+	json_t *obj = text ? json_loads(text, 0, NULL) : NULL;
+	tfjob__child *ch = NULL;
+	if (obj && tfjob__child_new(&ch, obj) == 0 && ch) {
+		pthread_mutex_lock(&r->c->cache_mu);
+		tfjob__child_store_put(&r->c->kids[kind], tfjob__child_ref(ch));
+		pthread_mutex_unlock(&r->c->cache_mu);
+	}
+	tfjob__child_unref(ch);
+	json_decref(obj);
+}
+
+/* Keep an object the server answered a write with (newer than the cache, or the same) in a store. */
 static void store_answer(rctx *r, int kind, const char *text)
 {
 	json_t *obj = text ? json_loads(text, 0, NULL) : NULL;
@@ -221,7 +254,7 @@ static int do_claim(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 		tfjob__count(c, TFJOB_API_PATCH, rc);
 	}
 	if (rc == 0) {
-		store_answer(r, is_pod ? INF_PODS : INF_SERVICES, out);
+		cache_child(r, is_pod ? INF_PODS : INF_SERVICES, out);
 		tfjob__log(c, TFJOB_LOG_INFO, adopt ? "adopted a child" : "released a child", r->key, name, NULL);
 	} else if (rc == TFJOB_ENOTFOUND) {
 		rc = 0;
@@ -284,128 +317,17 @@ static int do_delete_pod_group(rctx *r, const char *name)
 	return rc;
 }
 
-/* The TTL's deletion of the job itself. */
-static int do_delete_job(rctx *r)
+/* The cached children as the planner's input: their summaries, never the objects. */
+static tfjob_objects *summaries_of(const kid_list *kids)
 {
-	tfjob_controller *c = r->c;
-	tfjob_delete_options dopts = TFJOB_DELETE_OPTIONS_INIT;
-	dopts.propagation = TFJOB_PROPAGATION_BACKGROUND;
-	dopts.precondition_uid = meta_str(r->job, "uid");
-	tfjob_error *err = NULL;
-	int rc = tfjob_transport_delete(NULL, c->t, &RES_TFJOBS, r->ns, r->name, &dopts, &err);
-	tfjob__count(c, TFJOB_API_DELETE, rc);
-	char msg[1024];
-	if (rc == 0) {
-		atomic_fetch_add(&c->m.jobs_deleted, 1);
-		tfjob__log(c, TFJOB_LOG_INFO, "deleted the job (ttlSecondsAfterFinished)", r->key, NULL, NULL);
-		snprintf(msg, sizeof(msg), "Deleted job: %s", r->name);
-		record_event(r, "Normal", "SuccessfulDeleteJob", msg);
-	} else if (rc == TFJOB_ENOTFOUND || rc == TFJOB_ECONFLICT) {
-		rc = 0; /* gone, or replaced by another job of that name */
-	} else {
-		snprintf(msg, sizeof(msg), "Error deleting: %s", tfjob_error_message(err));
-		record_event(r, "Warning", "FailedDeleteJob", msg);
-	}
-	tfjob_error_free(err);
-	return rc;
-}
-
-/* Carry out action i. */
-static int do_action(rctx *r, const tfjob_plan *plan, size_t i, json_t *pods, json_t *svcs)
-{
-	tfjob_action_type at = tfjob_plan_action_type(plan, i);
-	tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
-	int is_pod = kind == TFJOB_OBJECT_POD;
-	switch (at) {
-	case TFJOB_ACTION_EVENT:
-		record_event(r, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
-		             tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i));
-		return 0;
-	case TFJOB_ACTION_ADOPT:
-	case TFJOB_ACTION_RELEASE:
-		return do_claim(r, plan, i, is_pod);
-	case TFJOB_ACTION_PATCH:
-		return do_write_pod_group(r, plan, i);
-	case TFJOB_ACTION_WAIT:
-		tfjob__log(r->c, TFJOB_LOG_DEBUG, "pods wait for the PodGroup", r->key, tfjob_plan_action_name(plan, i), NULL);
-		return 0;
-	case TFJOB_ACTION_CREATE:
-		return kind == TFJOB_OBJECT_PODGROUP ? do_write_pod_group(r, plan, i) : do_create(r, plan, i, is_pod);
-	case TFJOB_ACTION_DELETE:
-		if (kind == TFJOB_OBJECT_TFJOB)
-			return do_delete_job(r);
-		if (kind == TFJOB_OBJECT_PODGROUP)
-			return do_delete_pod_group(r, tfjob_plan_action_name(plan, i));
-		return do_delete(r, plan, i, is_pod, is_pod ? pods : svcs);
-	}
-	return 0;
-}
-
-/* ---- the steps of one reconcile ---- */
-
-/* The cached children as the planner's input (summarised once here, never parsed). */
-static tfjob_objects *wrap_objects(json_t *arr, const char *what)
-{
+	const tfjob__summary **sums = malloc((kids->n ? kids->n : 1) * sizeof(*sums));
 	tfjob_objects *o = NULL;
-	if (tfjob__objects_wrap(&o, json_incref(arr), what, NULL))
-		return NULL;
+	for (size_t i = 0; sums && i < kids->n; i++)
+		sums[i] = &kids->items[i]->sum;
+	if (sums && tfjob__objects_from_summaries(&o, sums, kids->n, NULL))
+		o = NULL;
+	free(sums);
 	return o;
-}
-
-/* The cached children the job controls and the orphans with its job-name label (the planner
-   decides which are the job's). New reference. */
-static json_t *children_of(rctx *r, int kind)
-{
-	const char *uid = meta_str(r->job, "uid");
-	char okey[512], orph[512];
-	snprintf(okey, sizeof(okey), "uid:%s", uid ? uid : "");
-	snprintf(orph, sizeof(orph), "orphan:%s/%s", r->ns, r->name);
-	pthread_mutex_lock(&r->c->cache_mu);
-	json_t *owned = tfjob__store_children(&r->c->stores[kind], okey);
-	json_t *orphans = tfjob__store_children(&r->c->stores[kind], orph);
-	pthread_mutex_unlock(&r->c->cache_mu);
-	json_t *all = owned && orphans && !json_array_extend(owned, orphans) ? owned : NULL;
-	if (!all)
-		json_decref(owned);
-	json_decref(orphans);
-	return all;
-}
-
-/* The cached PodGroup of the job as text (NULL: none, or no gang scheduling). */
-static char *pod_group_text(rctx *r)
-{
-	if (r->c->o.gang_scheduler == TFJOB_GANG_NONE)
-		return NULL;
-	pthread_mutex_lock(&r->c->cache_mu);
-	json_t *pg = json_incref(tfjob__map_get(&r->c->stores[INF_PODGROUPS].objs, r->key));
-	pthread_mutex_unlock(&r->c->cache_mu);
-	char *text = pg ? json_dumps(pg, JSON_COMPACT) : NULL;
-	json_decref(pg);
-	return text;
-}
-
-/* Plan one step from the snapshot. */
-static int plan_step(tfjob_plan **plan, rctx *r, json_t *pods, json_t *svcs, tfjob_error **err)
-{
-	tfjob_controller *c = r->c;
-	tfjob_job *tj = NULL;
-	char *pg = pod_group_text(r);
-	tfjob_objects *po = wrap_objects(pods, "pods"), *so = wrap_objects(svcs, "services");
-	int rc = po && so ? tfjob__job_wrap(&tj, json_incref(r->job), NULL, err) : TFJOB_ENOMEM;
-	if (!rc) {
-		tfjob_plan_options popts = TFJOB_PLAN_OPTIONS_INIT;
-		popts.compat = c->o.compat;
-		popts.now = tfjob__now_s(c);
-		popts.requeues = tfjob__queue_num_requeues(c->q, r->key);
-		popts.render = &c->ropts;
-		popts.pod_group_json = pg;
-		rc = tfjob_plan_new_with_objects(plan, tj, po, so, &popts, err);
-	}
-	free(pg);
-	tfjob_job_free(tj);
-	tfjob_objects_free(po);
-	tfjob_objects_free(so);
-	return rc;
 }
 
 /*
@@ -445,117 +367,273 @@ static int status_lost(const json_t *sent, const json_t *stored, char *where, si
 	return status_lost_at(sent, stored, where, size, strlen(where));
 }
 
-/* A status write lost a conflict: re-read the job into the cache. 1: plan again; 0: gone; or an error. */
-static int refresh_after_conflict(rctx *r, tfjob_error **err)
+/* ---- one reconcile, step by step ---- */
+
+/* A job being deleted, or whose children are not all observed yet, is left alone for now: 1. */
+static int wait_for_now(rctx *r)
 {
 	tfjob_controller *c = r->c;
-	atomic_fetch_add(&c->m.status_conflicts, 1);
-	tfjob_error_free(*err);
-	*err = NULL;
+	if (meta_str(r->job, "deletionTimestamp"))
+		return 1;
+	if (!tfjob__exp_satisfied(c->exp, r->key)) {
+		tfjob__log(c, TFJOB_LOG_DEBUG, "expectations not satisfied yet", r->key, NULL, NULL);
+		/* the watch brings the rest; expired expectations are looked at again by then */
+		tfjob__queue_add_after(c->q, r->key, c->o.expectations_timeout_ms);
+		return 1;
+	}
+	return 0;
+}
+
+/* The cached children the job controls and the orphans with its job-name label (the planner
+   decides which are the job's, adopts and releases). */
+static int take_children(rctx *r)
+{
+	tfjob_controller *c = r->c;
+	char okey[512], orph[512];
+	snprintf(okey, sizeof(okey), "uid:%s", r->uid ? r->uid : "");
+	snprintf(orph, sizeof(orph), "orphan:%s/%s", r->ns, r->name);
+	kid_list opods = { NULL, 0 }, osvcs = { NULL, 0 };
+	pthread_mutex_lock(&c->cache_mu);
+	r->pods.n = tfjob__child_store_children(&c->kids[INF_PODS], okey, &r->pods.items);
+	r->svcs.n = tfjob__child_store_children(&c->kids[INF_SERVICES], okey, &r->svcs.items);
+	opods.n = tfjob__child_store_children(&c->kids[INF_PODS], orph, &opods.items);
+	osvcs.n = tfjob__child_store_children(&c->kids[INF_SERVICES], orph, &osvcs.items);
+	pthread_mutex_unlock(&c->cache_mu);
+	int rc = !r->pods.items || !r->svcs.items || !opods.items || !osvcs.items ? TFJOB_ENOMEM : 0;
+	if (!rc)
+		rc = kid_list_append(&r->pods, &opods) || kid_list_append(&r->svcs, &osvcs) ? TFJOB_ENOMEM : 0;
+	tfjob__children_free(opods.items, opods.n);
+	tfjob__children_free(osvcs.items, osvcs.n);
+	return rc;
+}
+
+/* The cached PodGroup of the job as text (NULL: none, or no gang scheduling). */
+static char *pod_group_text(rctx *r)
+{
+	if (r->c->o.gang_scheduler == TFJOB_GANG_NONE)
+		return NULL;
+	pthread_mutex_lock(&r->c->cache_mu);
+	json_t *pg = json_incref(tfjob__map_get(&r->c->stores[INF_PODGROUPS].objs, r->key));
+	pthread_mutex_unlock(&r->c->cache_mu);
+	char *text = pg ? json_dumps(pg, JSON_COMPACT) : NULL;
+	json_decref(pg);
+	return text;
+}
+
+/* Run the planner on the job and its children; the status it wants in r->new_status. */
+static int plan_job(rctx *r)
+{
+	tfjob_controller *c = r->c;
+	char *pg = pod_group_text(r);
+	tfjob_objects *po = summaries_of(&r->pods), *so = summaries_of(&r->svcs);
+	int rc = po && so ? tfjob__job_wrap(&r->tj, json_incref(r->job), NULL, &r->err) : TFJOB_ENOMEM;
+	if (!rc) {
+		tfjob_plan_options popts = TFJOB_PLAN_OPTIONS_INIT;
+		popts.compat = c->o.compat;
+		popts.now = tfjob__now_s(c);
+		popts.requeues = tfjob__queue_num_requeues(c->q, r->key);
+		popts.render = &c->ropts;
+		popts.pod_group_json = pg;
+		rc = tfjob_plan_new_with_objects(&r->plan, r->tj, po, so, &popts, &r->err);
+	}
+	free(pg);
+	tfjob_objects_free(po);
+	tfjob_objects_free(so);
+	if (rc)
+		return rc;
+	r->old_status = json_object_get(r->job, "status");
+	json_t *wanted = tfjob_plan_status_changed(r->plan) ? tfjob__plan_status(r->plan) : r->old_status;
+	r->new_status = wanted ? json_incref(wanted) : json_object(); /* shared, never printed and parsed */
+	if (!r->new_status)
+		return tfjob__oom(&r->err);
+	return 0;
+}
+
+/* TTL: delete the finished job (its children go with it, in the background). */
+static int delete_job(rctx *r)
+{
+	tfjob_controller *c = r->c;
+	tfjob_delete_options dopts = TFJOB_DELETE_OPTIONS_INIT;
+	dopts.propagation = TFJOB_PROPAGATION_BACKGROUND;
+	dopts.precondition_uid = r->uid;
+	tfjob_error *err = NULL;
+	int rc = tfjob_transport_delete(NULL, c->t, &RES_TFJOBS, r->ns, r->name, &dopts, &err);
+	tfjob__count(c, TFJOB_API_DELETE, rc);
+	char msg[1024];
+	if (rc == 0) {
+		atomic_fetch_add(&c->m.jobs_deleted, 1);
+		tfjob__log(c, TFJOB_LOG_INFO, "deleted the job (ttlSecondsAfterFinished)", r->key, NULL, NULL);
+		snprintf(msg, sizeof(msg), "Deleted job: %s", r->name);
+		record_event(r, "Normal", "SuccessfulDeleteJob", msg);
+	} else if (rc == TFJOB_ENOTFOUND || rc == TFJOB_ECONFLICT) {
+		rc = 0; /* gone, or replaced by another job of that name */
+	} else {
+		snprintf(msg, sizeof(msg), "Error deleting: %s", tfjob_error_message(err));
+		record_event(r, "Warning", "FailedDeleteJob", msg);
+	}
+	tfjob_error_free(err);
+	return rc;
+}
+
+/* Carry out action i; *deleted_job = 1 when it deleted the job itself. */
+static int do_action(rctx *r, size_t i, int *deleted_job)
+{
+	const tfjob_plan *plan = r->plan;
+	tfjob_action_type at = tfjob_plan_action_type(plan, i);
+	tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
+	int is_pod = kind == TFJOB_OBJECT_POD;
+	switch (at) {
+	case TFJOB_ACTION_EVENT:
+		record_event(r, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
+		             tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i));
+		return 0;
+	case TFJOB_ACTION_ADOPT:
+	case TFJOB_ACTION_RELEASE:
+		return do_claim(r, plan, i, is_pod);
+	case TFJOB_ACTION_PATCH:
+		return do_write_pod_group(r, plan, i);
+	case TFJOB_ACTION_WAIT:
+		tfjob__log(r->c, TFJOB_LOG_DEBUG, "pods wait for the PodGroup", r->key, tfjob_plan_action_name(plan, i), NULL);
+		return 0;
+	case TFJOB_ACTION_CREATE:
+		return kind == TFJOB_OBJECT_PODGROUP ? do_write_pod_group(r, plan, i) : do_create(r, plan, i, is_pod);
+	case TFJOB_ACTION_DELETE:
+		if (kind == TFJOB_OBJECT_TFJOB) {
+			*deleted_job = 1;
+			return delete_job(r);
+		}
+		if (kind == TFJOB_OBJECT_PODGROUP)
+			return do_delete_pod_group(r, tfjob_plan_action_name(plan, i));
+		return do_delete(r, plan, i, is_pod);
+	}
+	return 0;
+}
+
+/* The plan's actions in order; *deleted_job = 1 when the job itself was deleted. */
+static int carry_out_actions(rctx *r, int *deleted_job)
+{
+	size_t n = tfjob_plan_action_count(r->plan);
+	int rc = 0;
+	*deleted_job = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = do_action(r, i, deleted_job);
+	return rc;
+}
+
+/* Cache a job the server answered with (newer than, or the same as, the cached one). */
+static void cache_job(tfjob_controller *c, json_t *job)
+{
+	pthread_mutex_lock(&c->cache_mu);
+	tfjob__store_put(&c->stores[INF_JOBS], job);
+	pthread_mutex_unlock(&c->cache_mu);
+}
+
+/* After a status conflict: the job as stored now into the cache; 1 (plan again), 0 (gone) or an error. */
+static int reread_job(rctx *r)
+{
+	tfjob_controller *c = r->c;
 	char *fresh = NULL;
-	int rc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, r->ns, r->name, err);
+	int rc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, r->ns, r->name, &r->err);
 	tfjob__count(c, TFJOB_API_GET, rc);
-	if (rc == 0)
-		store_answer(r, INF_JOBS, fresh);
+	json_t *f = rc == 0 ? json_loads(fresh, 0, NULL) : NULL;
 	tfjob_free(fresh);
+	if (f)
+		cache_job(c, f);
 	return rc == 0 ? 1 : rc == TFJOB_ENOTFOUND ? 0 : rc;
 }
 
-/* Job metrics of a status that was written (counted as soon as the write succeeded). */
-static void count_transitions(tfjob_controller *c, json_t *old_status, json_t *new_status)
+/* The job metrics a successful status write moves. */
+static void count_transitions(rctx *r)
 {
-	if (cond_true(old_status, "Created") < 0 && cond_true(new_status, "Created") >= 0)
-		atomic_fetch_add(&c->m.jobs_created, 1);
-	if (cond_true(old_status, "Succeeded") != 1 && cond_true(new_status, "Succeeded") == 1)
-		atomic_fetch_add(&c->m.jobs_succeeded, 1);
-	if (cond_true(old_status, "Failed") != 1 && cond_true(new_status, "Failed") == 1)
-		atomic_fetch_add(&c->m.jobs_failed, 1);
-	if (cond_true(old_status, "Restarting") != 1 && cond_true(new_status, "Restarting") == 1)
-		atomic_fetch_add(&c->m.jobs_restarted, 1);
+	tfjob__metrics *m = &r->c->m;
+	json_t *o = r->old_status, *n = r->new_status;
+	if (cond_true(o, "Created") < 0 && cond_true(n, "Created") >= 0)
+		atomic_fetch_add(&m->jobs_created, 1);
+	if (cond_true(o, "Succeeded") != 1 && cond_true(n, "Succeeded") == 1)
+		atomic_fetch_add(&m->jobs_succeeded, 1);
+	if (cond_true(o, "Failed") != 1 && cond_true(n, "Failed") == 1)
+		atomic_fetch_add(&m->jobs_failed, 1);
+	if (cond_true(o, "Restarting") != 1 && cond_true(n, "Restarting") == 1)
+		atomic_fetch_add(&m->jobs_restarted, 1);
 }
 
-/* Write the plan's status through /status. Returns 0, 1 (conflict: plan again) or an error. */
-static int write_status(rctx *r, const tfjob_plan *plan, tfjob_error **err)
+/* PUT the new status; returns 0 done, 1 re-plan (conflict), or a negative error. */
+static int write_status(rctx *r)
 {
 	tfjob_controller *c = r->c;
-	char *status_text = NULL;
-	int rc = tfjob_plan_status_json(&status_text, plan, 0, err);
-	json_t *new_status = rc ? NULL : json_loads(status_text, 0, NULL);
-	free(status_text);
-	if (!new_status)
-		return rc ? rc : tfjob__oom(err);
 	json_t *obj = json_copy(r->job);
-	json_object_set(obj, "status", new_status);
-	char *text = json_dumps(obj, JSON_COMPACT);
+	char *text = obj && !json_object_set(obj, "status", r->new_status) ? json_dumps(obj, JSON_COMPACT) : NULL;
 	json_decref(obj);
 	char *stored = NULL;
-	rc = text ? tfjob_transport_update_status(&stored, c->t, &RES_TFJOBS, r->ns, text, err) : TFJOB_ENOMEM;
+	int rc = text ? tfjob_transport_update_status(&stored, c->t, &RES_TFJOBS, r->ns, text, &r->err) : TFJOB_ENOMEM;
 	free(text);
 	tfjob__count(c, TFJOB_API_UPDATE_STATUS, rc);
-	if (rc == TFJOB_ECONFLICT)
-		rc = refresh_after_conflict(r, err);
-	else if (rc == TFJOB_ENOTFOUND)
-		rc = 0;
-	else if (rc == 0)
-		count_transitions(c, json_object_get(r->job, "status"), new_status);
-	json_t *s = rc == 0 && stored ? json_loads(stored, 0, NULL) : NULL;
+	if (rc == TFJOB_ECONFLICT) {
+		atomic_fetch_add(&c->m.status_conflicts, 1);
+		tfjob_error_free(r->err);
+		r->err = NULL;
+		return reread_job(r);
+	}
+	if (rc) {
+		tfjob_free(stored);
+		return rc == TFJOB_ENOTFOUND ? 0 : rc;
+	}
+	/* Counted as soon as the write has succeeded, before the checks of what was stored. */
+	count_transitions(r);
+	json_t *s = stored ? json_loads(stored, 0, NULL) : NULL;
 	tfjob_free(stored);
 	char where[256] = "";
-	if (s && status_lost(new_status, json_object_get(s, "status"), where, sizeof(where))) {
+	if (s && status_lost(r->new_status, json_object_get(s, "status"), where, sizeof(where))) {
 		/* The CRD's schema pruned or changed part of what we wrote: the next plan would
 		   write it again at every event. Say so (a CRD without those status fields). */
 		tfjob__log(c, TFJOB_LOG_WARN, "the stored status differs from the one written (pruned by the CRD's schema?)",
 		           r->key, where, NULL);
 	}
-	if (s) {
-		pthread_mutex_lock(&c->cache_mu);
-		tfjob__store_put(&c->stores[INF_JOBS], s);
-		pthread_mutex_unlock(&c->cache_mu);
-	}
-	json_decref(new_status);
-	return rc;
+	if (s)
+		cache_job(c, s);
+	return 0;
 }
 
-/* Whether the plan deletes the job itself (the TTL): then there is no status to write. */
-static int deletes_job(const tfjob_plan *plan)
+/* Free what one attempt built. */
+static void attempt_clear(rctx *r)
 {
-	for (size_t i = 0; i < tfjob_plan_action_count(plan); i++)
-		if (tfjob_plan_action_type(plan, i) == TFJOB_ACTION_DELETE && tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_TFJOB)
-			return 1;
-	return 0;
+	tfjob_error_free(r->err);
+	json_decref(r->new_status);
+	tfjob_plan_free(r->plan);
+	tfjob_job_free(r->tj);
+	tfjob__children_free(r->pods.items, r->pods.n);
+	tfjob__children_free(r->svcs.items, r->svcs.n);
+	r->err = NULL;
+	r->new_status = NULL;
+	r->old_status = NULL;
+	r->plan = NULL;
+	r->tj = NULL;
+	r->pods = (kid_list){ NULL, 0 };
+	r->svcs = (kid_list){ NULL, 0 };
 }
 
 /* Returns 0 done, 1 re-plan (status conflict), or a negative error. */
 static int reconcile_once(rctx *r)
 {
 	tfjob_controller *c = r->c;
-	if (meta_str(r->job, "deletionTimestamp"))
-		return 0; /* being deleted: leave it alone */
-	if (!tfjob__exp_satisfied(c->exp, r->key)) {
-		tfjob__log(c, TFJOB_LOG_DEBUG, "expectations not satisfied yet", r->key, NULL, NULL);
-		/* the watch brings the rest; expired expectations are looked at again by then */
-		tfjob__queue_add_after(c->q, r->key, c->o.expectations_timeout_ms);
+	if (wait_for_now(r))
 		return 0;
-	}
-	tfjob_error *err = NULL;
-	tfjob_plan *plan = NULL;
-	json_t *pods = children_of(r, INF_PODS), *svcs = children_of(r, INF_SERVICES);
-	int rc = pods && svcs ? plan_step(&plan, r, pods, svcs, &err) : TFJOB_ENOMEM;
-	size_t n = tfjob_plan_action_count(plan);
-	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = do_action(r, plan, i, pods, svcs);
-	if (!rc && !deletes_job(plan) && tfjob_plan_status_changed(plan))
-		rc = write_status(r, plan, &err);
+	r->uid = meta_str(r->job, "uid");
+	int rc = take_children(r);
+	if (!rc)
+		rc = plan_job(r);
+	int deleted_job = 0;
+	if (!rc)
+		rc = carry_out_actions(r, &deleted_job);
+	if (!rc && !deleted_job && tfjob_plan_status_changed(r->plan))
+		rc = write_status(r);
 	int64_t after;
-	if (!rc && !deletes_job(plan) && tfjob_plan_requeue_after(&after, plan) == 0)
+	if (!rc && !deleted_job && tfjob_plan_requeue_after(&after, r->plan) == 0)
 		tfjob__queue_add_after(c->q, r->key, after > 0 ? after * 1000 : 0);
 	if (rc < 0)
 		tfjob__log(c, TFJOB_LOG_ERROR, "reconcile failed", r->key, NULL,
-		           err ? tfjob_error_message(err) : tfjob_strerror(rc));
-	tfjob_error_free(err);
-	tfjob_plan_free(plan);
-	json_decref(pods);
-	json_decref(svcs);
+		           r->err ? tfjob_error_message(r->err) : tfjob_strerror(rc));
+	attempt_clear(r);
 	return rc;
 }
 
@@ -564,7 +642,7 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 	const char *slash = strchr(key, '/');
 	if (!slash)
 		return 0;
-	rctx r = { c, key, strndup(key, (size_t)(slash - key)), strdup(slash + 1), NULL, NULL, -1 };
+	rctx r = { .c = c, .key = key, .ns = strndup(key, (size_t)(slash - key)), .name = strdup(slash + 1), .may_adopt = -1 };
 	int rc = 0;
 	if (!r.ns || !r.name) {
 		rc = TFJOB_ENOMEM;
@@ -591,6 +669,7 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 	if (rc == 1)
 		rc = TFJOB_ECONFLICT;
 out:
+	tfjob__recorder_post(c->events, &r.events);
 	free(r.ns);
 	free(r.name);
 	return rc;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/internal.h"
+#include "controller/parts.h"
 
 typedef struct exp_entry {
 	int64_t adds, dels, stamp;

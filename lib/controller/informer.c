@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ctrl.h"
+#include "controller/handle.h"
 
 
 static const char *meta_str(json_t *obj, const char *field)
@@ -19,30 +19,39 @@ static const char *meta_str(json_t *obj, const char *field)
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
 }
 
-/* The job key a child belongs to (controller TFJob ref, else the job-name label), into buf. */
-static const char *child_job_key(char *buf, size_t size, json_t *obj, int *owned)
+static int is_child_kind(int kind)
 {
-	json_t *md = json_object_get(obj, "metadata");
-	const char *ns = meta_str(obj, "namespace");
-	size_t i;
-	json_t *r;
+	return kind == INF_PODS || kind == INF_SERVICES;
+}
+
+/* The job key a child belongs to (controller TFJob ref, else the job-name label), into buf. */
+static const char *child_job_key(char *buf, size_t size, const tfjob__child *ch, int *owned)
+{
+	const char *ns = ch->ns ? ch->ns : "";
 	*owned = 0;
-	json_array_foreach(json_object_get(md, "ownerReferences"), i, r) {
-		if (json_is_true(json_object_get(r, "controller"))) {
-			const char *kind = json_string_value(json_object_get(r, "kind"));
-			const char *name = json_string_value(json_object_get(r, "name"));
-			if (!kind || strcmp(kind, "TFJob") || !name)
-				return NULL;
-			*owned = 1;
-			snprintf(buf, size, "%s/%s", ns ? ns : "", name);
-			return buf;
-		}
+	if (ch->controlled) {
+		if (!ch->ctrl_kind || strcmp(ch->ctrl_kind, "TFJob") || !ch->ctrl_name)
+			return NULL;
+		*owned = 1;
+		snprintf(buf, size, "%s/%s", ns, ch->ctrl_name);
+		return buf;
 	}
-	const char *job = json_string_value(json_object_get(json_object_get(md, "labels"), TFJOB_LABEL_JOB_NAME));
-	if (!job)
+	if (!ch->sum.job_name)
 		return NULL;
-	snprintf(buf, size, "%s/%s", ns ? ns : "", job);
+	snprintf(buf, size, "%s/%s", ns, ch->sum.job_name);
 	return buf;
+}
+
+/* Creations (adds) or deletions (dels) of a child seen: its job's expectations are lowered. */
+static void observe(tfjob_controller *c, int kind, const tfjob__child *ch, int adds, int dels)
+{
+	char jk[512], sub[128];
+	int owned = 0;
+	const char *job_key = child_job_key(jk, sizeof(jk), ch, &owned);
+	if (!job_key || !owned)
+		return;
+	snprintf(sub, sizeof(sub), "%s/%s", ch->sum.rtype ? ch->sum.rtype : "", kind == INF_PODS ? "pods" : "services");
+	tfjob__exp_observed(c->exp, job_key, sub, adds, dels);
 }
 
 /* Remember where the stream is (the resume point of the next watch). */
@@ -95,12 +104,39 @@ static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *o
 	}
 }
 
+/* A Pod or Service changed: keep its compact form; lower expectations; queue its job. */
+static void on_child(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
+{
+	tfjob_controller *c = inf->c;
+	tfjob__child *ch = NULL;
+	if (tfjob__child_new(&ch, obj))
+		return;
+	char jk[512];
+	int owned = 0;
+	const char *job_key = child_job_key(jk, sizeof(jk), ch, &owned);
+	pthread_mutex_lock(&c->cache_mu);
+	if (type == TFJOB_WATCH_DELETED)
+		tfjob__child_unref(tfjob__child_store_del(&c->kids[inf->kind], ch->key));
+	else
+		tfjob__child_store_put(&c->kids[inf->kind], tfjob__child_ref(ch));
+	pthread_mutex_unlock(&c->cache_mu);
+	if (type == TFJOB_WATCH_ADDED)
+		observe(c, inf->kind, ch, 1, 0);
+	else if (type == TFJOB_WATCH_DELETED)
+		observe(c, inf->kind, ch, 0, 1);
+	if (job_key) {
+		tfjob__queue_add(c->q, job_key);
+		atomic_fetch_add(&c->m.queue_adds, 1);
+	}
+	tfjob__child_unref(ch);
+}
+
 static int on_event(tfjob_watch_event type, const char *object_json, void *payload)
 {
 	tfjob__informer *inf = payload;
 	tfjob_controller *c = inf->c;
 	inf->connected = 1;
-	json_t *obj = json_loads(object_json, 0, NULL);
+	json_t *obj = is_child_kind(inf->kind) ? tfjob__child_loads(object_json) : json_loads(object_json, 0, NULL);
 	if (!json_is_object(obj)) {
 		json_decref(obj);
 		return 0;
@@ -136,31 +172,7 @@ static int on_event(tfjob_watch_event type, const char *object_json, void *paylo
 		free(key);
 		return 0;
 	}
-	char jk[512], sub[128];
-	int owned = 0;
-	const char *job_key = child_job_key(jk, sizeof(jk), obj, &owned);
-	const char *rt = json_string_value(
-		json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), TFJOB_LABEL_REPLICA_TYPE));
-	snprintf(sub, sizeof(sub), "%s/%s", rt ? rt : "", inf->kind == INF_PODS ? "pods" : "services");
-	pthread_mutex_lock(&c->cache_mu);
-	json_t *old = NULL;
-	if (type == TFJOB_WATCH_DELETED) {
-		old = tfjob__store_del(&c->stores[inf->kind], obj);
-	} else {
-		tfjob__store_put(&c->stores[inf->kind], json_incref(obj));
-	}
-	pthread_mutex_unlock(&c->cache_mu);
-	json_decref(old);
-	if (job_key && owned) {
-		if (type == TFJOB_WATCH_ADDED)
-			tfjob__exp_observed(c->exp, job_key, sub, 1, 0);
-		else if (type == TFJOB_WATCH_DELETED)
-			tfjob__exp_observed(c->exp, job_key, sub, 0, 1);
-	}
-	if (job_key) {
-		tfjob__queue_add(c->q, job_key);
-		atomic_fetch_add(&c->m.queue_adds, 1);
-	}
+	on_child(inf, type, obj);
 	json_decref(obj);
 	return 0;
 }
@@ -204,43 +216,49 @@ static void on_closed(int code, const tfjob_error *err, void *payload)
 	pthread_mutex_unlock(&c->mu);
 }
 
-static const char *uid_of(json_t *obj)
+static int same_child(const tfjob__child *a, const tfjob__child *b)
 {
-	return meta_str(obj, "uid");
-}
-
-static int same_object(json_t *a, json_t *b)
-{
-	const char *ua = uid_of(a), *ub = uid_of(b);
-	return a && b && (!ua || !ub || !strcmp(ua, ub));
-}
-
-static void observe(tfjob_controller *c, int kind, json_t *obj, int adds, int dels)
-{
-	char jk[512], sub[128];
-	int owned = 0;
-	const char *job_key = child_job_key(jk, sizeof(jk), obj, &owned);
-	if (!job_key || !owned)
-		return;
-	const char *rt = json_string_value(
-		json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), TFJOB_LABEL_REPLICA_TYPE));
-	snprintf(sub, sizeof(sub), "%s/%s", rt ? rt : "", kind == INF_PODS ? "pods" : "services");
-	tfjob__exp_observed(c->exp, job_key, sub, adds, dels);
+	return a && b && (!a->uid || !b->uid || !strcmp(a->uid, b->uid));
 }
 
 /* A relist stands for the events the broken watch did not deliver (client-go's Replace):
    children that appeared count as observed creations, children that went as observed deletions,
    so expectations raised before the watch broke are met. */
-static void observe_diff(tfjob_controller *c, int kind, tfjob__store *old, tfjob__store *fresh)
+static void observe_diff(tfjob_controller *c, int kind, tfjob__child_store *old, tfjob__child_store *fresh)
 {
 	size_t b = 0;
 	for (tfjob__map_node *n = tfjob__map_next(&fresh->objs, &b, NULL); n; n = tfjob__map_next(&fresh->objs, &b, n))
-		if (!same_object(tfjob__map_get(&old->objs, n->key), n->val))
+		if (!same_child(tfjob__map_get(&old->objs, n->key), n->val))
 			observe(c, kind, n->val, 1, 0);
 	b = 0;
 	for (tfjob__map_node *n = tfjob__map_next(&old->objs, &b, NULL); n; n = tfjob__map_next(&old->objs, &b, n))
-		if (!same_object(tfjob__map_get(&fresh->objs, n->key), n->val))
+		if (!same_child(tfjob__map_get(&fresh->objs, n->key), n->val))
 			observe(c, kind, n->val, 0, 1);
+}
+
+/* The stores a list fills before they replace the informer's. */
+struct fresh_stores {
+	int kind;
+	tfjob__store *objs;
+	tfjob__child_store *kids;
+};
+
+/* One item of a list page into the fresh stores. */
+static int store_item(json_t *item, void *payload)
+{
+	struct fresh_stores *fs = payload;
+	if (!json_is_object(item))
+		return 0;
+	if (fs->kind == INF_JOBS) { /* list items may lack kind/apiVersion */
+		json_object_set_new(item, "apiVersion", json_string("kubeflow.org/v1"));
+		json_object_set_new(item, "kind", json_string("TFJob"));
+	}
+	tfjob__child *ch = NULL;
+	if (!is_child_kind(fs->kind))
+		tfjob__store_put(fs->objs, json_incref(item));
+	else if (tfjob__child_new(&ch, item) == 0)
+		tfjob__child_store_put(fs->kids, ch);
+	return 0;
 }
 
 int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
@@ -248,11 +266,13 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 	tfjob_controller *c = inf->c;
 	const char *ns = c->ns ? c->ns : "";
 	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
-	int children = inf->kind == INF_PODS || inf->kind == INF_SERVICES;
+	int children = is_child_kind(inf->kind);
 	lo.label_selector = children ? TFJOB_LABEL_JOB_NAME : NULL;
 	lo.limit = 500;
 	tfjob__store fresh;
-	tfjob__store_init(&fresh, children);
+	tfjob__child_store fresh_kids;
+	tfjob__store_init(&fresh);
+	tfjob__child_store_init(&fresh_kids);
 	char *rv = NULL, *cont = NULL;
 	int rc = 0;
 	for (;;) {
@@ -264,35 +284,26 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 		cont = NULL;
 		if (rc)
 			break;
-		json_t *list = json_loads(out, 0, NULL);
+		struct fresh_stores fs = { inf->kind, &fresh, &fresh_kids };
+		json_t *md = NULL;
+		int prc = tfjob__list_parse(out, children, &md, store_item, &fs);
 		tfjob_free(out);
-		if (!list) {
+		if (prc) {
 			rc = tfjob__fail(err, TFJOB_EPARSE, "the %s list is not JSON", inf->res.resource);
 			break;
 		}
-		json_t *md = json_object_get(list, "metadata");
 		free(rv);
 		rv = tfjob__strdup(json_string_value(json_object_get(md, "resourceVersion")));
 		const char *ct = json_string_value(json_object_get(md, "continue"));
 		if (ct && *ct)
 			cont = strdup(ct);
-		size_t i;
-		json_t *item;
-		json_array_foreach(json_object_get(list, "items"), i, item) {
-			if (!json_is_object(item))
-				continue;
-			if (inf->kind == INF_JOBS) { /* list items may lack kind/apiVersion */
-				json_object_set_new(item, "apiVersion", json_string("kubeflow.org/v1"));
-				json_object_set_new(item, "kind", json_string("TFJob"));
-			}
-			tfjob__store_put(&fresh, json_incref(item));
-		}
-		json_decref(list);
+		json_decref(md);
 		if (!cont)
 			break;
 	}
 	if (rc) {
 		tfjob__store_clear(&fresh);
+		tfjob__child_store_clear(&fresh_kids);
 		free(rv);
 		free(cont);
 		return rc;
@@ -300,7 +311,9 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 	/* swap the store; queue every job (level-triggered: a relist re-examines everything) */
 	pthread_mutex_lock(&c->cache_mu);
 	tfjob__store old = c->stores[inf->kind];
+	tfjob__child_store old_kids = c->kids[inf->kind];
 	c->stores[inf->kind] = fresh;
+	c->kids[inf->kind] = fresh_kids;
 	json_t *keys = json_array();
 	tfjob__map *jm = &c->stores[INF_JOBS].objs;
 	size_t b = 0;
@@ -313,12 +326,13 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 				json_array_append_new(keys, json_string(n->key));
 	}
 	if (children)
-		observe_diff(c, inf->kind, &old, &c->stores[inf->kind]);
+		observe_diff(c, inf->kind, &old_kids, &c->kids[inf->kind]);
 	free(inf->rv);
 	inf->rv = rv;
 	rv = NULL;
 	pthread_mutex_unlock(&c->cache_mu);
 	tfjob__store_clear(&old);
+	tfjob__child_store_clear(&old_kids);
 	size_t i;
 	json_t *k;
 	json_array_foreach(keys, i, k) {
@@ -342,7 +356,7 @@ int tfjob__informer_rewatch(tfjob__informer *inf, tfjob_error **err)
 	char *rv = inf->rv ? strdup(inf->rv) : NULL;
 	pthread_mutex_unlock(&c->cache_mu);
 	tfjob_watch_options wo = TFJOB_WATCH_OPTIONS_INIT;
-	wo.label_selector = inf->kind == INF_PODS || inf->kind == INF_SERVICES ? TFJOB_LABEL_JOB_NAME : NULL;
+	wo.label_selector = is_child_kind(inf->kind) ? TFJOB_LABEL_JOB_NAME : NULL;
 	wo.resource_version = rv;
 	wo.allow_bookmarks = 1;
 	wo.reconnect = 0; /* tfjob__informer_tick resumes it: it must know when the stream is down */

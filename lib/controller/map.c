@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "controller/internal.h"
+#include "controller/parts.h"
 
 int64_t tfjob__mono_ms(void *payload)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "controller/internal.h"
+#include "controller/parts.h"
 #include "util/timedwait.h"
 
 struct tfjob__queue {

@@ -271,10 +271,14 @@ static int apply(struct txn *t, json_t *root, bool compat)
 	return 0;
 }
 
-/* Everything tfjob_job_apply_defaults() checks before it changes anything. *clean: the schema check found nothing. */
-static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *opts, bool *clean, tfjob_error **err)
+/*
+ * Everything tfjob_job_apply_defaults() checks before it changes anything. *clean: the schema
+ * check found nothing; *unknown: it found fields the schema does not declare.
+ */
+static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *opts, bool *clean, bool *unknown,
+                             tfjob_error **err)
 {
-	*clean = false;
+	*clean = *unknown = false;
 	int rc = 0;
 	if (opts->compat != TFJOB_COMPAT_DOCUMENTED && opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9)
 		return tfjob__fail(err, TFJOB_EINVAL, "unknown compat mode %d", (int)opts->compat);
@@ -283,7 +287,8 @@ static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *
 	tfjob_field_errors *errs = tfjob__field_errors_new();
 	if (!errs)
 		return tfjob__oom(err);
-	tfjob__schema_check(errs, job->root);
+	/* Unknown fields do not stop decoding either: they are kept, as the library keeps every field. */
+	*unknown = tfjob__schema_check(errs, job->root, false) > 0;
 	/* Missing required fields do not stop decoding (validation reports them); wrong types and
 	 * out-of-range integers do. */
 	const struct tfjob__field_error *bad = NULL;
@@ -305,7 +310,7 @@ static int defaults_precheck(const tfjob_job *job, const tfjob_default_options *
  * verdict still holds after them unless they had to create spec, which then lacks its required
  * tfReplicaSpecs.
  */
-static int apply_all(tfjob_job *job, const tfjob_default_options *opts, bool clean, tfjob_error **err)
+static int apply_all(tfjob_job *job, const tfjob_default_options *opts, bool clean, bool unknown, tfjob_error **err)
 {
 	struct txn t;
 	txn_init(&t);
@@ -315,14 +320,15 @@ static int apply_all(tfjob_job *job, const tfjob_default_options *opts, bool cle
 	if (rc)
 		return tfjob__oom(err);
 	job->schema_clean = clean && tfjob__replica_specs(job) != NULL;
+	job->schema_unknown = unknown;
 	return 0;
 }
 
 int tfjob__job_apply_defaults_in_place(tfjob_job *job, const tfjob_default_options *opts, tfjob_error **err)
 {
-	bool clean;
-	int rc = defaults_precheck(job, opts, &clean, err);
-	return rc ? rc : apply_all(job, opts, clean, err);
+	bool clean, unknown;
+	int rc = defaults_precheck(job, opts, &clean, &unknown, err);
+	return rc ? rc : apply_all(job, opts, clean, unknown, err);
 }
 
 int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *caller_opts, tfjob_error **err)
@@ -333,8 +339,8 @@ int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *caller
 	int rc = tfjob__versioned_copy(&tfjob__default_options_v, &opts, caller_opts, err);
 	if (rc)
 		return rc;
-	bool clean;
-	rc = defaults_precheck(job, &opts, &clean, err);
+	bool clean, unknown;
+	rc = defaults_precheck(job, &opts, &clean, &unknown, err);
 	if (rc)
 		return rc;
 	if (job->root->refcount > 1) {
@@ -345,5 +351,5 @@ int tfjob_job_apply_defaults(tfjob_job *job, const tfjob_default_options *caller
 		json_decref(job->root);
 		job->root = copy;
 	}
-	return apply_all(job, &opts, clean, err);
+	return apply_all(job, &opts, clean, unknown, err);
 }

@@ -7,6 +7,7 @@
 
 #include "core/fielderr.h"
 #include "core/job.h"
+#include "util/sbuf.h"
 
 static const char *const type_names[] = {
 	[TFJOB_FIELD_VALUE_NOT_FOUND] = "FieldValueNotFound",
@@ -105,6 +106,24 @@ void tfjob__field_errors_add(tfjob_field_errors *list, tfjob_field_error_type ty
 		return;
 	}
 	list->count++;
+}
+
+char *tfjob__supported_values_detail(const char *const *supported)
+{
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	tfjob__sbuf_adds(&b, "supported values: ");
+	for (const char *const *s = supported; *s; s++) {
+		if (s != supported)
+			tfjob__sbuf_adds(&b, ", ");
+		tfjob__sbuf_addc(&b, '"');
+		tfjob__sbuf_adds(&b, *s);
+		tfjob__sbuf_addc(&b, '"');
+	}
+	if (b.oom) {
+		tfjob__sbuf_free(&b);
+		return NULL;
+	}
+	return tfjob__sbuf_take(&b);
 }
 
 char *tfjob__path_child(const char *parent, const char *child)

@@ -37,8 +37,16 @@ char *tfjob__path_key(const char *parent, const char *key);
 /* "parent[index]" */
 char *tfjob__path_index(const char *parent, size_t index);
 
-/* CRD structural schema check of a TFJob (JSON types, required fields of the schema). */
-void tfjob__schema_check(tfjob_field_errors *errs, json_t *root);
+/* "supported values: \"a\", \"b\"" (field.NotSupported's detail) of a NULL-terminated list; NULL when out of memory. */
+char *tfjob__supported_values_detail(const char *const *supported);
+
+/*
+ * CRD structural schema check of a TFJob: JSON types, required fields, allowed values and, when
+ * strict, unknown fields (FieldValueNotSupported naming the key, with the API server's
+ * `unknown field "a.b"` and a "did you mean" suggestion in the detail). Returns the number of
+ * unknown fields found, reported or not.
+ */
+size_t tfjob__schema_check(tfjob_field_errors *errs, const json_t *root, bool strict);
 
 /*
  * Integral reals (within +-(2^53 - 1)) at the schema's integer positions become integers, in

@@ -229,6 +229,7 @@ int tfjob_job_clone(tfjob_job **out, const tfjob_job *job, tfjob_error **err)
 	}
 	clone->root = copy;
 	clone->schema_clean = job->schema_clean;
+	clone->schema_unknown = job->schema_unknown;
 	*out = clone;
 	return 0;
 }

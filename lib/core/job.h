@@ -18,6 +18,9 @@ struct tfjob_job {
 	 * change the verdict (a JSON type, a required field) must clear it; status does not count.
 	 */
 	bool schema_clean;
+	/* With schema_clean: that check found fields the schema does not declare (not an error
+	 * there; tfjob_job_validate() reports them when strict). */
+	bool schema_unknown;
 };
 
 /* The five replica types, canonical spelling. */

@@ -198,7 +198,26 @@ int tfjob__objects_wrap(tfjob_objects **out, json_t *items, const char *what, tf
 	}
 	for (size_t i = 0; i < n; i++)
 		tfjob__summarize(&objs->sums[i], json_array_get(items, i));
+	objs->n = n;
 	*out = objs;
+	return 0;
+}
+
+int tfjob__objects_from_summaries(tfjob_objects **out, const tfjob__summary *const *sums, size_t n, tfjob_error **err)
+{
+	json_t *none = json_array();
+	int rc = none ? tfjob__objects_wrap(out, none, "objects", err) : tfjob__oom(err);
+	if (rc)
+		return rc;
+	rc = reserve(*out, n ? n : 1, err);
+	if (rc) {
+		tfjob_objects_free(*out);
+		*out = NULL;
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++)
+		(*out)->sums[i] = *sums[i];
+	(*out)->n = n;
 	return 0;
 }
 
@@ -233,7 +252,7 @@ int tfjob__objects_load(tfjob_objects **out, const char *data, size_t len, size_
 	return load_with_limits(out, data, len, &limits, what, err);
 }
 
-size_t tfjob__objects_size(const tfjob_objects *objects) { return objects ? json_array_size(objects->items) : 0; }
+size_t tfjob__objects_size(const tfjob_objects *objects) { return objects ? objects->n : 0; }
 
 int tfjob_objects_new(tfjob_objects **out, tfjob_error **err)
 {
@@ -273,13 +292,15 @@ int tfjob_objects_add_json(tfjob_objects *objects, const char *json, tfjob_error
 		rc = reserve(objects, n + 1, err);
 	if (!rc && json_array_append(objects->items, json_array_get(one, 0)))
 		rc = tfjob__oom(err);
-	if (!rc)
+	if (!rc) {
 		tfjob__summarize(&objects->sums[n], json_array_get(objects->items, n));
+		objects->n = n + 1;
+	}
 	json_decref(one);
 	return rc;
 }
 
-size_t tfjob_objects_count(const tfjob_objects *objects) { return objects ? json_array_size(objects->items) : 0; }
+size_t tfjob_objects_count(const tfjob_objects *objects) { return objects ? objects->n : 0; }
 
 int tfjob_objects_item_json(char **out, const tfjob_objects *objects, size_t i, unsigned int flags, tfjob_error **err)
 {
@@ -291,7 +312,7 @@ int tfjob_objects_item_json(char **out, const tfjob_objects *objects, size_t i, 
 
 const char *tfjob_objects_item_name(const tfjob_objects *objects, size_t i)
 {
-	if (!objects || i >= json_array_size(objects->items))
+	if (!objects || i >= objects->n)
 		return NULL;
 	return objects->sums[i].name;
 }

@@ -33,6 +33,8 @@ typedef struct tfjob__summary {
 	const char *uid;        /* metadata.uid */
 	const char *controller_uid; /* uid of the controller owner reference ("" without a uid); NULL: no controller */
 	const char *operator_name; /* label training.kubeflow.org/operator-name */
+	const char *owner_refs; /* metadata.ownerReferences as compact JSON when obj lacks the metadata (a
+	                           compact cache's child); NULL: read them from obj */
 	const char *job_name;   /* label training.kubeflow.org/job-name */
 	const char *rtype;      /* label training.kubeflow.org/replica-type, as written */
 	const char *rindex;     /* label training.kubeflow.org/replica-index, as written */
@@ -48,8 +50,9 @@ typedef struct tfjob__summary {
 } tfjob__summary;
 
 struct tfjob_objects {
-	json_t *items;         /* array of objects (owned) */
+	json_t *items;         /* array of objects (owned); empty for a list of summaries only */
 	tfjob__summary *sums;  /* sums[i] describes items[i] */
+	size_t n;              /* summaries */
 	size_t cap;            /* allocated summaries */
 };
 
@@ -61,6 +64,13 @@ void tfjob__summarize(tfjob__summary *out, json_t *obj);
  * names the list in errors) and summarised.
  */
 int tfjob__objects_wrap(tfjob_objects **out, json_t *items, const char *what, tfjob_error **err);
+
+/*
+ * A list of summaries only (copied; the strings and objects they point to are borrowed and must
+ * outlive the list): a controller's compact cache handed to the planner. Its items have no JSON
+ * (tfjob_objects_item_json() fails), which the planner never asks for.
+ */
+int tfjob__objects_from_summaries(tfjob_objects **out, const tfjob__summary *const *sums, size_t n, tfjob_error **err);
 
 /* Parse text (NULL = none) into a new list; what names the list in errors. */
 int tfjob__objects_load(tfjob_objects **out, const char *data, size_t len, size_t max_bytes, const char *what,

@@ -1,149 +1,42 @@
 /*
- * The TFJob CRD's structural schema, for the fields the library reads: JSON types and the
- * schema's required fields, reported as the API server reports them (FieldValueTypeInvalid,
- * FieldValueRequired). Null counts as absent, as the API server prunes nulls of non-nullable fields.
+ * The TFJob CRD's structural schema (lib/core/schema_table.c, generated with the CRD by
+ * scripts/gen-schema.py): JSON types, the schema's required fields, the allowed values of a few
+ * pod fields and, when strict, unknown fields, reported as the API server reports them
+ * (FieldValueTypeInvalid, FieldValueRequired, FieldValueNotSupported). Null counts as absent, as
+ * the API server prunes nulls of non-nullable fields.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ctype.h>
+#include <strings.h>
 
 #include "core/fielderr.h"
+#include "core/schema_table.h"
+#include "util/sbuf.h"
 
-enum value_type { T_ANY, T_STRING, T_BOOL, T_INT32, T_INT64, T_OBJECT, T_ARRAY, T_INT_OR_STRING };
+typedef struct tfjob__schema_node schema_node;
 
-struct node_schema;
+static const schema_node *node_at(unsigned i) { return &tfjob__schema_nodes[i]; }
 
-struct prop {
-	const char *name;
-	const struct node_schema *schema;
-	bool required;
-};
-
-struct node_schema {
-	enum value_type type;
-	const struct prop *props; /* named fields of an object, terminated by a NULL name */
-	const struct node_schema *values; /* map values (objects) or items (arrays) */
-};
-
-static const struct node_schema s_string = { T_STRING, NULL, NULL };
-static const struct node_schema s_bool = { T_BOOL, NULL, NULL };
-static const struct node_schema s_int32 = { T_INT32, NULL, NULL };
-static const struct node_schema s_int64 = { T_INT64, NULL, NULL };
-static const struct node_schema s_object = { T_OBJECT, NULL, NULL };
-static const struct node_schema s_string_map = { T_OBJECT, NULL, &s_string };
-static const struct node_schema s_string_list = { T_ARRAY, NULL, &s_string };
-static const struct node_schema s_quantity_map = { T_OBJECT, NULL, &(const struct node_schema){ T_INT_OR_STRING, NULL, NULL } };
-
-static const struct prop port_props[] = {
-	{ "containerPort", &s_int32, true }, { "hostPort", &s_int32, false }, { "name", &s_string, false },
-	{ "protocol", &s_string, false },    { "hostIP", &s_string, false },  { NULL, NULL, false },
-};
-static const struct node_schema s_port = { T_OBJECT, port_props, NULL };
-
-static const struct prop env_props[] = {
-	{ "name", &s_string, true }, { "value", &s_string, false }, { "valueFrom", &s_object, false }, { NULL, NULL, false },
-};
-static const struct node_schema s_env = { T_OBJECT, env_props, NULL };
-
-static const struct prop resources_props[] = {
-	{ "limits", &s_quantity_map, false }, { "requests", &s_quantity_map, false }, { NULL, NULL, false },
-};
-static const struct node_schema s_resources = { T_OBJECT, resources_props, NULL };
-
-static const struct prop container_props[] = {
-	{ "name", &s_string, true },
-	{ "image", &s_string, false },
-	{ "command", &s_string_list, false },
-	{ "args", &s_string_list, false },
-	{ "workingDir", &s_string, false },
-	{ "ports", &(const struct node_schema){ T_ARRAY, NULL, &s_port }, false },
-	{ "env", &(const struct node_schema){ T_ARRAY, NULL, &s_env }, false },
-	{ "resources", &s_resources, false },
-	{ NULL, NULL, false },
-};
-static const struct node_schema s_container = { T_OBJECT, container_props, NULL };
-static const struct node_schema s_containers = { T_ARRAY, NULL, &s_container };
-
-static const struct prop pod_spec_props[] = {
-	{ "containers", &s_containers, true },
-	{ "initContainers", &s_containers, false },
-	{ "restartPolicy", &s_string, false },
-	{ "schedulerName", &s_string, false },
-	{ "priorityClassName", &s_string, false },
-	{ NULL, NULL, false },
-};
-
-static const struct prop object_meta_props[] = {
-	{ "name", &s_string, false },         { "generateName", &s_string, false }, { "namespace", &s_string, false },
-	{ "uid", &s_string, false },          { "labels", &s_string_map, false },   { "annotations", &s_string_map, false },
-	{ "resourceVersion", &s_string, false }, { NULL, NULL, false },
-};
-static const struct node_schema s_object_meta = { T_OBJECT, object_meta_props, NULL };
-
-static const struct prop template_props[] = {
-	{ "metadata", &s_object_meta, false },
-	{ "spec", &(const struct node_schema){ T_OBJECT, pod_spec_props, NULL }, false },
-	{ NULL, NULL, false },
-};
-
-static const struct prop replica_spec_props[] = {
-	{ "replicas", &s_int32, false },
-	{ "restartPolicy", &s_string, false },
-	{ "template", &(const struct node_schema){ T_OBJECT, template_props, NULL }, false },
-	{ NULL, NULL, false },
-};
-static const struct node_schema s_replica_spec = { T_OBJECT, replica_spec_props, NULL };
-
-static const struct prop scheduling_props[] = {
-	{ "minAvailable", &s_int32, false },  { "queue", &s_string, false },
-	{ "minResources", &s_quantity_map, false }, { "priorityClass", &s_string, false },
-	{ "scheduleTimeoutSeconds", &s_int32, false }, { NULL, NULL, false },
-};
-
-static const struct prop run_policy_props[] = {
-	{ "cleanPodPolicy", &s_string, false },
-	{ "ttlSecondsAfterFinished", &s_int32, false },
-	{ "activeDeadlineSeconds", &s_int64, false },
-	{ "backoffLimit", &s_int32, false },
-	{ "schedulingPolicy", &(const struct node_schema){ T_OBJECT, scheduling_props, NULL }, false },
-	{ "suspend", &s_bool, false },
-	{ "managedBy", &s_string, false },
-	{ NULL, NULL, false },
-};
-
-static const struct prop spec_props[] = {
-	{ "runPolicy", &(const struct node_schema){ T_OBJECT, run_policy_props, NULL }, false },
-	{ "successPolicy", &s_string, false },
-	{ "tfReplicaSpecs", &(const struct node_schema){ T_OBJECT, NULL, &s_replica_spec }, true },
-	{ "enableDynamicWorker", &s_bool, false },
-	{ NULL, NULL, false },
-};
-
-static const struct prop root_props[] = {
-	{ "apiVersion", &s_string, false },
-	{ "kind", &s_string, false },
-	{ "metadata", &s_object_meta, false },
-	{ "spec", &(const struct node_schema){ T_OBJECT, spec_props, NULL }, false },
-	{ NULL, NULL, false },
-};
-static const struct node_schema s_tfjob = { T_OBJECT, root_props, NULL };
-
-static const char *type_word(enum value_type t)
+static const char *type_word(unsigned t)
 {
 	switch (t) {
-	case T_STRING:
+	case TFJOB__SCHEMA_STRING:
 		return "string";
-	case T_BOOL:
+	case TFJOB__SCHEMA_BOOL:
 		return "boolean";
-	case T_INT32:
-	case T_INT64:
+	case TFJOB__SCHEMA_INT32:
+	case TFJOB__SCHEMA_INT64:
 		return "integer";
-	case T_OBJECT:
+	case TFJOB__SCHEMA_NUMBER:
+		return "number";
+	case TFJOB__SCHEMA_OBJECT:
 		return "object";
-	case T_ARRAY:
+	case TFJOB__SCHEMA_ARRAY:
 		return "array";
-	case T_INT_OR_STRING:
+	case TFJOB__SCHEMA_INT_OR_STRING:
 		return "integer or string";
 	default:
 		return "any";
@@ -171,25 +64,98 @@ static const char *json_type_word(const json_t *v)
 	}
 }
 
-static bool type_matches(enum value_type t, const json_t *v)
+static bool type_matches(unsigned t, const json_t *v)
 {
 	switch (t) {
-	case T_STRING:
+	case TFJOB__SCHEMA_STRING:
 		return json_is_string(v);
-	case T_BOOL:
+	case TFJOB__SCHEMA_BOOL:
 		return json_is_boolean(v);
-	case T_INT32:
-	case T_INT64:
+	case TFJOB__SCHEMA_INT32:
+	case TFJOB__SCHEMA_INT64:
 		return json_is_integer(v);
-	case T_OBJECT:
+	case TFJOB__SCHEMA_NUMBER:
+		return json_is_number(v);
+	case TFJOB__SCHEMA_OBJECT:
 		return json_is_object(v);
-	case T_ARRAY:
+	case TFJOB__SCHEMA_ARRAY:
 		return json_is_array(v);
-	case T_INT_OR_STRING:
+	case TFJOB__SCHEMA_INT_OR_STRING:
 		return json_is_integer(v) || json_is_string(v);
 	default:
 		return true;
 	}
+}
+
+/* Index in tfjob__schema_props of the node's field named key (binary search), or -1. */
+static long prop_lookup(const schema_node *node, const char *key)
+{
+	size_t lo = node->props, hi = (size_t)node->props + node->prop_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(key, tfjob__schema_props[mid].name);
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+/* ---- "did you mean": the closest field name ---- */
+
+/* Longest field name the suggestion compares; longer keys get no suggestion. */
+#define SUGGEST_MAX_LEN 64
+
+/* Edit distance with adjacent transpositions (optimal string alignment), case-insensitive. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t d[3][SUGGEST_MAX_LEN + 1]; /* rows i-2, i-1, i */
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t *cur = d[i % 3], *prev = d[(i - 1) % 3], *prev2 = d[(i + 1) % 3];
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			size_t best = prev[j - 1] + cost;
+			if (prev[j] + 1 < best)
+				best = prev[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) && prev2[j - 2] + 1 < best)
+				best = prev2[j - 2] + 1;
+			cur[j] = best;
+		}
+	}
+	return d[la % 3][lb];
+}
+
+/* The node's field name closest to key, when it is close enough to be a typo of it; else NULL. */
+static const char *suggest_field(const schema_node *node, const char *key)
+{
+	size_t len = strlen(key);
+	if (len > SUGGEST_MAX_LEN)
+		return NULL;
+	/* A typo of one character in short names, two in names of 8 characters or more. */
+	size_t limit = len >= 8 ? 2 : 1, best_distance = limit + 1;
+	const char *best = NULL;
+	for (size_t i = node->props; i < (size_t)node->props + node->prop_count; i++) {
+		const char *name = tfjob__schema_props[i].name;
+		size_t name_len = strlen(name);
+		if (name_len > SUGGEST_MAX_LEN || (name_len > len ? name_len - len : len - name_len) > limit)
+			continue;
+		size_t distance = strcasecmp(name, key) ? edit_distance(key, name) : 0;
+		if (distance < best_distance) {
+			best_distance = distance;
+			best = name;
+		}
+	}
+	return best;
 }
 
 /*
@@ -222,23 +188,30 @@ static char *path_text(const struct path_seg *seg)
 	return out;
 }
 
-static void type_error(tfjob_field_errors *errs, json_t *v, const struct node_schema *schema,
-                       const struct path_seg *at)
+/* The path as the API server's strict decoding error spells it: map keys as fields ("a.k[0].b"). */
+static void decoder_path(tfjob__sbuf *b, const struct path_seg *seg)
 {
-	char *path = path_text(at);
-	if (!path) {
-		errs->oom = true;
+	if (seg->kind != SEG_TOP)
+		decoder_path(b, seg->parent);
+	if (seg->kind == SEG_INDEX) {
+		tfjob__sbuf_addc(b, '[');
+		tfjob__sbuf_add_i64(b, (int64_t)seg->index);
+		tfjob__sbuf_addc(b, ']');
 		return;
 	}
-	char *detail = tfjob__strdup_printf("%s in body must be of type %s: \"%s\"", path, type_word(schema->type),
-	                                    json_type_word(v));
-	tfjob__field_errors_add(errs, TFJOB_FIELD_VALUE_TYPE_INVALID, path, v, detail ? detail : "");
-	free(detail);
-	free(path);
+	if (seg->kind != SEG_TOP)
+		tfjob__sbuf_addc(b, '.');
+	tfjob__sbuf_adds(b, seg->name);
 }
 
-static void error_at(tfjob_field_errors *errs, tfjob_field_error_type type, const struct path_seg *at, json_t *v,
-                     const char *detail)
+struct walk {
+	tfjob_field_errors *errs;
+	bool strict;     /* unknown fields are errors */
+	size_t unknown;  /* unknown fields seen (reported or not) */
+};
+
+static void error_at(tfjob_field_errors *errs, tfjob_field_error_type type, const struct path_seg *at,
+                     const json_t *v, const char *detail)
 {
 	char *path = path_text(at);
 	if (!path)
@@ -247,106 +220,157 @@ static void error_at(tfjob_field_errors *errs, tfjob_field_error_type type, cons
 	free(path);
 }
 
-/* The most fields a schema object lists (object_meta_props and container_props have 8). */
-#define MAX_PROPS 8
-
-/* Every table of fields fits check_node's found[]. */
-#define PROPS_FIT(t) _Static_assert(TFJOB_ARRAY_LEN(t) - 1 <= MAX_PROPS, #t " has more than MAX_PROPS fields")
-PROPS_FIT(port_props);
-PROPS_FIT(env_props);
-PROPS_FIT(resources_props);
-PROPS_FIT(container_props);
-PROPS_FIT(pod_spec_props);
-PROPS_FIT(object_meta_props);
-PROPS_FIT(template_props);
-PROPS_FIT(replica_spec_props);
-PROPS_FIT(scheduling_props);
-PROPS_FIT(run_policy_props);
-PROPS_FIT(spec_props);
-PROPS_FIT(root_props);
-
-/* Index of key among props (NULL-terminated), or -1. */
-static int prop_index(const struct prop *props, const char *key)
+static void type_error(tfjob_field_errors *errs, const json_t *v, const schema_node *node, const struct path_seg *at)
 {
-	for (int i = 0; props[i].name; i++)
-		if (props[i].name[0] == key[0] && !strcmp(props[i].name, key))
-			return i;
-	return -1;
-}
-
-static void check_node(tfjob_field_errors *errs, json_t *v, const struct node_schema *schema,
-                       const struct path_seg *at)
-{
-	if (json_is_null(v) || schema->type == T_ANY)
-		return;
-	if (!type_matches(schema->type, v)) {
-		type_error(errs, v, schema, at);
+	char *path = path_text(at);
+	if (!path) {
+		errs->oom = true;
 		return;
 	}
-	if (schema->type == T_INT32) {
+	char *detail = tfjob__strdup_printf("%s in body must be of type %s: \"%s\"", path, type_word(node->type),
+	                                    json_type_word(v));
+	tfjob__field_errors_add(errs, TFJOB_FIELD_VALUE_TYPE_INVALID, path, v, detail ? detail : "");
+	free(detail);
+	free(path);
+}
+
+/* FieldValueNotSupported naming the key; the detail has the API server's words and a suggestion. */
+static void unknown_field_error(tfjob_field_errors *errs, const schema_node *parent, const char *key,
+                                const struct path_seg *at)
+{
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	tfjob__sbuf_adds(&b, "unknown field \"");
+	decoder_path(&b, at);
+	tfjob__sbuf_addc(&b, '"');
+	const char *suggestion = suggest_field(parent, key);
+	if (suggestion) {
+		tfjob__sbuf_adds(&b, "; did you mean \"");
+		tfjob__sbuf_adds(&b, suggestion);
+		tfjob__sbuf_adds(&b, "\"?");
+	}
+	json_t *name = json_string(key);
+	if (!name || b.oom)
+		errs->oom = true;
+	else
+		error_at(errs, TFJOB_FIELD_VALUE_NOT_SUPPORTED, at, name, b.p);
+	json_decref(name);
+	tfjob__sbuf_free(&b);
+}
+
+static void enum_check(tfjob_field_errors *errs, const json_t *v, const schema_node *node, const struct path_seg *at)
+{
+	const char *const *allowed = &tfjob__schema_enum_values[node->enums];
+	const char *s = json_string_value(v);
+	for (const char *const *a = allowed; *a; a++)
+		if (!strcmp(*a, s))
+			return;
+	char *detail = tfjob__supported_values_detail(allowed);
+	if (!detail)
+		errs->oom = true;
+	else
+		error_at(errs, TFJOB_FIELD_VALUE_NOT_SUPPORTED, at, v, detail);
+	free(detail);
+}
+
+static void check_node(struct walk *w, const json_t *v, const schema_node *node, const struct path_seg *at);
+
+static void check_object(struct walk *w, const json_t *v, const schema_node *node, const struct path_seg *at)
+{
+	const char *key;
+	json_t *child;
+	unsigned required_found = 0;
+	json_object_foreach((json_t *)v, key, child) {
+		long i = node->prop_count ? prop_lookup(node, key) : -1;
+		if (i >= 0) {
+			const struct tfjob__schema_prop *p = &tfjob__schema_props[i];
+			struct path_seg seg = { at, SEG_FIELD, p->name, 0 };
+			if (json_is_null(child))
+				continue;
+			required_found += p->required;
+			check_node(w, child, node_at(p->node), &seg);
+		} else if (node->values) {
+			struct path_seg seg = { at, SEG_KEY, key, 0 };
+			check_node(w, child, node_at(node->values), &seg);
+		} else if (!node->preserve_unknown) {
+			struct path_seg seg = { at, SEG_FIELD, key, 0 };
+			w->unknown++;
+			if (w->strict)
+				unknown_field_error(w->errs, node, key, &seg);
+		}
+	}
+	if (required_found == node->required_count)
+		return;
+	for (size_t i = node->props; i < (size_t)node->props + node->prop_count; i++) {
+		const struct tfjob__schema_prop *p = &tfjob__schema_props[i];
+		const json_t *value = p->required ? json_object_get(v, p->name) : NULL;
+		if (p->required && (!value || json_is_null(value))) {
+			struct path_seg seg = { at, SEG_FIELD, p->name, 0 };
+			error_at(w->errs, TFJOB_FIELD_VALUE_REQUIRED, &seg, NULL, "");
+		}
+	}
+}
+
+static void check_node(struct walk *w, const json_t *v, const schema_node *node, const struct path_seg *at)
+{
+	if (json_is_null(v) || node->type == TFJOB__SCHEMA_ANY)
+		return;
+	if (!type_matches(node->type, v)) {
+		type_error(w->errs, v, node, at);
+		return;
+	}
+	switch (node->type) {
+	case TFJOB__SCHEMA_INT32: {
 		json_int_t n = json_integer_value(v);
 		if (n < INT32_MIN || n > INT32_MAX)
-			error_at(errs, TFJOB_FIELD_VALUE_INVALID, at, v, "must be a 32-bit integer (-2147483648 to 2147483647)");
-		return;
+			error_at(w->errs, TFJOB_FIELD_VALUE_INVALID, at, v, "must be a 32-bit integer (-2147483648 to 2147483647)");
+		break;
 	}
-	if (schema->type == T_OBJECT) {
-		/*
-		 * One pass over the object's own keys finds the schema's fields (a few characters
-		 * compared per key) instead of one hash lookup per field of the schema; errors still
-		 * come in the schema's field order.
-		 */
-		json_t *found[MAX_PROPS] = { NULL };
-		if (schema->props) {
-			const char *key;
+	case TFJOB__SCHEMA_STRING:
+		if (node->enum_count)
+			enum_check(w->errs, v, node, at);
+		break;
+	case TFJOB__SCHEMA_OBJECT:
+		check_object(w, v, node, at);
+		break;
+	case TFJOB__SCHEMA_ARRAY:
+		if (node->values) {
+			size_t i;
 			json_t *child;
-			json_object_foreach(v, key, child) {
-				int i = prop_index(schema->props, key);
-				if (i >= 0)
-					found[i] = child;
+			json_array_foreach((json_t *)v, i, child) {
+				struct path_seg seg = { at, SEG_INDEX, NULL, i };
+				check_node(w, child, node_at(node->values), &seg);
 			}
 		}
-		for (const struct prop *p = schema->props; p && p->name; p++) {
-			json_t *child = found[p - schema->props];
-			struct path_seg seg = { at, SEG_FIELD, p->name, 0 };
-			if (!child || json_is_null(child)) {
-				if (p->required)
-					error_at(errs, TFJOB_FIELD_VALUE_REQUIRED, &seg, NULL, "");
-			} else {
-				check_node(errs, child, p->schema, &seg);
-			}
-		}
-		if (schema->values) {
-			const char *key;
-			json_t *child;
-			json_object_foreach(v, key, child) {
-				struct path_seg seg = { at, SEG_KEY, key, 0 };
-				check_node(errs, child, schema->values, &seg);
-			}
-		}
-	} else if (schema->type == T_ARRAY && schema->values) {
-		size_t i;
-		json_t *child;
-		json_array_foreach(v, i, child) {
-			struct path_seg seg = { at, SEG_INDEX, NULL, i };
-			check_node(errs, child, schema->values, &seg);
-		}
+		break;
+	default:
+		break;
 	}
 }
 
-void tfjob__schema_check(tfjob_field_errors *errs, json_t *root)
+size_t tfjob__schema_check(tfjob_field_errors *errs, const json_t *root, bool strict)
 {
 	if (!json_is_object(root)) {
 		tfjob__field_errors_add(errs, TFJOB_FIELD_VALUE_TYPE_INVALID, "<root>", root, "must be of type object");
-		return;
+		return 0;
 	}
-	const struct prop *p;
-	/* The root path is empty, so children are "spec", "metadata", ... */
-	for (p = s_tfjob.props; p->name; p++) {
-		json_t *child = json_object_get(root, p->name);
-		struct path_seg top = { NULL, SEG_TOP, p->name, 0 };
-		if (child && !json_is_null(child))
-			check_node(errs, child, p->schema, &top);
+	/* The root path is empty, so children are "spec", "metadata", ...; the root's own fields
+	 * are walked here so that each starts a path of its own. */
+	struct walk w = { errs, strict, 0 };
+	const schema_node *root_node = node_at(tfjob__schema_root);
+	const char *key;
+	json_t *child;
+	json_object_foreach((json_t *)root, key, child) {
+		long i = prop_lookup(root_node, key);
+		struct path_seg top = { NULL, SEG_TOP, i >= 0 ? tfjob__schema_props[i].name : key, 0 };
+		if (i >= 0) {
+			check_node(&w, child, node_at(tfjob__schema_props[i].node), &top);
+		} else {
+			w.unknown++;
+			if (strict)
+				unknown_field_error(errs, root_node, key, &top);
+		}
 	}
+	return w.unknown;
 }
 
 /* ---- numbers as the API server reads them ---- */
@@ -358,9 +382,10 @@ void tfjob__schema_check(tfjob_field_errors *errs, json_t *root)
  * here, at the schema's integer positions only: reals elsewhere (unknown fields) stay as written.
  */
 /* v is a real the API server takes for an integer at a position of this schema: *out is its value. */
-static bool integral_real(json_int_t *out, const json_t *v, const struct node_schema *schema)
+static bool integral_real(json_int_t *out, const json_t *v, const schema_node *node)
 {
-	if (!json_is_real(v) || !(schema->type == T_INT32 || schema->type == T_INT64 || schema->type == T_INT_OR_STRING))
+	if (!json_is_real(v) || !(node->type == TFJOB__SCHEMA_INT32 || node->type == TFJOB__SCHEMA_INT64 ||
+	                          node->type == TFJOB__SCHEMA_INT_OR_STRING))
 		return false;
 	double d = json_real_value(v);
 	if (!(d >= -9007199254740991.0 && d <= 9007199254740991.0) || d != trunc(d))
@@ -369,15 +394,22 @@ static bool integral_real(json_int_t *out, const json_t *v, const struct node_sc
 	return true;
 }
 
-static int normalize_node(json_t *v, const struct node_schema *schema)
+/* The schema node of an object's key: a field's, else the map values' (NULL for unknown keys). */
+static const schema_node *child_node(const schema_node *node, const char *key)
+{
+	long i = node->prop_count ? prop_lookup(node, key) : -1;
+	if (i >= 0)
+		return node_at(tfjob__schema_props[i].node);
+	return node->values ? node_at(node->values) : NULL;
+}
+
+static int normalize_node(json_t *v, const schema_node *node)
 {
 	json_int_t n;
-	if (schema->type == T_OBJECT && json_is_object(v)) {
+	if (node->type == TFJOB__SCHEMA_OBJECT && json_is_object(v)) {
 		for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
-			const char *key = json_object_iter_key(it);
 			json_t *child = json_object_iter_value(it);
-			int i = schema->props ? prop_index(schema->props, key) : -1;
-			const struct node_schema *cs = i >= 0 ? schema->props[i].schema : schema->values;
+			const schema_node *cs = child_node(node, json_object_iter_key(it));
 			if (!cs)
 				continue;
 			if (integral_real(&n, child, cs)) {
@@ -388,15 +420,16 @@ static int normalize_node(json_t *v, const struct node_schema *schema)
 				return TFJOB_ENOMEM;
 			}
 		}
-	} else if (schema->type == T_ARRAY && schema->values && json_is_array(v)) {
+	} else if (node->type == TFJOB__SCHEMA_ARRAY && node->values && json_is_array(v)) {
 		size_t i;
 		json_t *child;
+		const schema_node *items = node_at(node->values);
 		json_array_foreach(v, i, child) {
-			if (integral_real(&n, child, schema->values)) {
+			if (integral_real(&n, child, items)) {
 				json_t *value = json_integer(n);
 				if (!value || json_array_set_new(v, i, value))
 					return TFJOB_ENOMEM;
-			} else if (normalize_node(child, schema->values)) {
+			} else if (normalize_node(child, items)) {
 				return TFJOB_ENOMEM;
 			}
 		}
@@ -404,4 +437,4 @@ static int normalize_node(json_t *v, const struct node_schema *schema)
 	return 0;
 }
 
-int tfjob__schema_normalize_numbers(json_t *root) { return normalize_node(root, &s_tfjob); }
+int tfjob__schema_normalize_numbers(json_t *root) { return normalize_node(root, node_at(tfjob__schema_root)); }

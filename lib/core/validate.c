@@ -3,6 +3,7 @@
  * training-operator webhook's rules, and the update rules when the old object is given.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stddef.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,24 +29,13 @@ static void add(struct ctx *c, tfjob_field_error_type type, const char *field, c
 	tfjob__field_errors_add(c->errs, type, field, value, detail);
 }
 
-/* field.NotSupported's detail: supported values: "a", "b" */
+/* field.NotSupported with its list of supported values */
 static void add_not_supported(struct ctx *c, const char *field, const json_t *value, const char *const *supported)
 {
-	size_t len = sizeof("supported values: ");
-	for (const char *const *s = supported; *s; s++)
-		len += strlen(*s) + 4;
-	char *detail = malloc(len);
+	char *detail = tfjob__supported_values_detail(supported);
 	if (!detail) {
 		c->errs->oom = true;
 		return;
-	}
-	strcpy(detail, "supported values: ");
-	for (const char *const *s = supported; *s; s++) {
-		if (s != supported)
-			strcat(detail, ", ");
-		strcat(detail, "\"");
-		strcat(detail, *s);
-		strcat(detail, "\"");
 	}
 	add(c, TFJOB_FIELD_VALUE_NOT_SUPPORTED, field, value, detail);
 	free(detail);
@@ -383,8 +373,10 @@ int tfjob_job_validate(tfjob_field_errors **out, const tfjob_job *job, const tfj
 
 	/* Stage 1, the API server's schema check: its errors end the request before any webhook.
 	 * Skipped when tfjob_job_apply_defaults() has just found nothing in this same tree. */
-	if (!job->schema_clean)
-		tfjob__schema_check(c.errs, job->root);
+	/* A version 1 caller has no strict field: it gets the behaviour it was built for. */
+	bool strict = opts->strict && (!caller_opts || caller_opts->version >= 2);
+	if (!job->schema_clean || (strict && job->schema_unknown))
+		tfjob__schema_check(c.errs, job->root, strict);
 	validate_namespace(&c, job); /* the API server's own check, before any webhook */
 	if (opts->old)
 		validate_queue_update(&c, job, opts->old);

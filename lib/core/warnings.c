@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/job.h"
+#include "util/versions.h"
 
 struct warning {
 	const char *reason; /* static */
@@ -25,14 +26,7 @@ struct tfjob_warnings {
 
 int tfjob_warning_options_init(tfjob_warning_options *opts, unsigned int version)
 {
-	if (!opts)
-		return TFJOB_EINVAL;
-	if (version == 0 || version > TFJOB_WARNING_OPTIONS_VERSION)
-		return TFJOB_EVERSION;
-	tfjob_warning_options init = TFJOB_WARNING_OPTIONS_INIT;
-	*opts = init;
-	opts->version = version;
-	return 0;
+	return tfjob__versioned_init(&tfjob__warning_options_v, opts, version);
 }
 
 /* Append a warning; the field is "spec.tfReplicaSpecs[TYPE]" + suffix. */
@@ -120,18 +114,17 @@ static void warn_gpu(tfjob_warnings *w, const char *type, json_t *rspec)
 	}
 }
 
-int tfjob_job_warnings(tfjob_warnings **out, const tfjob_job *job, const tfjob_warning_options *opts,
+int tfjob_job_warnings(tfjob_warnings **out, const tfjob_job *job, const tfjob_warning_options *caller_opts,
                        tfjob_error **err)
 {
-	tfjob_warning_options defaults = TFJOB_WARNING_OPTIONS_INIT;
 	if (!out || !job)
 		return tfjob__fail(err, TFJOB_EINVAL, "out or job is NULL");
 	*out = NULL;
-	if (!opts)
-		opts = &defaults;
-	int rc = tfjob__check_version(err, opts->version, TFJOB_WARNING_OPTIONS_VERSION, "tfjob_warning_options");
+	tfjob_warning_options copy;
+	int rc = tfjob__versioned_copy(&tfjob__warning_options_v, &copy, caller_opts, err);
 	if (rc)
 		return rc;
+	const tfjob_warning_options *opts = &copy;
 	tfjob_warnings *w = calloc(1, sizeof(*w));
 	if (!w)
 		return tfjob__oom(err);

@@ -54,21 +54,31 @@ static json_t *refs_patch(const tfjob__summary *s, json_t *refs)
 	return meta ? json_pack("{s:o}", "metadata", meta) : NULL;
 }
 
+/* The child's owner references as observed (a new reference; NULL: none). */
+static json_t *observed_refs(const tfjob__summary *s)
+{
+	if (s->owner_refs)
+		return json_loads(s->owner_refs, 0, NULL);
+	return json_incref(tfjob__arr(tfjob__obj(s->obj, "metadata"), "ownerReferences"));
+}
+
 /* The child's owner references, less the job's (release) or plus the job's as controller (adopt). */
 static json_t *claim_patch(ctx *c, const tfjob__summary *s, claim how)
 {
-	json_t *refs = json_array();
+	json_t *refs = json_array(), *observed = observed_refs(s);
 	size_t i;
 	json_t *ref;
-	json_array_foreach(tfjob__arr(tfjob__obj(s->obj, "metadata"), "ownerReferences"), i, ref) {
+	json_array_foreach(observed, i, ref) {
 		const char *uid = tfjob__str(ref, "uid");
 		if (how == CLAIM_RELEASE && !strcmp(uid ? uid : "", c->uid))
 			continue;
 		if (!refs || json_array_append(refs, ref)) {
 			json_decref(refs);
+			json_decref(observed);
 			return NULL;
 		}
 	}
+	json_decref(observed);
 	if (how == CLAIM_ADOPT && (!refs || json_array_append_new(refs, tfjob__owner_reference_to(c->name, c->uid)))) {
 		json_decref(refs);
 		return NULL;

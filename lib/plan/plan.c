@@ -305,6 +305,8 @@ int tfjob_plan_status_json(char **out, const tfjob_plan *plan, unsigned int flag
 
 int tfjob_plan_status_changed(const tfjob_plan *plan) { return plan && plan->changed; }
 
+json_t *tfjob__plan_status(const tfjob_plan *plan) { return plan ? plan->status : NULL; }
+
 int tfjob_plan_requeue_after(int64_t *out, const tfjob_plan *plan)
 {
 	if (!out || !plan)

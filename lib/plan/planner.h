@@ -36,6 +36,10 @@
 json_t *tfjob__cond_find(json_t *status, const char *type);
 /* True when the condition of that type has status "True". */
 bool tfjob__cond_true(json_t *status, const char *type);
+
+/* The status a plan wants, borrowed from the plan (valid while it lives; never to be modified):
+   for a controller, so that it need not print the status and parse it again. */
+json_t *tfjob__plan_status(const tfjob_plan *plan);
 /*
  * Set a condition as v1.9's UpdateJobConditions does (SEMANTICS.md "Conditions"): no-op once
  * Failed is True (documented mode: once Succeeded or Failed is True); no-op when status and reason

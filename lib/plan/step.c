@@ -151,6 +151,9 @@ static int validation_detail(ctx *c, char **detail)
 	*detail = NULL;
 	tfjob_validate_options vopts = TFJOB_VALIDATE_OPTIONS_INIT;
 	vopts.compat = c->compat;
+	/* The API server has already decided which fields it stores (refused or pruned the others);
+	 * a field of a newer Kubernetes that the library's schema lacks must not fail a job. */
+	vopts.strict = 0;
 	tfjob_field_errors *errs = NULL;
 	int rc = tfjob_job_validate(&errs, c->job, &vopts, c->err);
 	if (rc)

@@ -11,10 +11,12 @@
 
 #include "parse/doc.h"
 #include "transport/kube_internal.h"
+#include "util/sbuf.h"
 
 void tfjob__http_response_clear(struct tfjob__http_response *r)
 {
 	free(r->body);
+	free(r->warnings);
 	memset(r, 0, sizeof(*r));
 	r->retry_after_ms = -1;
 }
@@ -48,10 +50,41 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	return tfjob__http_body_append(arg, data, len, TFJOB__HTTP_MAX_BODY) ? 0 : len;
 }
 
+/*
+ * A Warning header (RFC 7234: `299 - "text"`, as the API server sends them): its text, unquoted,
+ * appended to r->warnings as a line. Headers past TFJOB__HTTP_MAX_WARNINGS are dropped.
+ */
+static void record_warning(struct tfjob__http_response *r, const char *v, size_t len)
+{
+	const char *end = v + len, *q = memchr(v, '"', len);
+	if (!q)
+		return;
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	if (r->warnings)
+		tfjob__sbuf_adds(&b, r->warnings);
+	for (q++; q < end && *q != '"'; q++) {
+		if (*q == '\\' && q + 1 < end)
+			q++;
+		tfjob__sbuf_addc(&b, *q);
+	}
+	tfjob__sbuf_addc(&b, '\n');
+	if (b.oom || b.len > TFJOB__HTTP_MAX_WARNINGS) {
+		tfjob__sbuf_free(&b);
+		return;
+	}
+	free(r->warnings);
+	r->warnings = tfjob__sbuf_take(&b);
+}
+
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
 {
 	struct tfjob__http_response *r = arg;
 	size_t len = size * n;
+	static const char warning[] = "warning:";
+	if (len > sizeof(warning) && !strncasecmp(data, warning, sizeof(warning) - 1)) {
+		record_warning(r, data + sizeof(warning) - 1, len - (sizeof(warning) - 1));
+		return len;
+	}
 	static const char name[] = "retry-after:";
 	if (len > sizeof(name) && !strncasecmp(data, name, sizeof(name) - 1)) {
 		char buf[64];

@@ -155,7 +155,30 @@ struct request {
 	const char *body;
 	const char *content_type;
 	const char *check_path; /* POST: where to read the object back after an ambiguous failure */
+	char **warnings;        /* on success: the response's Warning texts (NULL: not wanted) */
 };
+
+/* Whether a request path is under core/v1 events: /api/v1[/namespaces/NS]/events[/...]. */
+static int is_events_path(const char *path)
+{
+	static const char core[] = "/api/v1/", nsp[] = "namespaces/";
+	if (strncmp(path, core, sizeof(core) - 1))
+		return 0;
+	const char *p = path + sizeof(core) - 1;
+	if (!strncmp(p, nsp, sizeof(nsp) - 1)) {
+		p = strchr(p + sizeof(nsp) - 1, '/');
+		if (!p)
+			return 0;
+		p++;
+	}
+	return !strncmp(p, "events", 6) && (p[6] == '\0' || p[6] == '/' || p[6] == '?');
+}
+
+/* Wait for a token of the budget the request draws on. */
+static void rate_limit(struct tfjob__kube *k, const char *path)
+{
+	tfjob__sleep_ms(tfjob__ratelimit_reserve(is_events_path(path) ? &k->events_rl : &k->rl));
+}
 
 static int take_body(char **out, struct tfjob__http_response *r)
 {
@@ -248,7 +271,7 @@ static int holds_created(const char *sent_json, const char *stored_json)
 static int created_anyway(struct tfjob__kube *k, char **out, const struct request *req)
 {
 	struct tfjob__http_response r = { 0 };
-	tfjob__sleep_ms(tfjob__ratelimit_reserve(&k->rl));
+	rate_limit(k, req->check_path);
 	tfjob__http_perform(k, "GET", req->check_path, NULL, NULL, &r);
 	int result = -1;
 	if (r.curl_code == CURLE_OK && r.status == 200 && holds_created(req->body, r.body))
@@ -284,7 +307,7 @@ static json_t *put_content(const json_t *obj, int status)
 static int updated_anyway(struct tfjob__kube *k, char **out, const struct request *req)
 {
 	struct tfjob__http_response r = { 0 };
-	tfjob__sleep_ms(tfjob__ratelimit_reserve(&k->rl));
+	rate_limit(k, req->path);
 	tfjob__http_perform(k, "GET", req->path, NULL, NULL, &r);
 	int same = 0;
 	if (r.curl_code == CURLE_OK && r.status == 200) {
@@ -307,11 +330,15 @@ static int kube_request(struct tfjob__kube *k, char **out, const struct request 
 	struct tfjob__http_response r = { 0 };
 	int auth_retried = 0, ambiguous = 0, is_post = !strcmp(req->method, "POST");
 	for (int attempt = 0;; attempt++) {
-		tfjob__sleep_ms(tfjob__ratelimit_reserve(&k->rl));
+		rate_limit(k, req->path);
 		tfjob__http_perform(k, req->method, req->path, req->body, req->content_type, &r);
 		int code = tfjob__http_code(&r);
 		if (code == 0 || (code == TFJOB_ENOTFOUND && ambiguous && !strcmp(req->method, "DELETE"))) {
 			code = take_body(out, &r) ? tfjob__oom(err) : 0;
+			if (req->warnings) {
+				*req->warnings = r.warnings;
+				r.warnings = NULL;
+			}
 			tfjob__http_response_clear(&r);
 			return code;
 		}
@@ -354,7 +381,7 @@ static int verb_get(void *data, char **out, const tfjob_resource *res, const cha
 	char *path = tfjob__resource_path(res, ns, name, NULL);
 	if (!path)
 		return tfjob__oom(err);
-	struct request req = { "GET", path, NULL, NULL, NULL };
+	struct request req = { "GET", path, NULL, NULL, NULL, NULL };
 	int rc = kube_request(data, out, &req, err);
 	free(path);
 	return rc;
@@ -388,7 +415,7 @@ static int verb_list(void *data, char **out, const tfjob_resource *res, const ch
 	if (!rc && !(path = tfjob__strdup_printf("%s%s", base, query ? query : "")))
 		rc = tfjob__oom(err);
 	if (!rc) {
-		struct request req = { "GET", path, NULL, NULL, NULL };
+		struct request req = { "GET", path, NULL, NULL, NULL, NULL };
 		rc = kube_request(data, out, &req, err);
 	}
 	free(base);
@@ -411,7 +438,7 @@ static int verb_create(void *data, char **out, const tfjob_resource *res, const 
 	if (!path)
 		rc = tfjob__oom(err);
 	if (!rc) {
-		struct request req = { "POST", path, object_json, "application/json", check };
+		struct request req = { "POST", path, object_json, "application/json", check, NULL };
 		rc = kube_request(data, out, &req, err);
 	}
 	free(path);
@@ -425,7 +452,7 @@ static int put(void *data, char **out, const tfjob_resource *res, const char *ns
 	char *path = tfjob__resource_path(res, ns, name, sub);
 	if (!path)
 		return tfjob__oom(err);
-	struct request req = { "PUT", path, object_json, "application/json", NULL };
+	struct request req = { "PUT", path, object_json, "application/json", NULL, NULL };
 	int rc = kube_request(data, out, &req, err);
 	free(path);
 	return rc;
@@ -449,8 +476,38 @@ static int verb_patch(void *data, char **out, const tfjob_resource *res, const c
 	char *path = tfjob__resource_path(res, ns, name, subresource);
 	if (!path)
 		return tfjob__oom(err);
-	struct request req = { "PATCH", path, merge_patch_json, "application/merge-patch+json", NULL };
+	struct request req = { "PATCH", path, merge_patch_json, "application/merge-patch+json", NULL, NULL };
 	int rc = kube_request(data, out, &req, err);
+	free(path);
+	return rc;
+}
+
+/* The query of a server-side apply: ?fieldManager=M[&force=true]&fieldValidation=V. */
+static int apply_query(char **query, const tfjob_apply_options *opts)
+{
+	static const char *const validation[] = { "Strict", "Warn", "Ignore" };
+	int rc = tfjob__query_add(query, "fieldManager", opts->field_manager);
+	if (!rc && opts->force)
+		rc = tfjob__query_add(query, "force", "true");
+	if (!rc)
+		rc = tfjob__query_add(query, "fieldValidation", validation[opts->field_validation]);
+	return rc;
+}
+
+static int verb_apply(void *data, char **out, char **warnings, const tfjob_resource *res, const char *ns,
+                      const char *name, const char *object_json, const tfjob_apply_options *opts, tfjob_error **err)
+{
+	char *base = tfjob__resource_path(res, ns, name, NULL), *query = NULL, *path = NULL;
+	int rc = (!base || apply_query(&query, opts)) ? tfjob__oom(err) : 0;
+	if (!rc && !(path = tfjob__strdup_printf("%s%s", base, query)))
+		rc = tfjob__oom(err);
+	if (!rc) {
+		/* JSON is YAML: the apply configuration goes as it is. */
+		struct request req = { "PATCH", path, object_json, "application/apply-patch+yaml", NULL, warnings };
+		rc = kube_request(data, out, &req, err);
+	}
+	free(base);
+	free(query);
 	free(path);
 	return rc;
 }
@@ -483,7 +540,7 @@ static int verb_delete(void *data, char **out, const tfjob_resource *res, const 
 	char *body = delete_body(opts);
 	int rc = (!path || !body) ? tfjob__oom(err) : 0;
 	if (!rc) {
-		struct request req = { "DELETE", path, body, "application/json", NULL };
+		struct request req = { "DELETE", path, body, "application/json", NULL, NULL };
 		rc = kube_request(data, out, &req, err);
 	}
 	free(path);
@@ -518,8 +575,10 @@ static void kube_free(void *data)
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&k->share_locks[i]);
 	pthread_mutex_destroy(&k->auth_mu);
-	if (k->rl_ready)
+	if (k->rl_ready) {
 		tfjob__ratelimit_destroy(&k->rl);
+		tfjob__ratelimit_destroy(&k->events_rl);
+	}
 	tfjob__kube_config_clear(&k->cfg);
 	free(k->url_base);
 	free(k->connect_to);
@@ -620,6 +679,7 @@ static int apply_options(struct tfjob__kube *k, const tfjob_kube_options *opts, 
 	k->max_retries = opts->max_retries > 0 ? opts->max_retries : (opts->max_retries < 0 ? 0 : 5);
 	double qps = opts->qps != 0 ? opts->qps : 5.0;
 	tfjob__ratelimit_init(&k->rl, qps, opts->burst > 0 ? opts->burst : 10);
+	tfjob__ratelimit_init(&k->events_rl, qps, opts->burst > 0 ? opts->burst : 10);
 	k->rl_ready = 1;
 	if (!k->cfg.namespace_name || !k->user_agent)
 		return tfjob__oom(err);
@@ -689,6 +749,7 @@ int tfjob_kube_transport_new(tfjob_transport **out, const tfjob_kube_options *ca
 			.patch = verb_patch,
 			.del = verb_delete,
 			.watch = tfjob__kube_watch,
+			.apply = verb_apply,
 		};
 		rc = tfjob_transport_new(out, &be, err);
 	}

@@ -110,6 +110,9 @@ struct tfjob__kube {
 	CURLSH *share;
 	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
 	struct tfjob__ratelimit rl;
+	/* Events' own budget (same QPS and burst), as a controller's event broadcaster has its own
+	   client: Events never wait behind, nor delay, the writes they report. */
+	struct tfjob__ratelimit events_rl;
 	int rl_ready;
 	int64_t connect_timeout_ms, request_timeout_ms, retry_base_ms;
 	int max_retries;
@@ -132,9 +135,13 @@ struct tfjob__http_response {
 	size_t cap;            /* bytes allocated for body */
 	int too_large;         /* the body went past the limit (curl_code is then CURLE_FILESIZE_EXCEEDED) */
 	int64_t retry_after_ms; /* -1 when absent */
+	char *warnings;        /* texts of the Warning headers, one a line (NULL: none); at most TFJOB__HTTP_MAX_WARNINGS bytes */
 	CURLcode curl_code;
 	char curl_error[CURL_ERROR_SIZE];
 };
+
+/* The most bytes of Warning header texts a response keeps (the rest are dropped). */
+#define TFJOB__HTTP_MAX_WARNINGS ((size_t)64 * 1024)
 
 void tfjob__http_response_clear(struct tfjob__http_response *r);
 /* Append to r->body (NUL-terminated), at most max bytes in all: 0, or -1 (too_large set when past max). */

@@ -34,12 +34,13 @@ int tfjob__read_file(char **out, size_t *len, const char *path, tfjob_error **er
 			buf = grown;
 			cap = want;
 		}
+		errno = 0;
 		size_t got = fread(buf + n, 1, cap - n - 1, f);
 		n += got;
 		if (got == 0)
 			break;
 	}
-	int failed = ferror(f);
+	int failed = ferror(f), read_errno = errno; /* EISDIR for a directory, EIO, ... */
 	fclose(f);
 	if (!buf)
 		return tfjob__oom(err);
@@ -50,7 +51,7 @@ int tfjob__read_file(char **out, size_t *len, const char *path, tfjob_error **er
 	}
 	if (failed) {
 		free(buf);
-		return tfjob__fail(err, TFJOB_EIO, "%s: read error", path);
+		return tfjob__fail(err, TFJOB_EIO, "%s: %s", path, strerror(read_errno ? read_errno : EIO));
 	}
 	buf[n] = '\0';
 	*out = buf;

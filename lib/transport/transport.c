@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -52,6 +53,11 @@ int tfjob_list_options_init(tfjob_list_options *opts, unsigned int version)
 int tfjob_delete_options_init(tfjob_delete_options *opts, unsigned int version)
 {
 	return tfjob__versioned_init(&tfjob__delete_options_v, opts, version);
+}
+
+int tfjob_apply_options_init(tfjob_apply_options *opts, unsigned int version)
+{
+	return tfjob__versioned_init(&tfjob__apply_options_v, opts, version);
 }
 
 int tfjob_watch_options_init(tfjob_watch_options *opts, unsigned int version)
@@ -317,6 +323,55 @@ int tfjob_transport_patch(char **out, tfjob_transport *t, const tfjob_resource *
 		*out = tmp;
 	else
 		free(tmp);
+	return rc;
+}
+
+static int apply_in(char **out, char **warnings, tfjob_transport *t, const tfjob_resource *res, const char *ns,
+                    const char *object_json, const tfjob_apply_options *caller_opts, tfjob_error **err)
+{
+	int rc = check_args(&ns, t, res, t ? (const void *)t->be.apply : NULL, "apply", err);
+	if (rc || (rc = check_one_ns(res, ns, "apply", err)))
+		return rc;
+	if (!caller_opts)
+		return tfjob__fail(err, TFJOB_EINVAL, "apply: options with a field manager are required");
+	tfjob_apply_options copy;
+	if ((rc = tfjob__versioned_copy(&tfjob__apply_options_v, &copy, caller_opts, err)))
+		return rc;
+	const tfjob_apply_options *opts = &copy;
+	if (!opts->field_manager || !opts->field_manager[0])
+		return tfjob__fail(err, TFJOB_EINVAL, "apply: a field manager is required");
+	if ((unsigned)opts->field_validation > TFJOB_FIELD_VALIDATION_IGNORE)
+		return tfjob__fail(err, TFJOB_EINVAL, "apply: unknown field validation %d", (int)opts->field_validation);
+	json_t *obj;
+	if ((rc = tfjob__parse_object(&obj, object_json, "apply", err)))
+		return rc;
+	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	if (!(rc = check_name(name, "apply", err))) {
+		char *tmp = NULL, *warn = NULL;
+		rc = t->be.apply(t->be.data, &tmp, &warn, res, ns, name, object_json, opts, err);
+		if (rc == 0 && out)
+			*out = tmp;
+		else
+			free(tmp);
+		if (rc == 0 && warnings)
+			*warnings = warn;
+		else
+			free(warn);
+	}
+	json_decref(obj);
+	return rc;
+}
+
+int tfjob_transport_apply(char **out, char **warnings, tfjob_transport *t, const tfjob_resource *res, const char *ns,
+                          const char *object_json, const tfjob_apply_options *opts, tfjob_error **err)
+{
+	if (warnings)
+		*warnings = NULL;
+	char *from_object = ns ? NULL : object_namespace(object_json);
+	if (from_object)
+		ns = from_object;
+	int rc = apply_in(out, warnings, t, res, ns, object_json, opts, err);
+	free(from_object);
 	return rc;
 }
 

@@ -15,7 +15,10 @@ TFJOB__VERSIONED_DEFINE(tfjob__parse_options_v, tfjob_parse_options, TFJOB_PARSE
 TFJOB__VERSIONED_DEFINE(tfjob__default_options_v, tfjob_default_options, TFJOB_DEFAULT_OPTIONS_VERSION,
                         TFJOB_DEFAULT_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_default_options, compat));
 TFJOB__VERSIONED_DEFINE(tfjob__validate_options_v, tfjob_validate_options, TFJOB_VALIDATE_OPTIONS_VERSION,
-                        TFJOB_VALIDATE_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_validate_options, old));
+                        TFJOB_VALIDATE_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_validate_options, old),
+                        TFJOB__SIZE_THROUGH(tfjob_validate_options, strict));
+TFJOB__VERSIONED_DEFINE(tfjob__warning_options_v, tfjob_warning_options, TFJOB_WARNING_OPTIONS_VERSION,
+                        TFJOB_WARNING_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_warning_options, istio_injection));
 TFJOB__VERSIONED_DEFINE(tfjob__render_options_v, tfjob_render_options, TFJOB_RENDER_OPTIONS_VERSION,
                         TFJOB_RENDER_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_render_options, priority_payload));
 TFJOB__VERSIONED_DEFINE(tfjob__plan_options_v, tfjob_plan_options, TFJOB_PLAN_OPTIONS_VERSION,
@@ -30,7 +33,10 @@ TFJOB__VERSIONED_DEFINE(tfjob__delete_options_v, tfjob_delete_options, TFJOB_DEL
 TFJOB__VERSIONED_DEFINE(tfjob__watch_options_v, tfjob_watch_options, TFJOB_WATCH_OPTIONS_VERSION,
                         TFJOB_WATCH_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_watch_options, payload));
 TFJOB__VERSIONED_DEFINE(tfjob__transport_backend_v, tfjob_transport_backend, TFJOB_TRANSPORT_BACKEND_VERSION,
-                        TFJOB_TRANSPORT_BACKEND_INIT, TFJOB__SIZE_THROUGH(tfjob_transport_backend, create_event));
+                        TFJOB_TRANSPORT_BACKEND_INIT, TFJOB__SIZE_THROUGH(tfjob_transport_backend, create_event),
+                        TFJOB__SIZE_THROUGH(tfjob_transport_backend, apply));
+TFJOB__VERSIONED_DEFINE(tfjob__apply_options_v, tfjob_apply_options, TFJOB_APPLY_OPTIONS_VERSION,
+                        TFJOB_APPLY_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_apply_options, field_validation));
 TFJOB__VERSIONED_DEFINE(tfjob__memory_options_v, tfjob_memory_options, TFJOB_MEMORY_OPTIONS_VERSION,
                         TFJOB_MEMORY_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_memory_options, default_namespace));
 TFJOB__VERSIONED_DEFINE(tfjob__kube_options_v, tfjob_kube_options, TFJOB_KUBE_OPTIONS_VERSION,
@@ -50,9 +56,9 @@ TFJOB__VERSIONED_DEFINE(tfjob__local_run_options_v, tfjob_local_run_options, TFJ
                         TFJOB_LOCAL_RUN_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_local_run_options, payload));
 
 const tfjob__versioned *const tfjob__versioned_all[] = {
-	&tfjob__parse_options_v,     &tfjob__default_options_v,    &tfjob__validate_options_v,
+	&tfjob__parse_options_v,     &tfjob__default_options_v,    &tfjob__validate_options_v, &tfjob__warning_options_v,
 	&tfjob__render_options_v,    &tfjob__plan_options_v,       &tfjob__simulate_options_v,
-	&tfjob__list_options_v,      &tfjob__delete_options_v,     &tfjob__watch_options_v,
+	&tfjob__list_options_v,      &tfjob__delete_options_v,     &tfjob__watch_options_v,     &tfjob__apply_options_v,
 	&tfjob__transport_backend_v, &tfjob__memory_options_v,     &tfjob__kube_options_v,
 	&tfjob__controller_hooks_v,  &tfjob__controller_options_v, &tfjob__controller_metrics_v,
 	&tfjob__local_options_v,     &tfjob__local_run_options_v,  NULL,

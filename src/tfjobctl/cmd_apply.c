@@ -13,18 +13,32 @@
 void usage_apply(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl apply -f FILE [-f ...] [--compat C] [--warnings-as-errors] [--kubeconfig F]\n"
+	        "usage: tfjobctl apply -f FILE [-f ...] [--server-side [--force-conflicts] [--field-manager M]]\n"
+	        "                      [--validate=V] [--compat C] [--warnings-as-errors] [--kubeconfig F]\n"
 	        "                      [--context C] [-n NS]\n\n"
 	        "Create the TFJobs of FILE in the cluster, or update those that exist: their spec, labels\n"
 	        "and annotations are replaced by FILE's (the server's metadata and status are kept).\n"
 	        "A metadata.resourceVersion in FILE is a precondition (a stale one is a Conflict).\n"
-	        "Every TFJob is validated first; if one is invalid (or cannot be read), none is sent.\n"
+	        "Every TFJob is validated first (as tfjobctl validate); if one is invalid (or cannot be\n"
+	        "read), none is sent. Errors read FILE:LINE:COLUMN: tfjob/NAME: FIELD: ...\n"
 	        "What the TFJob docs advise against is printed as \"Warning: ...\" on stderr, as kubectl\n"
 	        "prints an API server's warnings: restartPolicy Never, GPUs without cpu/memory requests,\n"
 	        "and pod templates without sidecar.istio.io/inject: \"false\" when the job's namespace is\n"
 	        "labelled istio-injection=enabled.\n\n"
-	        "  -f, --filename F  a file, a directory (its .yaml, .yml and .json files, in name order)\n"
-	        "                  or '-' for standard input; repeatable; YAML or JSON, multi-document\n"
+	        "  -f, --filename F     a file, a directory (its .yaml, .yml and .json files, in name\n"
+	        "                       order) or '-' for standard input; repeatable; YAML or JSON,\n"
+	        "                       multi-document\n"
+	        "  --validate=V         what to do with fields the TFJob schema does not declare, as\n"
+	        "                       kubectl's --validate: strict (default: refuse the TFJob),\n"
+	        "                       warn (print them as warnings; the server prunes them) or\n"
+	        "                       ignore (say nothing; the server prunes them). Checked here\n"
+	        "                       and, with --server-side, by the API server (fieldValidation;\n"
+	        "                       it cannot apply unknown fields at all: warn and ignore fail)\n"
+	        "  --server-side        server-side apply: PATCH application/apply-patch+yaml; the\n"
+	        "                       server merges FILE with what it stores by field ownership, so\n"
+	        "                       an unchanged FILE changes nothing (prints 'serverside-applied')\n"
+	        "  --force-conflicts    with --server-side: take over fields another manager owns\n"
+	        "  --field-manager M    with --server-side: the manager name (default tfjobctl)\n"
 	        CTL_WARNINGS_AS_ERRORS_USAGE
 	        "                  (checked before anything is sent: then nothing is)\n"
 	        CTL_CLUSTER_USAGE "\n"
@@ -141,17 +155,52 @@ static int update_existing(tfjob_transport *t, const char *ns, const char *name,
 	}
 }
 
+/* kubectl's line for an object the server returned: "tfjob.kubeflow.org/NAME VERB". */
+static void print_result_line(const char *stored_json, const char *verb)
+{
+	json_t *stored = json_loads(stored_json, 0, NULL);
+	const char *name = json_string_value(json_object_get(json_object_get(stored, "metadata"), "name"));
+	printf("tfjob.kubeflow.org/%s %s\n", name ? name : "", verb);
+	json_decref(stored);
+}
+
 /* Create; returns TFJOB_EEXISTS untouched (err set) so that the caller can update instead. */
 static int create_new(tfjob_transport *t, const char *ns, const char *text, tfjob_error **err)
 {
 	char *out = NULL;
 	int rc = tfjob_transport_create(&out, t, &ctl_tfjobs, ns, text, err);
-	if (rc == 0) {
-		json_t *created = json_loads(out, 0, NULL);
-		const char *name = json_string_value(json_object_get(json_object_get(created, "metadata"), "name"));
-		printf("tfjob.kubeflow.org/%s created\n", name ? name : "");
-		json_decref(created);
+	if (rc == 0)
+		print_result_line(out, "created");
+	tfjob_free(out);
+	return rc;
+}
+
+/* kubectl apply's --validate (what unknown fields do), --server-side and its flags. */
+struct apply_mode {
+	tfjob_field_validation validation;
+	bool server_side;
+	bool force;
+	const char *field_manager;
+};
+
+/* Server-side apply of one TFJob, the server's warnings printed as kubectl prints them. */
+static int server_side_apply(tfjob_transport *t, const char *ns, const char *text, const struct apply_mode *m,
+                             tfjob_error **err)
+{
+	tfjob_apply_options ao = TFJOB_APPLY_OPTIONS_INIT;
+	ao.field_manager = m->field_manager;
+	ao.force = m->force;
+	ao.field_validation = m->validation;
+	char *out = NULL, *warnings = NULL;
+	int rc = tfjob_transport_apply(&out, &warnings, t, &ctl_tfjobs, ns, text, &ao, err);
+	for (char *line = warnings; line && *line;) {
+		size_t len = strcspn(line, "\n");
+		fprintf(stderr, "Warning: %.*s\n", (int)len, line);
+		line += len + (line[len] != '\0');
 	}
+	if (rc == 0)
+		print_result_line(out, "serverside-applied");
+	tfjob_free(warnings);
 	tfjob_free(out);
 	return rc;
 }
@@ -164,7 +213,7 @@ static const char *target_namespace(tfjob_transport *t, const char *flag_ns, con
 }
 
 /* As kubectl apply: read the object; create it when there is none, else update it. */
-static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
+static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job, const struct apply_mode *m)
 {
 	char *text = NULL;
 	tfjob_error *err = NULL;
@@ -181,7 +230,13 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
 	}
 	const char *ns = target_namespace(t, flag_ns, job);
 	int rc;
-	if (!name || !name[0]) {
+	if (m->server_side && (!name || !name[0])) {
+		json_decref(desired);
+		tfjob_free(text);
+		return ctl_fail("apply: --server-side needs metadata.name (generateName is not supported by server-side apply)");
+	} else if (m->server_side) {
+		rc = server_side_apply(t, ns, text, m, &err);
+	} else if (!name || !name[0]) {
 		rc = create_new(t, ns, text, &err); /* generateName */
 	} else {
 		char *current = NULL;
@@ -208,24 +263,64 @@ static int apply_one(tfjob_transport *t, const char *flag_ns, tfjob_job *job)
 	return rc ? ctl_api_fail(err) : EXIT_OK;
 }
 
-static int validate_all(const struct ctl_inputs *in, tfjob_compat compat)
+/* Unknown fields reported by a strict check that the non-strict one lets pass, as warnings. */
+static int warn_unknown_fields(const struct ctl_doc *d, const tfjob_validate_options *lax)
+{
+	tfjob_validate_options vo = *lax;
+	vo.strict = 1;
+	tfjob_field_errors *errs = NULL;
+	tfjob_error *err = NULL;
+	if (tfjob_job_validate(&errs, d->job, &vo, &err))
+		return ctl_fail_err(err);
+	/* The lax check found nothing: every error of the strict one is an unknown field. */
+	ctl_print_doc_errors(stderr, errs, d, "Warning: ");
+	tfjob_field_errors_free(errs);
+	return EXIT_OK;
+}
+
+/*
+ * The library's validation of every TFJob, unknown fields as --validate says. Also before a
+ * server-side apply (which sends fieldValidation too): the API server cannot build the apply
+ * configuration of a custom resource with unknown fields and answers 500 "field not declared in
+ * schema" whatever fieldValidation says, so the library's message is the useful one.
+ */
+static int validate_all(const struct ctl_inputs *in, tfjob_compat compat, const struct apply_mode *m)
 {
 	int status = EXIT_OK;
+	tfjob_field_validation fv = m->validation;
 	for (size_t i = 0; i < in->count; i++) {
 		tfjob_validate_options vo = TFJOB_VALIDATE_OPTIONS_INIT;
 		vo.compat = compat;
+		vo.strict = fv == TFJOB_FIELD_VALIDATION_STRICT;
 		tfjob_field_errors *errs = NULL;
 		tfjob_error *err = NULL;
 		if (tfjob_job_validate(&errs, in->docs[i].job, &vo, &err))
 			return ctl_fail_err(err);
-		for (size_t j = 0; j < tfjob_field_errors_count(errs); j++) {
-			ctl_doc_prefix(stderr, &in->docs[i]);
-			fprintf(stderr, "%s\n", tfjob_field_errors_message(errs, j));
-			status = EXIT_NEGATIVE;
-		}
+		ctl_print_doc_errors(stderr, errs, &in->docs[i], "");
+		bool invalid = tfjob_field_errors_count(errs) > 0;
 		tfjob_field_errors_free(errs);
+		if (invalid)
+			status = EXIT_NEGATIVE;
+		else if (fv == TFJOB_FIELD_VALIDATION_WARN && warn_unknown_fields(&in->docs[i], &vo))
+			return EXIT_USAGE;
 	}
 	return status;
+}
+
+static bool parse_field_validation(tfjob_field_validation *out, const char *value)
+{
+	static const char *const names[] = { "strict", "warn", "ignore" }; /* indexed by tfjob_field_validation */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(value, names[i])) {
+			*out = (tfjob_field_validation)i;
+			return true;
+		}
+	/* kubectl's older spellings: true is strict, false is ignore. */
+	if (!strcmp(value, "true") || !strcmp(value, "false")) {
+		*out = value[0] == 't' ? TFJOB_FIELD_VALIDATION_STRICT : TFJOB_FIELD_VALIDATION_IGNORE;
+		return true;
+	}
+	return false;
 }
 
 /* The namespace is labelled istio-injection=enabled. A namespace we may not read is taken as
@@ -272,10 +367,15 @@ int cmd_apply(int argc, char **argv)
 	static const struct option longopts[] = {
 		CTL_CLUSTER_LONGOPTS,
 		{ "filename", required_argument, NULL, 'f' },
+		{ "validate", required_argument, NULL, 'V' },
+		{ "server-side", no_argument, NULL, 'S' },
+		{ "force-conflicts", no_argument, NULL, 'F' },
+		{ "field-manager", required_argument, NULL, 'M' },
 		{ "warnings-as-errors", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl_cluster cl = { 0 };
+	struct apply_mode mode = { TFJOB_FIELD_VALIDATION_STRICT, false, false, "tfjobctl" };
 	struct ctl_sources sources = { 0 };
 	bool warnings_as_errors = false;
 	int ch;
@@ -286,6 +386,18 @@ int cmd_apply(int argc, char **argv)
 		int bad = 0;
 		if (ch == 'f')
 			bad = ctl_sources_add(&sources, ctl_flag_value(optarg));
+		else if (ch == 'V' && !parse_field_validation(&mode.validation, optarg))
+			bad = ctl_fail("apply: --validate must be strict, warn or ignore, not '%s'", optarg);
+		else if (ch == 'V')
+			continue;
+		else if (ch == 'S')
+			mode.server_side = true;
+		else if (ch == 'F')
+			mode.force = true;
+		else if (ch == 'M' && optarg[0])
+			mode.field_manager = optarg;
+		else if (ch == 'M')
+			bad = ctl_fail("apply: --field-manager needs a name");
 		else if (ch == 'W')
 			warnings_as_errors = true;
 		else if (ch == ':')
@@ -297,14 +409,21 @@ int cmd_apply(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (cl.bad || !sources.count || optind != argc) {
+	int usage = EXIT_OK;
+	if (cl.bad)
+		usage = EXIT_USAGE;
+	else if (!sources.count || optind != argc)
+		usage = ctl_fail("apply: expected -f FILE and nothing else (see tfjobctl apply --help)");
+	else if ((mode.force || strcmp(mode.field_manager, "tfjobctl")) && !mode.server_side)
+		usage = ctl_fail("apply: --force-conflicts and --field-manager need --server-side");
+	if (usage) {
 		free(sources.paths);
-		return cl.bad ? EXIT_USAGE : ctl_fail("apply: expected -f FILE and nothing else (see tfjobctl apply --help)");
+		return usage;
 	}
 	struct ctl_inputs in = { 0 };
 	int status = ctl_inputs_read(&in, &sources);
 	if (status == EXIT_OK)
-		status = validate_all(&in, cl.compat);
+		status = validate_all(&in, cl.compat, &mode);
 	tfjob_transport *t = NULL;
 	if (status == EXIT_OK)
 		status = ctl_connect(&t, &cl);
@@ -313,7 +432,7 @@ int cmd_apply(int argc, char **argv)
 	/* As kubectl apply: every object is tried after a refusal; the worst outcome is the exit status. */
 	int connected = status == EXIT_OK;
 	for (size_t i = 0; connected && i < in.count; i++) {
-		int r = apply_one(t, cl.namespace_name, in.docs[i].job);
+		int r = apply_one(t, cl.namespace_name, in.docs[i].job, &mode);
 		if (r > status)
 			status = r;
 		if (r == EXIT_USAGE)

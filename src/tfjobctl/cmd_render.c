@@ -141,7 +141,7 @@ static int load_defaulted(struct ctl_inputs *in, struct render_flags *f, int arg
 			tfjob_job_free(job);
 			return ctl_fail("out of memory");
 		}
-		in->docs[0] = (struct ctl_doc){ job, argv[optind], 0 };
+		in->docs[0] = (struct ctl_doc){ job, argv[optind], 0, NULL, 0, 0 };
 		in->count = 1;
 	}
 	tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;

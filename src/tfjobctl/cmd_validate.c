@@ -1,5 +1,5 @@
 /*
- * tfjobctl validate [--old OLD] [--compat C] [-o json] FILE | -f FILE...
+ * tfjobctl validate [--old OLD] [--compat C] [--strict=BOOL] [-o json] FILE | -f FILE...
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <getopt.h>
@@ -12,18 +12,23 @@
 void usage_validate(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl validate [--old OLD] [--compat C] [-o json] FILE\n"
-	        "       tfjobctl validate [--old OLD] [--compat C] [-o json] -f FILE|DIR|- [-f ...]\n\n"
+	        "usage: tfjobctl validate [--old OLD] [--compat C] [--strict=BOOL] [-o json] FILE\n"
+	        "       tfjobctl validate [--old OLD] [--compat C] [--strict=BOOL] [-o json] -f FILE|DIR|- [-f ...]\n\n"
 	        "Validate every TFJob in FILE as the API server (CRD schema) and the training-operator\n"
 	        "admission webhook would, on create, or on update when --old gives the stored object.\n"
 	        "With -f, one result per TFJob: \"tfjob/NAME valid\", or a line per error\n"
-	        "\"FILE:LINE: tfjob/NAME: FIELD: ...\" (LINE: where its document starts).\n\n"
+	        "\"FILE:LINE:COLUMN: tfjob/NAME: FIELD: ...\" (where the field is written), else\n"
+	        "\"FILE:LINE: tfjob/NAME: FIELD: ...\" (LINE: where its document starts).\n"
+	        "FILE's errors read \"FILE:LINE:COLUMN: FIELD: ...\", or \"FILE: FIELD: ...\".\n\n"
 	        "  -f, --filename F  a file, a directory (its .yaml, .yml and .json files, in name order)\n"
 	        "                  or '-' for standard input; repeatable; multi-document YAML streams\n"
 	        "  --old OLD       the stored TFJob: also apply the update rules (immutable fields)\n"
 	        "  --istio-injection  warn as for a namespace labelled istio-injection=enabled\n"
 	        CTL_WARNINGS_AS_ERRORS_USAGE
 	        "  --compat C      'documented' (default) or 'training-operator-1.9'\n"
+	        "  --strict=BOOL   true (default): a field the CRD schema does not declare is an error\n"
+	        "                  (FieldValueNotSupported, with a \"did you mean\"), as kubectl's\n"
+	        "                  fieldValidation=Strict has the API server refuse it; false: allowed\n"
 	        "  -o, --output F  'text' (default) or 'json':\n"
 	        "                  {\"valid\":bool,\"errors\":[{\"field\":...,\"type\":...,\"detail\":...}]}\n"
 	        "                  (one line per TFJob when FILE holds several)\n\n"
@@ -45,8 +50,8 @@ static int warn_valid(const tfjob_job *job, const tfjob_field_errors *errs, cons
 	return n < 0 ? EXIT_USAGE : n > 0 && warn->as_errors ? EXIT_NEGATIVE : EXIT_OK;
 }
 
-/* The text result of a document: the -f form's "tfjob/NAME valid" or "FILE:LINE: tfjob/NAME: error"
- * lines, or the positional FILE's "FILE: TFJob NAME is valid" / "FILE: error" (its line is 0). */
+/* The text result of a document: the -f form's "tfjob/NAME valid" or "FILE:LINE:COLUMN: tfjob/NAME: error"
+ * lines, or the positional FILE's "FILE: TFJob NAME is valid" / "FILE:LINE:COLUMN: error" (its line is 0). */
 static void print_text(const tfjob_field_errors *errs, const struct ctl_doc *d)
 {
 	size_t n = tfjob_field_errors_count(errs);
@@ -54,10 +59,7 @@ static void print_text(const tfjob_field_errors *errs, const struct ctl_doc *d)
 		printf("tfjob/%s valid\n", ctl_job_label(d->job));
 	else if (n == 0)
 		printf("%s: TFJob %s is valid\n", d->file, tfjob_job_name(d->job) ? tfjob_job_name(d->job) : "(unnamed)");
-	for (size_t i = 0; i < n; i++) {
-		ctl_doc_prefix(stdout, d);
-		printf("%s\n", tfjob_field_errors_message(errs, i));
-	}
+	ctl_print_doc_errors(stdout, errs, d, "");
 }
 
 /* Validate one document and print its result; its exit status. */
@@ -91,6 +93,7 @@ int cmd_validate(int argc, char **argv)
 		{ "filename", required_argument, NULL, 'f' },
 		{ "istio-injection", no_argument, NULL, 'I' },
 		{ "warnings-as-errors", no_argument, NULL, 'W' },
+		{ "strict", optional_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct warn_flags warn = { false, false };
@@ -117,6 +120,14 @@ int cmd_validate(int argc, char **argv)
 			break;
 		case 'c':
 			bad = !ctl_parse_compat(&opts.compat, optarg);
+			break;
+		case 's':
+			if (!optarg || !strcmp(optarg, "true"))
+				opts.strict = 1;
+			else if (!strcmp(optarg, "false"))
+				opts.strict = 0;
+			else
+				bad = ctl_fail("validate: --strict takes true or false, not '%s'", optarg);
 			break;
 		case 'o':
 			if (!strcmp(optarg, "json"))

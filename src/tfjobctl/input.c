@@ -23,21 +23,50 @@ static int add_doc(struct ctl_inputs *in, tfjob_job *job, const char *file, unsi
 		return ctl_fail("out of memory");
 	}
 	in->docs = grown;
-	in->docs[in->count++] = (struct ctl_doc){ job, file, line };
+	in->docs[in->count++] = (struct ctl_doc){ job, file, line, NULL, 0, 0 };
 	return 0;
+}
+
+/* Make the inputs own text (the docs point at it): it lives as long as they do. Frees it and
+ * returns false when out of memory. */
+static bool keep_owned(struct ctl_inputs *in, char *text)
+{
+	char **grown = realloc(in->names, (in->nnames + 1) * sizeof(*grown));
+	if (!grown) {
+		free(text);
+		return false;
+	}
+	in->names = grown;
+	in->names[in->nnames++] = text;
+	return true;
 }
 
 /* A copy of name that lives as long as the inputs (the docs point at it), or NULL. */
 static const char *keep_copy(struct ctl_inputs *in, const char *name)
 {
-	char **grown = realloc(in->names, (in->nnames + 1) * sizeof(*grown));
-	if (!grown)
-		return NULL;
-	in->names = grown;
 	char *copy = strdup(name);
-	if (copy)
-		in->names[in->nnames++] = copy;
-	return copy;
+	return copy && keep_owned(in, copy) ? copy : NULL;
+}
+
+/* One TFJob per document of text (no JSON array or List of several): the i-th job of the text is
+ * its i-th document, so that tfjob_field_locate() finds the job's fields. */
+static bool one_job_per_document(const char *text, size_t len, size_t count)
+{
+	unsigned int line, column;
+	return count > 0 && tfjob_field_locate(&line, &column, text, len, count - 1, "kind", NULL) == 0 &&
+	       tfjob_field_locate(&line, &column, text, len, count, "kind", NULL) == TFJOB_ENOTFOUND;
+}
+
+/* The docs from `first` on were parsed from text: let them point at it when positions are sure. */
+static void attach_text(struct ctl_inputs *in, size_t first, const char *text, size_t len)
+{
+	if (!one_job_per_document(text, len, in->count - first))
+		return; /* no positions: they could point into the wrong document */
+	for (size_t i = first; i < in->count; i++) {
+		in->docs[i].text = text;
+		in->docs[i].len = len;
+		in->docs[i].index = i - first;
+	}
 }
 
 /* The source's name as -f results name it ("-" is "<stdin>", as the parser's errors say). */
@@ -99,6 +128,7 @@ static int add_document(struct ctl_inputs *in, const char *name, const char *p, 
 	if (tfjob_job_parse_all(&jobs, &n, p, (size_t)(end - p), &opts, &err))
 		return ctl_fail_err(err);
 	int rc = 0;
+	size_t first = in->count;
 	for (size_t i = 0; i < n; i++) {
 		if (!rc)
 			rc = add_doc(in, jobs[i], name, opts.first_line);
@@ -106,6 +136,8 @@ static int add_document(struct ctl_inputs *in, const char *name, const char *p, 
 			tfjob_job_free(jobs[i]);
 	}
 	free(jobs);
+	if (!rc)
+		attach_text(in, first, p, (size_t)(end - p));
 	return rc;
 }
 
@@ -150,7 +182,10 @@ static int add_file(struct ctl_inputs *in, const char *path)
 	}
 	if (add_document(in, name, doc, end, doc_line))
 		status = EXIT_USAGE;
-	free(data);
+	if (in->count == before)
+		free(data);
+	else if (!keep_owned(in, data)) /* the docs' texts point into it */
+		return ctl_fail("out of memory");
 	if (status == EXIT_OK && in->count == before)
 		return ctl_fail("%s: empty input: no TFJob document", name);
 	return status;
@@ -215,10 +250,13 @@ int ctl_inputs_whole_file(struct ctl_inputs *in, const char *path)
 {
 	tfjob_job **jobs = NULL;
 	size_t n = 0;
-	if (ctl_load_jobs(&jobs, &n, path))
+	char *text = NULL;
+	size_t len = 0;
+	if (ctl_load_jobs_text(&jobs, &n, path, &text, &len))
 		return EXIT_USAGE;
 	const char *name = keep_copy(in, path); /* as given: the positional form's outputs name FILE so */
 	int rc = name ? 0 : ctl_fail("out of memory");
+	size_t first = in->count;
 	for (size_t i = 0; i < n; i++) {
 		if (!rc)
 			rc = add_doc(in, jobs[i], name, 0);
@@ -226,7 +264,14 @@ int ctl_inputs_whole_file(struct ctl_inputs *in, const char *path)
 			tfjob_job_free(jobs[i]);
 	}
 	free(jobs);
-	return rc;
+	if (rc) {
+		free(text);
+		return rc;
+	}
+	if (!keep_owned(in, text))
+		return ctl_fail("out of memory");
+	attach_text(in, first, text, len);
+	return EXIT_OK;
 }
 
 int ctl_inputs_of_command(struct ctl_inputs *in, struct ctl_sources *s, int argc, char **argv, const char *command)
@@ -270,4 +315,22 @@ void ctl_doc_prefix(FILE *out, const struct ctl_doc *d)
 		fprintf(out, "%s:%u: tfjob/%s: ", d->file, d->line, ctl_job_label(d->job));
 	else
 		fprintf(out, "%s: ", d->file); /* the positional FILE's form */
+}
+
+void ctl_print_doc_errors(FILE *out, const tfjob_field_errors *errs, const struct ctl_doc *d, const char *prefix)
+{
+	unsigned int first = d->line ? d->line : 1; /* the line the text starts on in its file */
+	for (size_t i = 0; i < tfjob_field_errors_count(errs); i++) {
+		unsigned int line, column;
+		fputs(prefix, out);
+		if (d->text && tfjob_field_locate(&line, &column, d->text, d->len, d->index,
+		                                  tfjob_field_errors_field(errs, i), NULL) == 0) {
+			fprintf(out, "%s:%u:%u: ", d->file, first + line - 1, column);
+			if (d->line)
+				fprintf(out, "tfjob/%s: ", ctl_job_label(d->job));
+		} else {
+			ctl_doc_prefix(out, d);
+		}
+		fprintf(out, "%s\n", tfjob_field_errors_message(errs, i));
+	}
 }

@@ -29,6 +29,8 @@ int ctl_read_file(char **out, size_t *out_len, const char *path, size_t max);
 /* Read and parse one TFJob (or every TFJob of the file with all = true). Prints errors; EXIT_* on failure. */
 int ctl_load_job(tfjob_job **out, const char *path);
 int ctl_load_jobs(tfjob_job ***out, size_t *count, const char *path);
+/* ctl_load_jobs(), and the file's text in *text (free()) and *len, for tfjob_field_locate(). */
+int ctl_load_jobs_text(tfjob_job ***out, size_t *count, const char *path, char **text, size_t *len);
 
 /* ---- output (output.c) ---- */
 
@@ -73,13 +75,18 @@ int ctl_sources_add(struct ctl_sources *s, const char *path);
 struct ctl_doc {
 	tfjob_job *job;
 	const char *file;  /* as given; "<stdin>" for '-' */
-	unsigned int line; /* first line of its document */
+	unsigned int line; /* first line of its document (0: the positional FILE, read whole) */
+	/* The text the job was parsed from, for tfjob_field_locate(): its index-th document, whose
+	 * lines count from `line` (from 1 when line is 0). NULL when positions could point at the
+	 * wrong job (a List or a JSON array of several). */
+	const char *text;
+	size_t len, index;
 };
 
 struct ctl_inputs {
 	struct ctl_doc *docs;
 	size_t count;
-	char **names; /* owned copies of the file names the docs point at */
+	char **names; /* owned copies of the file names and texts the docs point at */
 	size_t nnames;
 };
 
@@ -102,6 +109,12 @@ void ctl_inputs_free(struct ctl_inputs *in);
 const char *ctl_job_label(const tfjob_job *job);
 /* "FILE:LINE: tfjob/NAME: " of a document, as the results of -f inputs are prefixed. */
 void ctl_doc_prefix(FILE *out, const struct ctl_doc *d);
+/*
+ * Print the field errors of a document, one a line after prefix: "FILE:LINE:COLUMN: " where the
+ * field is written in its text, else ctl_doc_prefix(); then "tfjob/NAME: " for -f documents, then
+ * the message.
+ */
+void ctl_print_doc_errors(FILE *out, const tfjob_field_errors *errs, const struct ctl_doc *d, const char *prefix);
 
 /* Print "tfjobctl: <message>" to stderr (message of err, or text) and return EXIT_USAGE. */
 int ctl_fail_err(tfjob_error *err);

@@ -37,18 +37,19 @@ int ctl_read_file(char **out, size_t *out_len, const char *path, size_t max)
 			}
 			buf = grown;
 		}
+		errno = 0;
 		size_t n = fread(buf + len, 1, cap - len, f);
 		len += n;
 		if (n == 0)
 			break;
 	}
-	int failed = ferror(f);
+	int failed = ferror(f), read_errno = errno; /* EISDIR for a directory, EIO, ... */
 	bool truncated = len > max;
 	if (f != stdin)
 		fclose(f);
 	if (failed) {
 		free(buf);
-		return ctl_fail("%s: read error", path);
+		return ctl_fail("%s: %s", path, strerror(read_errno ? read_errno : EIO));
 	}
 	if (truncated) {
 		free(buf);
@@ -60,7 +61,8 @@ int ctl_read_file(char **out, size_t *out_len, const char *path, size_t max)
 	return 0;
 }
 
-static int parse_file(tfjob_job ***jobs, size_t *count, tfjob_job **one, const char *path)
+/* Parse a file's TFJobs (one, or all); *text (when text is not NULL) receives the file's text. */
+static int parse_file(tfjob_job ***jobs, size_t *count, tfjob_job **one, const char *path, char **text, size_t *text_len)
 {
 	char *data;
 	size_t len;
@@ -71,20 +73,36 @@ static int parse_file(tfjob_job ***jobs, size_t *count, tfjob_job **one, const c
 	opts.filename = strcmp(path, "-") ? path : "<stdin>";
 	tfjob_error *err = NULL;
 	rc = one ? tfjob_job_parse(one, data, len, &opts, &err) : tfjob_job_parse_all(jobs, count, data, len, &opts, &err);
-	free(data);
+	if (rc == 0 && text) {
+		*text = data;
+		*text_len = len;
+	} else {
+		free(data);
+	}
 	return rc ? ctl_fail_err(err) : 0;
 }
 
-int ctl_load_job(tfjob_job **out, const char *path) { return parse_file(NULL, NULL, out, path); }
+int ctl_load_job(tfjob_job **out, const char *path) { return parse_file(NULL, NULL, out, path, NULL, NULL); }
 
-int ctl_load_jobs(tfjob_job ***out, size_t *count, const char *path)
+static int load_jobs(tfjob_job ***out, size_t *count, const char *path, char **text, size_t *len)
 {
-	int rc = parse_file(out, count, NULL, path);
+	int rc = parse_file(out, count, NULL, path, text, len);
 	if (rc == 0 && *count == 0) {
 		tfjob_job_array_free(*out, 0);
+		if (text) {
+			free(*text);
+			*text = NULL;
+		}
 		return ctl_fail("%s: empty input: no TFJob document", path);
 	}
 	return rc;
+}
+
+int ctl_load_jobs(tfjob_job ***out, size_t *count, const char *path) { return load_jobs(out, count, path, NULL, NULL); }
+
+int ctl_load_jobs_text(tfjob_job ***out, size_t *count, const char *path, char **text, size_t *len)
+{
+	return load_jobs(out, count, path, text, len);
 }
 
 int ctl_fail_err(tfjob_error *err)

@@ -53,7 +53,7 @@ write two.yaml 'apiVersion: kubeflow.org/v1' 'kind: TFJob' 'metadata: {name: one
 run 0 "validate valid" -- validate "$TMP/valid.yaml"
 contains "validate valid text" "$TMP/out" "is valid"
 run 1 "validate invalid" -- validate "$TMP/invalid.yaml"
-contains "validate invalid text" "$TMP/out" "$TMP/invalid.yaml: metadata.name: Invalid value: \"Bad\""
+contains "validate invalid text" "$TMP/out" "$TMP/invalid.yaml:3:12: metadata.name: Invalid value: \"Bad\""
 run 2 "validate syntax error" -- validate tests/data/bad/yaml-syntax.yaml
 contains "yaml syntax position" "$TMP/err" "tests/data/bad/yaml-syntax.yaml:4:5:"
 empty "yaml syntax stdout" "$TMP/out"
@@ -85,6 +85,27 @@ contains "2^31" "$TMP/out" "spec.tfReplicaSpecs[Worker].replicas: Invalid value:
 python3 -c 'import sys; sys.stdout.write("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  annotations:\n    a: \"" + "x" * (17 * 1024 * 1024) + "\"\n")' >"$TMP/huge.yaml"
 run 2 "validate huge" -- validate "$TMP/huge.yaml"
 contains "huge" "$TMP/err" "larger than the limit of 16777216 bytes"
+
+# ---- validate: strict schema (unknown fields) ----
+sed -e 's/replicas: 2/replica: 2/' -e 's/image: tf/image: tf, imagePullPolicy: Sometimes/' "$TMP/valid.yaml" >"$TMP/typo.yaml"
+run 1 "validate unknown field (strict by default)" -- validate "$TMP/typo.yaml"
+contains "unknown field" "$TMP/out" "$TMP/typo.yaml:6:14: spec.tfReplicaSpecs[Worker].replica: Unsupported value: \"replica\": unknown field \"spec.tfReplicaSpecs.Worker.replica\"; did you mean \"replicas\"?"
+run 1 "validate -o json unknown field" -- validate -o json "$TMP/typo.yaml"
+pycheck "json unknown field" '
+import json, sys
+d = json.load(sys.stdin)
+assert d["errors"][0] == {"field": "spec.tfReplicaSpecs[Worker].replica", "type": "FieldValueNotSupported",
+                          "detail": "unknown field \"spec.tfReplicaSpecs.Worker.replica\"; did you mean \"replicas\"?"}, d
+'
+run 1 "validate --strict=false: the bad value stays" -- validate --strict=false "$TMP/typo.yaml"
+pycheck "strict=false: no unknown field" 'import sys; t = sys.stdin.read(); assert "unknown field" not in t and "imagePullPolicy: Unsupported value: \"Sometimes\"" in t, t'
+run 1 "validate --compat v1.9 is strict too" -- validate --compat training-operator-1.9 "$TMP/typo.yaml"
+contains "compat strict" "$TMP/out" "did you mean \"replicas\""
+run 2 "validate --strict=maybe" -- validate --strict=maybe "$TMP/typo.yaml"
+sed -e 's/replicas: 2/replica: 2/' "$TMP/valid.yaml" >"$TMP/typo-only.yaml"
+run 0 "validate --strict=false accepts the unknown field" -- validate --strict=false "$TMP/typo-only.yaml"
+run 0 "default keeps the unknown field" -- default "$TMP/typo-only.yaml"
+pycheck "default keeps replica" 'import json, sys; d = json.load(sys.stdin); assert d["spec"]["tfReplicaSpecs"]["Worker"]["replica"] == 2, d'
 
 # ---- validate -o json ----
 run 0 "json valid" -- validate -o json "$TMP/valid.yaml"

@@ -43,6 +43,14 @@ printf 'apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: a}\n---\n\n# 
 run 2 "validate -f, comments before a bad document" -- validate -f "$TMP/lead.yaml"
 contains "syntax error line after comments" "$TMP/err" "$TMP/lead.yaml:11:1: YAML syntax error"
 contains "syntax context line after comments" "$TMP/err" "(line 10 column 11)"
+# An error whose field is written in the document: FILE:LINE:COLUMN, the line counted in the file.
+{ cat "$TMP/one.yaml"; echo '---'; echo '# typo below'; sed 's/name: one/name: typo/; s/replicas: 2/replica: 2/' "$TMP/one.yaml"; } >"$TMP/typo.yaml"
+run 1 "validate -f, unknown field in the second document" -- validate -f "$TMP/typo.yaml"
+same "validate -f unknown field at its line and column" "$TMP/out" "tfjob/one valid
+$TMP/typo.yaml:14:14: tfjob/typo: spec.tfReplicaSpecs[Worker].replica: Unsupported value: \"replica\": unknown field \"spec.tfReplicaSpecs.Worker.replica\"; did you mean \"replicas\"?"
+STDIN="$TMP/typo.yaml" run 1 "validate -f - unknown field" -- validate -f -
+contains "validate -f - unknown field position" "$TMP/out" "<stdin>:14:14: tfjob/typo: spec.tfReplicaSpecs[Worker].replica"
+run 0 "validate -f --strict=false" -- validate --strict=false -f "$TMP/typo.yaml"
 sed -n '13,19p' "$TMP/multi.yaml" >"$TMP/invalid-only.yaml"
 run 1 "validate -f invalid: exit 1" -- validate -f "$TMP/invalid-only.yaml"
 run 0 "validate -f repeatable" -- validate -f "$TMP/one.yaml" -f "$TMP/two.yaml"

@@ -187,10 +187,10 @@ wait("ok: Running", lambda: cond("ok", "Running") == "True")
 kubelet("ok-worker-0", "Succeeded", 0)
 wait("ok: Succeeded", lambda: cond("ok", "Succeeded") == "True")
 wait("ok: running pods cleaned up, worker 0 kept", lambda: [x["metadata"]["name"] for x in children("pods", "ok")] == ["ok-worker-0"])
-c, ev = api("GET", f"/api/v1/namespaces/{NS}/events")
-reasons = [e["reason"] for e in ev["items"] if e["involvedObject"]["name"] == "ok"]
-check("events SuccessfulCreatePod x3, SuccessfulCreateService x3, SuccessfulDeletePod", reasons.count("SuccessfulCreatePod") == 3
-      and reasons.count("SuccessfulCreateService") == 3 and "SuccessfulDeletePod" in reasons)
+# Events are written by the recorder's own thread, after the writes they report: wait for them.
+wait("events SuccessfulCreatePod x3, SuccessfulCreateService x3, SuccessfulDeletePod",
+     lambda: (lambda r: r.count("SuccessfulCreatePod") == 3 and r.count("SuccessfulCreateService") == 3
+              and "SuccessfulDeletePod" in r)(events("ok")))
 
 # 2. Retryable exit code: restart then success.
 create_job(job("retry", "Worker:1:ExitCode"))

@@ -75,6 +75,53 @@ check "--warnings-as-errors: exit 1" [ "$rc" -eq 1 ]
 check "apply of an exported object: configured" bash -c "'$C' apply -f '$dir/exported.yaml' ${K[*]} | grep -qx 'tfjob.kubeflow.org/tfjob-simple configured'"
 "$C" apply -f "$dir/exported.yaml" "${K[@]}" >/dev/null 2>"$out" && rc=0 || rc=$?
 check "apply of a stale resourceVersion: Conflict, exit 1" bash -c "[ $rc -eq 1 ] && grep -q '^Error from server (Conflict): Operation cannot be fulfilled on tfjobs.kubeflow.org \"tfjob-simple\"' '$out'"
+# Strict schema: a typo'd field ("replica: 2") is refused by tfjobctl before anything is sent, and
+# by the API server itself (the CRD is generated from the same schema) with its strict decoding
+# error; with --validate=warn it is sent with a warning and --validate=ignore silently, and the
+# server prunes it (the CRD keeps no unknown fields), so the job runs with the default replicas.
+sed -e 's/name: tfjob-simple/name: typo/' -e 's/replicas: 2/replica: 2/' examples/tfjob-simple.yaml >"$dir/typo.yaml"
+"$C" apply -f "$dir/typo.yaml" "${K[@]}" >/dev/null 2>"$out" && rc=0 || rc=$?
+check "apply of replica: 2 refused, exit 1" bash -c "[ $rc -eq 1 ] && grep -qF 'spec.tfReplicaSpecs[Worker].replica: Unsupported value: \"replica\": unknown field \"spec.tfReplicaSpecs.Worker.replica\"; did you mean \"replicas\"?' '$out'"
+check "nothing was created" bash -c "! '$C' get typo -n kubeflow ${K[*]} >/dev/null 2>&1"
+"$C" validate -o json "$dir/typo.yaml" >"$dir/typo.json" || true
+acurl -o "$dir/server.json" -X POST -H 'Content-Type: application/yaml' --data-binary @"$dir/typo.yaml" \
+  "$KUBE_APISERVER_URL/apis/kubeflow.org/v1/namespaces/kubeflow/tfjobs?fieldValidation=Strict"
+check "the API server refuses it too (strict decoding error)" grep -qF 'strict decoding error: unknown field \"spec.tfReplicaSpecs.Worker.replica\"' "$dir/server.json"
+"$C" apply --validate=warn -f "$dir/typo.yaml" "${K[@]}" >"$dir/warn.out" 2>"$out" && rc=0 || rc=$?
+check "apply --validate=warn: created with a warning" bash -c "[ $rc -eq 0 ] && grep -qx 'tfjob.kubeflow.org/typo created' '$dir/warn.out' && grep -q '^Warning: .*unknown field \"spec.tfReplicaSpecs.Worker.replica\"' '$out'"
+check "the server pruned the typo'd field" bash -c "'$C' get typo -n kubeflow -o json ${K[*]} | python3 -c '
+import json, sys
+w = json.load(sys.stdin)[\"spec\"][\"tfReplicaSpecs\"][\"Worker\"]
+assert \"replica\" not in w and \"replicas\" not in w, w'"
+"$C" delete typo -n kubeflow "${K[@]}" >/dev/null
+"$C" apply --validate=ignore -f "$dir/typo.yaml" "${K[@]}" >"$dir/ignore.out" 2>"$out" && rc=0 || rc=$?
+check "apply --validate=ignore: created, nothing said" bash -c "[ $rc -eq 0 ] && [ ! -s '$out' ] && grep -qx 'tfjob.kubeflow.org/typo created' '$dir/ignore.out'"
+"$C" delete typo -n kubeflow "${K[@]}" >/dev/null
+# A bad allowed value in the pod template: the server's error and tfjobctl's are the same words.
+sed -e 's/name: tfjob-simple/name: enum/' -e 's|image: kubeflow|imagePullPolicy: IfMissing\n              image: kubeflow|' examples/tfjob-simple.yaml >"$dir/enum.yaml"
+acurl -o "$dir/server.json" -X POST -H 'Content-Type: application/yaml' --data-binary @"$dir/enum.yaml" \
+  "$KUBE_APISERVER_URL/apis/kubeflow.org/v1/namespaces/kubeflow/tfjobs?fieldValidation=Strict"
+check "bad imagePullPolicy: the server's message is tfjobctl validate's" bash -c "python3 -c 'import json, sys; print(json.load(sys.stdin)[\"message\"])' <'$dir/server.json' | grep -qF 'spec.tfReplicaSpecs.Worker.template.spec.containers[0].imagePullPolicy: Unsupported value: \"IfMissing\": supported values: \"Always\", \"Never\", \"IfNotPresent\"' && '$C' validate '$dir/enum.yaml' | grep -qF 'spec.tfReplicaSpecs[Worker].template.spec.containers[0].imagePullPolicy: Unsupported value: \"IfMissing\": supported values: \"Always\", \"Never\", \"IfNotPresent\"'"
+# Server-side apply: created, then a no-op (same resourceVersion) when applied again, also after
+# a status write by someone else; a change made by another field manager conflicts unless forced.
+sed -e 's/name: tfjob-simple/name: ssa/' examples/tfjob-simple.yaml >"$dir/ssa.yaml"
+rv() { "$C" get ssa -n kubeflow -o json "${K[@]}" | python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'; }
+check "apply --server-side creates" bash -c "'$C' apply --server-side -f '$dir/ssa.yaml' ${K[*]} | grep -qx 'tfjob.kubeflow.org/ssa serverside-applied'"
+check "managed by tfjobctl" bash -c "acurl() { curl -sS --cacert '$KUBE_CA_CERT' --cert '$KUBE_ADMIN_CERT' --key '$KUBE_ADMIN_KEY' \"\$@\"; }; acurl '$KUBE_APISERVER_URL/apis/kubeflow.org/v1/namespaces/kubeflow/tfjobs/ssa' | grep -q '\"manager\": \"tfjobctl\"'"
+before="$(rv)"
+acurl -o /dev/null -X PATCH -H 'Content-Type: application/merge-patch+json' \
+  -d '{"status":{"conditions":[{"type":"Created","status":"True","reason":"TFJobCreated","message":"m"}]}}' \
+  "$KUBE_APISERVER_URL/apis/kubeflow.org/v1/namespaces/kubeflow/tfjobs/ssa/status"
+after_status="$(rv)"
+"$C" apply --server-side -f "$dir/ssa.yaml" "${K[@]}" >/dev/null
+check "apply --server-side of an unchanged file: a no-op (resourceVersion $after_status)" [ "$(rv)" = "$after_status" -a "$before" != "$after_status" ]
+sed 's/replicas: 2/replicas: 5/' "$dir/ssa.yaml" >"$dir/ssa5.yaml"
+"$C" apply --server-side --field-manager other -f "$dir/ssa5.yaml" "${K[@]}" >/dev/null 2>"$out" && rc=0 || rc=$?
+check "another manager's change conflicts, exit 1" bash -c "[ $rc -eq 1 ] && grep -q 'Error from server (Conflict): Apply failed with 1 conflict: conflict with \"tfjobctl\": .spec.tfReplicaSpecs.Worker.replicas' '$out'"
+check "--force-conflicts takes it over" bash -c "'$C' apply --server-side --force-conflicts --field-manager other -f '$dir/ssa5.yaml' ${K[*]} >/dev/null && '$C' get ssa -n kubeflow -o wide ${K[*]} | grep -q 'Worker:5'"
+"$C" apply --server-side -f "$dir/typo.yaml" "${K[@]}" >/dev/null 2>"$out" && rc=0 || rc=$?
+check "apply --server-side of replica: 2 refused, exit 1" bash -c "[ $rc -eq 1 ] && grep -q 'unknown field \"spec.tfReplicaSpecs.Worker.replica\"' '$out'"
+"$C" delete ssa -n kubeflow "${K[@]}" >/dev/null
 printf 'apiVersion: v1\nkind: Config\ncurrent-context: x\nclusters:\n- name: c\n  cluster:\n    server: %s\n    certificate-authority: %s\nusers:\n- name: u\n  user:\n    token: not-a-token\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n' \
   "$KUBE_APISERVER_URL" "$KUBE_CA_CERT" >"$dir/bad-token.kubeconfig"
 "$C" get -n kubeflow --kubeconfig "$dir/bad-token.kubeconfig" >/dev/null 2>"$out" && rc=0 || rc=$?

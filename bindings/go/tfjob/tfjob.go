@@ -380,6 +380,10 @@ func (e FieldError) String() string { return e.Message }
 type ValidateOptions struct {
 	Compat Compat
 	Old    *Job // the stored object, for an update
+	// AllowUnknownFields lets fields the CRD schema does not declare pass. By default (false)
+	// each is a FieldValueNotSupported error with the API server's `unknown field "a.b"` and a
+	// "did you mean" suggestion, as kubectl's fieldValidation=Strict has the server refuse it.
+	AllowUnknownFields bool
 }
 
 // Validate returns every field error (nil when the job is valid). It panics on a closed job
@@ -392,7 +396,7 @@ func (j *Job) Validate() []FieldError {
 	return errs
 }
 
-// ValidateWith validates with options (compat mode, old object for updates).
+// ValidateWith validates with options (compat mode, old object for updates, strictness).
 func (j *Job) ValidateWith(o ValidateOptions) ([]FieldError, error) {
 	if j == nil || j.h == nil || (o.Old != nil && o.Old.h == nil) {
 		return nil, ErrClosed
@@ -402,6 +406,10 @@ func (j *Job) ValidateWith(o ValidateOptions) ([]FieldError, error) {
 	opts.compat = C.tfjob_compat(o.Compat)
 	if o.Old != nil {
 		opts.old = o.Old.h
+	}
+	opts.strict = 1
+	if o.AllowUnknownFields {
+		opts.strict = 0
 	}
 	var list *C.tfjob_field_errors
 	var cerr *C.tfjob_error

@@ -99,7 +99,8 @@ func TestValidationTable(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer j.Close()
-			errs, err := j.ValidateWith(ValidateOptions{Compat: tc.compat})
+			// simple's container has x-keep, a field the schema does not declare.
+			errs, err := j.ValidateWith(ValidateOptions{Compat: tc.compat, AllowUnknownFields: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,6 +112,29 @@ func TestValidationTable(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestStrictUnknownFields(t *testing.T) {
+	j, err := Parse([]byte(strings.Replace(simple, "replicas: 2", "replica: 2", 1)), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var got []string
+	for _, e := range j.Validate() {
+		got = append(got, e.Field+"|"+e.Type+"|"+e.Detail)
+	}
+	want := []string{
+		`spec.tfReplicaSpecs[worker].replica|FieldValueNotSupported|unknown field "spec.tfReplicaSpecs.worker.replica"; did you mean "replicas"?`,
+		`spec.tfReplicaSpecs[worker].template.spec.containers[0].x-keep|FieldValueNotSupported|unknown field "spec.tfReplicaSpecs.worker.template.spec.containers[0].x-keep"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("strict: got %q, want %q", got, want)
+	}
+	errs, err := j.ValidateWith(ValidateOptions{AllowUnknownFields: true})
+	if err != nil || len(errs) != 0 {
+		t.Errorf("AllowUnknownFields: %v %v", errs, err)
 	}
 }
 

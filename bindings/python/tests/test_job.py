@@ -74,6 +74,18 @@ def test_update_rules_with_old():
     assert new.validate() == []
 
 
+def test_strict_unknown_fields():
+    job = tfjob.Job.from_yaml(SIMPLE.replace("replicas: 2", "replica: 2"))
+    assert [(e.field, e.type, e.detail) for e in job.validate()] == [
+        ("spec.tfReplicaSpecs[worker].replica", "FieldValueNotSupported",
+         'unknown field "spec.tfReplicaSpecs.worker.replica"; did you mean "replicas"?'),
+        ("spec.tfReplicaSpecs[worker].template.spec.containers[0].x-unknown", "FieldValueNotSupported",
+         'unknown field "spec.tfReplicaSpecs.worker.template.spec.containers[0].x-unknown"')]
+    assert job.validate(strict=False) == []
+    # Defaults keep unknown fields (the default output does not change).
+    assert job.with_defaults().to_dict()["spec"]["tfReplicaSpecs"]["Worker"]["replica"] == 2
+
+
 def test_parse_error_has_position():
     with pytest.raises(tfjob.ParseError) as info:
         tfjob.Job.from_yaml("a: [1, 2\nb: 3\n", filename="bad.yaml")
@@ -91,7 +103,7 @@ def test_not_a_tfjob_is_schema_error():
 
 def test_wrong_types_fail_defaults_with_field():
     job = tfjob.Job.from_yaml(SIMPLE.replace("replicas: 2", "replicas: three"))
-    assert [e.type for e in job.validate()] == ["FieldValueTypeInvalid"]
+    assert [e.type for e in job.validate(strict=False)] == ["FieldValueTypeInvalid"]
     with pytest.raises(tfjob.SchemaError) as info:
         job.with_defaults()
     assert info.value.field == "spec.tfReplicaSpecs[worker].replicas"

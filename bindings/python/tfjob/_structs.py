@@ -70,6 +70,10 @@ class DeleteOptions(ctypes.Structure):
     """tfjob_delete_options (include/tfjob/transport.h)."""
 
 
+class ApplyOptions(ctypes.Structure):
+    """tfjob_apply_options (include/tfjob/transport.h)."""
+
+
 class WatchOptions(ctypes.Structure):
     """tfjob_watch_options (include/tfjob/transport.h)."""
 
@@ -277,6 +281,13 @@ DeleteOptions._fields_ = [
     ("grace_period_seconds", ctypes.c_int64),
 ]
 
+ApplyOptions._fields_ = [
+    ("version", ctypes.c_uint),
+    ("field_manager", ctypes.c_char_p),
+    ("force", ctypes.c_int),
+    ("field_validation", ctypes.c_int),
+]
+
 WatchOptions._fields_ = [
     ("version", ctypes.c_uint),
     ("label_selector", ctypes.c_char_p),
@@ -294,6 +305,7 @@ ValidateOptions._fields_ = [
     ("version", ctypes.c_uint),
     ("compat", ctypes.c_int),
     ("old", ctypes.c_void_p),
+    ("strict", ctypes.c_int),
 ]
 
 WarningOptions._fields_ = [
@@ -315,6 +327,7 @@ TransportBackend._fields_ = [
     ("del", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(Resource), ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(DeleteOptions), ctypes.POINTER(ctypes.c_void_p))),
     ("watch", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(Resource), ctypes.c_char_p, ctypes.POINTER(WatchOptions), ctypes.POINTER(ctypes.c_void_p))),
     ("create_event", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p))),
+    ("apply", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(Resource), ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ApplyOptions), ctypes.POINTER(ctypes.c_void_p))),
 ]
 
 # C name -> class, for the layout test.
@@ -334,6 +347,7 @@ STRUCTS = {
     "tfjob_resource": Resource,
     "tfjob_list_options": ListOptions,
     "tfjob_delete_options": DeleteOptions,
+    "tfjob_apply_options": ApplyOptions,
     "tfjob_watch_options": WatchOptions,
     "tfjob_validate_options": ValidateOptions,
     "tfjob_warning_options": WarningOptions,

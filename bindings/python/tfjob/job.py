@@ -187,11 +187,17 @@ class Job:
             raise
         return job
 
-    def validate(self, old: Optional["Job"] = None, compat: Optional[str] = None) -> List[FieldError]:
-        """Every field error, as the API server and the webhook would report them ([] = valid)."""
+    def validate(self, old: Optional["Job"] = None, compat: Optional[str] = None,
+                 strict: bool = True) -> List[FieldError]:
+        """Every field error, as the API server and the webhook would report them ([] = valid).
+
+        strict (the default): a field the CRD schema does not declare is a FieldValueNotSupported
+        error (`unknown field "spec.x"`, with a "did you mean"), as the API server refuses it
+        under kubectl's fieldValidation=Strict; strict=False lets such fields pass."""
         opts = _lib.ValidateOptions()
-        _lib.tfjob_validate_options_init(ctypes.byref(opts), 1)
+        _lib.tfjob_validate_options_init(ctypes.byref(opts), 2)
         opts.compat = compat_value(compat)
+        opts.strict = 1 if strict else 0
         opts.old = old.handle if old is not None else None
         errs, err = ctypes.c_void_p(), ctypes.c_void_p()
         check(_lib.tfjob_job_validate(ctypes.byref(errs), self.handle, ctypes.byref(opts), ctypes.byref(err)), err)

@@ -21,7 +21,7 @@
 
 TFJOB_BEGIN_DECLS
 
-#define TFJOB_TRANSPORT_BACKEND_VERSION 1
+#define TFJOB_TRANSPORT_BACKEND_VERSION 2
 
 /** Opaque sink a backend's watch slot delivers events to. */
 typedef struct tfjob_watch_sink tfjob_watch_sink;
@@ -68,6 +68,14 @@ typedef struct tfjob_transport_backend {
 	 * NULL slot: the library calls create with the events resource.
 	 */
 	int (*create_event)(void *data, char **out, const char *ns, const char *event_json, tfjob_error **err);
+
+	/*
+	 * Version 2. Optional: server-side apply (tfjob_transport_apply()); name is the object's
+	 * metadata.name, opts has a field manager. *warnings (malloc'd, one text a line) may be left
+	 * NULL. NULL slot: tfjob_transport_apply() fails with TFJOB_ESTATE.
+	 */
+	int (*apply)(void *data, char **out, char **warnings, const tfjob_resource *res, const char *ns,
+	             const char *name, const char *object_json, const tfjob_apply_options *opts, tfjob_error **err);
 } tfjob_transport_backend;
 
 /** A backend with every slot NULL and the current version: set data, free and the verbs you serve. */

@@ -1,15 +1,17 @@
 /*
- * Internals of the controller: string map, work queue, expectations, caches, metrics.
+ * The building blocks of the controller, private to lib/controller/: string map, work queue,
+ * expectations, caches, metrics, event recorder (handle.h joins them into a controller).
  * SPDX-License-Identifier: Apache-2.0
  */
-#ifndef TFJOB_CONTROLLER_INTERNAL_H
-#define TFJOB_CONTROLLER_INTERNAL_H
+#ifndef TFJOB_CONTROLLER_PARTS_H
+#define TFJOB_CONTROLLER_PARTS_H
 
 #include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
 #include "util/common.h"
+#include "core/objects.h"
 
 /* A monotonic clock in milliseconds. */
 typedef int64_t (*tfjob__clock_ms_fn)(void *payload);
@@ -81,25 +83,78 @@ void tfjob__exp_observed(tfjob__expectations *e, const char *job_key, const char
 int tfjob__exp_satisfied(tfjob__expectations *e, const char *job_key);
 void tfjob__exp_delete(tfjob__expectations *e, const char *job_key);
 
-/* ---- cache.c: objects by key and children by owner ---- */
+/* ---- cache.c: TFJobs and PodGroups by key; Pods and Services, compact, by key and by owner ---- */
+
+/* Whole objects ("ns/name" -> json_t*, immutable once stored): TFJobs and PodGroups. */
 typedef struct tfjob__store {
-	tfjob__map objs;  /* "ns/name" -> json_t* (immutable once stored) */
-	tfjob__map owner; /* owner key -> tfjob__map* ("ns/name" -> json_t*, borrowed from objs) */
-	int indexed;
+	tfjob__map objs;
+	size_t bytes; /* estimated heap held (objects and map entries) */
 } tfjob__store;
 
-void tfjob__store_init(tfjob__store *s, int indexed);
+void tfjob__store_init(tfjob__store *s);
 void tfjob__store_clear(tfjob__store *s);
 /* Insert or replace (takes the reference) unless the stored resourceVersion is newer (then 1). */
 int tfjob__store_put(tfjob__store *s, json_t *obj);
 /* Remove by the object's key; returns the removed object (caller decrefs) or NULL. */
 json_t *tfjob__store_del(tfjob__store *s, json_t *obj);
-/* Owner key of a child: "uid:UID" (controller TFJob ref) or "orphan:NS/JOBNAME" (label); NULL if neither.
-   Writes into buf. */
-const char *tfjob__owner_key(char *buf, size_t size, json_t *obj);
-/* New array of the children under an owner key (increfed). */
-json_t *tfjob__store_children(tfjob__store *s, const char *owner_key);
 char *tfjob__object_key(json_t *obj); /* "ns/name", malloc'd; NULL when no name */
+
+/*
+ * A cached Pod or Service: only what the controller and the planner decide with, in one
+ * allocation whose size does not depend on the job's (a pod's spec, which holds the whole
+ * TF_CONFIG, is not kept). Immutable once made; shared by reference count, so a reconcile's
+ * snapshot stays valid while the watch replaces the entry.
+ */
+typedef struct tfjob__child {
+	_Atomic int refs;
+	size_t bytes;            /* allocated for it (the struct, its strings, the pruned status) */
+	tfjob__summary sum;      /* the planner's view (core/objects.h: operator name, owner references
+	                            as JSON for adoption and release); strings point into text.
+	                            sum.obj: {"status": the fields RecordAbnormalPods reads} for an
+	                            active pod that may report abnormal containers, else NULL */
+	const char *key;         /* "ns/name" */
+	const char *ns, *uid, *rv;
+	const char *ctrl_kind, *ctrl_name, *ctrl_uid; /* of the controller reference (may be NULL) */
+	int controlled;          /* an owner reference with controller: true exists */
+	char text[];
+} tfjob__child;
+
+/* Parse a Pod's or Service's JSON without building its spec (replaced by null: a pod's spec holds
+   the whole TF_CONFIG, and nothing of it is kept); NULL when not JSON. */
+json_t *tfjob__child_loads(const char *text);
+/*
+ * Read a List (JSON text) item by item, never holding the whole list as a tree: on_item gets
+ * each element of "items" (borrowed; parsed with tfjob__child_loads when lean) and stops the
+ * walk by returning non-zero; *meta gets the List's metadata (a new reference, may be NULL).
+ * 0, or TFJOB_EPARSE when the text is not such a List (or on_item stopped it).
+ */
+int tfjob__list_parse(const char *text, int lean, json_t **meta, int (*on_item)(json_t *item, void *payload),
+                      void *payload);
+/* Summarise an object (borrowed) into a new child: TFJOB_EINVAL without metadata.name, TFJOB_ENOMEM. */
+int tfjob__child_new(tfjob__child **out, json_t *obj);
+tfjob__child *tfjob__child_ref(tfjob__child *ch);
+void tfjob__child_unref(tfjob__child *ch); /* accepts NULL */
+/* Owner key of a child: "uid:UID" (controller TFJob ref) or "orphan:NS/JOBNAME" (label); NULL if
+   neither. Writes into buf. */
+const char *tfjob__child_owner_key(char *buf, size_t size, const tfjob__child *ch);
+
+/* Children by key ("ns/name" -> tfjob__child*) and by owner key (-> tfjob__map of the same). */
+typedef struct tfjob__child_store {
+	tfjob__map objs;
+	tfjob__map owner;
+	size_t bytes; /* estimated heap held (children and map entries) */
+} tfjob__child_store;
+
+void tfjob__child_store_init(tfjob__child_store *s);
+void tfjob__child_store_clear(tfjob__child_store *s);
+/* Insert or replace (takes the reference) unless the stored resourceVersion is newer (then 1). */
+int tfjob__child_store_put(tfjob__child_store *s, tfjob__child *ch);
+/* Remove by key; returns the removed child (caller unrefs) or NULL. */
+tfjob__child *tfjob__child_store_del(tfjob__child_store *s, const char *key);
+/* The children under an owner key, each referenced, in a new array (*out, free with
+   tfjob__children_free); returns their number. *out is NULL when out of memory. */
+size_t tfjob__child_store_children(tfjob__child_store *s, const char *owner_key, tfjob__child ***out);
+void tfjob__children_free(tfjob__child **kids, size_t n);
 
 /* ---- metrics.c ---- */
 typedef struct tfjob__metrics {
@@ -111,6 +166,9 @@ typedef struct tfjob__metrics {
 	_Atomic uint64_t api_calls[TFJOB_API_VERB_COUNT];
 	_Atomic uint64_t api_errors, status_conflicts, relists, leader_transitions;
 	_Atomic uint64_t watch_restarts, watch_errors;
+	/* Events (events.c): written as new objects, as count PATCHes, dropped (queue full or
+	   flush bound), held back by the spam filter, failed */
+	_Atomic uint64_t events_created, events_patched, events_dropped, events_filtered, events_failed;
 } tfjob__metrics;
 
 void tfjob__metrics_observe_latency(tfjob__metrics *m, double seconds);

@@ -1,11 +1,27 @@
 /*
- * The controller handle (private to lib/controller/).
+ * The controller handle and its reconcile steps, private to lib/controller/ (built on parts.h).
  * SPDX-License-Identifier: Apache-2.0
  */
-#ifndef TFJOB_CONTROLLER_CTRL_H
-#define TFJOB_CONTROLLER_CTRL_H
+#ifndef TFJOB_CONTROLLER_HANDLE_H
+#define TFJOB_CONTROLLER_HANDLE_H
 
-#include "controller/internal.h"
+#include "controller/parts.h"
+
+/* The object an Event is about (strings borrowed; NULL reads as ""). */
+typedef struct tfjob__event_ref {
+	const char *kind, *api_version, *name, *ns, *uid, *rv;
+} tfjob__event_ref;
+
+/* events.c: the asynchronous, correlating event recorder (one per controller). */
+typedef struct tfjob__recorder tfjob__recorder;
+struct tfjob__event;
+/* Events recorded by one reconcile, in order. Zero-initialised is empty. */
+typedef struct tfjob__event_batch {
+	struct tfjob__event *head, *tail;
+} tfjob__event_batch;
+
+/* Longest a stopping controller spends writing the Events still queued. */
+#define TFJOB__EVENT_FLUSH_MS 2000
 
 /* PodGroups are listed and watched only with gang scheduling (volcano or scheduler-plugins). */
 enum { INF_JOBS = 0, INF_PODS = 1, INF_SERVICES = 2, INF_PODGROUPS = 3, INF_COUNT = 4 };
@@ -43,9 +59,11 @@ struct tfjob_controller {
 	tfjob__queue *q;
 	tfjob__expectations *exp;
 	pthread_mutex_t cache_mu;
-	tfjob__store stores[INF_COUNT];
+	tfjob__store stores[INF_COUNT];      /* TFJobs, PodGroups (whole) */
+	tfjob__child_store kids[INF_COUNT];  /* Pods, Services (compact) */
 	tfjob__informer inf[INF_COUNT];
 	tfjob__metrics m;
+	tfjob__recorder *events;
 
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
@@ -83,6 +101,23 @@ int tfjob__informer_ready(const tfjob__informer *inf);
 
 /* executor.c */
 int tfjob__reconcile(tfjob_controller *c, const char *key);
+
+/* events.c */
+int tfjob__recorder_new(tfjob__recorder **out, tfjob_controller *c);
+/* Stops it (without flushing) and frees it. Accepts NULL. */
+void tfjob__recorder_free(tfjob__recorder *r);
+/* Start the writing thread (again): 0 or TFJOB_ENOMEM. */
+int tfjob__recorder_start(tfjob__recorder *r);
+/* Stop accepting Events; write those queued for at most flush_ms, drop (and count) the rest. */
+void tfjob__recorder_stop(tfjob__recorder *r, int64_t flush_ms);
+/* Append an Event to a batch (strings copied): 0 or TFJOB_ENOMEM. */
+int tfjob__event_batch_add(tfjob__event_batch *b, const tfjob__event_ref *obj, const char *type, const char *reason,
+                           const char *message);
+/* Queue a batch's Events (taken; the batch is left empty); each that does not fit is dropped and
+   counted. Thread-safe. */
+void tfjob__recorder_post(tfjob__recorder *r, tfjob__event_batch *b);
+/* Wait until every queued Event is written (or the recorder is stopped): 0 or TFJOB_ETIMEOUT. */
+int tfjob__recorder_wait_empty(tfjob__recorder *r, int64_t timeout_ms);
 
 /* leader.c: one try to acquire or renew; 1 when holding the lease afterwards. */
 int tfjob__leader_try(tfjob_controller *c);
