@@ -43,7 +43,7 @@ struct tfjob__event {
 typedef struct lru_entry {
 	struct lru_entry *prev, *next;
 	void *val;
-	char key[];
+	char *key; /* in the same allocation, after the entry (no flexible member: the list head is one) */
 } lru_entry;
 
 typedef struct lru {
@@ -96,8 +96,10 @@ static int lru_add(lru *l, const char *key, void *val)
 {
 	size_t n = strlen(key) + 1;
 	lru_entry *e = malloc(sizeof(*e) + n);
-	if (e)
+	if (e) {
+		e->key = (char *)(e + 1);
 		memcpy(e->key, key, n);
+	}
 	if (!e || tfjob__map_put(&l->map, key, e, NULL)) {
 		free(e);
 		l->free_val(val);
