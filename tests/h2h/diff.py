@@ -13,7 +13,8 @@ each scenario names those that changed anything (docs/semantics-diff.md, "Live h
       `create events` + `patch events` become `write events`;
   H3  how often an event repeats, and how many status writes and event writes there are, depends
       on how many reconciles run, which timing decides: events are compared without counts, and
-      the numbers of `update tfjobs/status` and `write events` are printed, not compared;
+      the numbers of `update tfjobs/status`, `write events` and `delete podgroups` (v1.9 deletes
+      the PodGroup at every reconcile of a finished gang-scheduled job) are printed, not compared;
   H4  v1.9 reads and rewrites (GET, PUT) the PodGroup on every reconcile of a gang-scheduled job:
       its `get podgroups` / `update podgroups` are dropped when B made none.
 A scenario may still differ when its file lists entries of DOC (--allow) that explain it: under
@@ -68,7 +69,7 @@ def normalise(a, b):
         if h == "H3" and json.loads(before)[0] != json.loads(before)[1] and json.loads(after_ab)[0] == json.loads(after_ab)[1]:
             applied.add(h)
     counts = []
-    for r in ("update tfjobs/status", "write events"):
+    for r in ("update tfjobs/status", "write events", "delete podgroups"):
         x, y = a["requests"].pop(r, 0), b["requests"].pop(r, 0)
         counts.append(f"{r} {x}/{y}")
         if x != y:
