@@ -10,8 +10,8 @@ every worker with exit code 0.
 
 Prints one JSON object: seconds until every pod exists (from the first create); how long the
 stand-in took after that to mark the last pod Running (its lag: when it is small, the stand-in is
-not what the operator waits for) and to end every worker; seconds until every job says Running after the stand-in has
-marked the last pod Running, and until every job says Succeeded after it has marked the last
+not what the operator waits for) and to end every worker; seconds until every job says Running
+after the stand-in has marked the last pod Running, and until every job says Succeeded after it has marked the last
 worker Succeeded (both seen on a watch of the jobs); the operator's CPU seconds (utime + stime of
 /proc/PID/stat, children included) from just before the creates to 2 s after the last job
 Succeeded, its RSS when idle (VmRSS once it has reconciled a first job, before the creates) and its
