@@ -26,7 +26,6 @@ import argparse
 import concurrent.futures
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -177,12 +176,7 @@ def with_operator(a, user, kubelet, jobs, pods):
         cpu1, api1, hwm = cpu_seconds(op.pid), cpu_seconds(a.apiserver_pid), proc_status_kib(op.pid, "VmHWM")
     finally:
         watch.close()
-        os.killpg(op.pid, signal.SIGTERM)
-        try:
-            op.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(op.pid, signal.SIGKILL)
-            op.wait()
+        scenarios.stop_operator(op)
     time.sleep(1)  # the audit log is written asynchronously
     verbs = scenarios.audit_requests(a.audit, a.agent).get(NS, Counter())
     return dict(stage_times(t), **{

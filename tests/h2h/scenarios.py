@@ -423,12 +423,17 @@ def run_group(argv, group, log, ready):
         for t in threads:
             t.join()
     finally:
-        os.killpg(op.pid, signal.SIGTERM)
-        try:
-            op.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(op.pid, signal.SIGKILL)
-            op.wait()
+        stop_operator(op)
+
+
+def stop_operator(op):
+    """SIGTERM to the operator's process group; SIGKILL if it has not exited 20 s later."""
+    os.killpg(op.pid, signal.SIGTERM)
+    try:
+        op.wait(20)
+    except subprocess.TimeoutExpired:
+        os.killpg(op.pid, signal.SIGKILL)
+        op.wait()
 
 
 def install_podgroup_crd(kind):
