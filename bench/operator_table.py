@@ -29,8 +29,8 @@ def span(rs, key, fmt):
     v = sorted(x[key] for x in rs if key in x)
     if not v:
         return "-"
-    med = fmt.format(v[len(v) // 2])
-    return med if v[0] == v[-1] else f"{med} ({fmt.format(v[0])}-{fmt.format(v[-1])})"
+    med, lo, hi = fmt.format(v[len(v) // 2]), fmt.format(v[0]), fmt.format(v[-1])
+    return med if lo == hi else f"{med} ({lo}-{hi})"
 
 
 def row_key(r):
