@@ -36,7 +36,7 @@ done
 status=0
 for i in 0 1 2; do wait "${pids[$i]}" || status=1; done
 for op in v1.9.2 ours ours-documented; do sed "s/^/$op: /" "$out/$op.log"; done
-[ $status = 0 ] || { echo "67-head-to-head: a recording failed (logs above; $out/*/operator.log)"; exit 1; }
+[ $status = 0 ] || { echo "67-head-to-head: FAIL: a recording failed (logs above; $out/*/operator.log)"; exit 1; }
 echo "--- training-operator v1.9.2 vs tfjob-operator --compat training-operator-1.9"
 python3 tests/h2h/diff.py --compat --allow docs/semantics-diff.md "$out/v1.9.2" "$out/ours" | tee "$out/compat.diff" || true
 echo "--- training-operator v1.9.2 vs tfjob-operator (documented mode)"
@@ -57,19 +57,22 @@ if [ -n "$again" ]; then
     pids+=($!)
   done
   for i in 0 1 2; do wait "${pids[$i]}" || status=1; done
-  [ $status = 0 ] || { for op in v1.9.2 ours ours-documented; do sed "s/^/again $op: /" "$out/again-$op.log"; done; }
+  [ $status = 0 ] || { for op in v1.9.2 ours ours-documented; do sed "s/^/again $op: /" "$out/again-$op.log"; done
+    echo "67-head-to-head: FAIL: a second recording failed (logs above)"; }
   if [ -n "$again_compat" ]; then
     echo "--- again: v1.9.2 vs --compat training-operator-1.9 ($again_compat)"
-    python3 tests/h2h/diff.py --compat --allow docs/semantics-diff.md --only "$again_compat" "$out/again/v1.9.2" "$out/again/ours" || status=1
+    python3 tests/h2h/diff.py --compat --allow docs/semantics-diff.md --only "$again_compat" "$out/again/v1.9.2" "$out/again/ours" ||
+      { echo "67-head-to-head: FAIL: compat mode differs again (above)"; status=1; }
   fi
   if [ -n "$again_documented" ]; then
     echo "--- again: v1.9.2 vs documented mode ($again_documented)"
-    python3 tests/h2h/diff.py --allow docs/semantics-diff.md --only "$again_documented" "$out/again/v1.9.2" "$out/again/ours-documented" || status=1
+    python3 tests/h2h/diff.py --allow docs/semantics-diff.md --only "$again_documented" "$out/again/v1.9.2" "$out/again/ours-documented" ||
+      { echo "67-head-to-head: FAIL: documented mode differs again (above)"; status=1; }
   fi
 fi
 # Self-check: the comparison sees differences. Documented mode judged as compat mode must fail.
 if python3 tests/h2h/diff.py --compat "$out/v1.9.2" "$out/ours-documented" >/dev/null; then
-  echo "67-head-to-head: self-check failed: documented mode compared equal to v1.9.2"
+  echo "67-head-to-head: FAIL: self-check: documented mode compared equal to v1.9.2"
   status=1
 fi
 exit $status
