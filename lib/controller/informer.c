@@ -69,7 +69,8 @@ static void note_rv(tfjob__informer *inf, json_t *obj)
 	pthread_mutex_unlock(&inf->c->cache_mu);
 }
 
-/* A PodGroup changed: store it; queue its TFJob when its spec or status is new to us. */
+/* A PodGroup changed: store it; queue its TFJob when its spec or status is new to us, or when
+   it is deleted while the cache still has it. */
 static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
 {
 	tfjob_controller *c = inf->c;
@@ -87,9 +88,11 @@ static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *o
 	pthread_mutex_lock(&c->cache_mu);
 	char *key = tfjob__object_key(obj);
 	json_t *old = key ? json_incref(tfjob__map_get(&c->stores[INF_PODGROUPS].objs, key)) : NULL;
-	int changed = type == TFJOB_WATCH_DELETED || !old ||
-	              !json_equal(json_object_get(old, "spec"), json_object_get(obj, "spec")) ||
-	              !json_equal(json_object_get(old, "status"), json_object_get(obj, "status"));
+	/* A DELETED event of a PodGroup the cache no longer has is our own delete (executor.c
+	   forgets it from the server's answer): the last reconcile already knew it gone. */
+	int changed = type == TFJOB_WATCH_DELETED ? old != NULL
+	              : !old || !json_equal(json_object_get(old, "spec"), json_object_get(obj, "spec")) ||
+	                !json_equal(json_object_get(old, "status"), json_object_get(obj, "status"));
 	if (type == TFJOB_WATCH_DELETED)
 		json_decref(tfjob__store_del(&c->stores[INF_PODGROUPS], obj));
 	else
