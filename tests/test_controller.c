@@ -712,6 +712,34 @@ START_TEST(cleanup_skips_children_already_gone)
 }
 END_TEST
 
+START_TEST(child_update_the_planner_cannot_see_queues_nothing)
+{
+	/* A pod's annotation or its node changes nothing the planner reads: no reconcile. */
+	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	C = start_on(T, NULL);
+	create("job34", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job34") == 1, W));
+	set_pod("job34-worker-0", "Running", -1, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job34", "Running", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	tfjob_controller_metrics m;
+	metrics(&m);
+	uint64_t reconciles = m.reconciles, adds = m.queue_adds;
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pods, NS, "job34-worker-0", NULL,
+	                                       "{\"metadata\":{\"annotations\":{\"note\":\"x\"}},"
+	                                       "\"spec\":{\"nodeName\":\"node-1\"}}", NULL), 0);
+	cu_sleep_ms(300); /* the watch event reaches the cache */
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	metrics(&m);
+	ck_assert_uint_eq(m.reconciles, reconciles);
+	ck_assert_uint_eq(m.queue_adds, adds);
+	set_pod("job34-worker-0", "Succeeded", 0, 0); /* one it can see */
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job34", "Succeeded", "True"), W));
+	metrics(&m);
+	ck_assert_uint_gt(m.reconciles, reconciles);
+}
+END_TEST
+
 static int count_before, count_after;
 static int before_cb(const char *ns, const char *name, void *p) { (void)ns; (void)name; (void)p; __atomic_add_fetch(&count_before, 1, __ATOMIC_SEQ_CST); return 0; }
 static void after_cb(const char *ns, const char *name, int rc, void *p) { (void)ns; (void)name; (void)rc; (void)p; __atomic_add_fetch(&count_after, 1, __ATOMIC_SEQ_CST); }
@@ -1388,6 +1416,7 @@ static Suite *suite(void)
 	ADD(gang_volcano_existing_queue_kept);
 	ADD(gang_compat_finished_job_deletes_pod_group_once);
 	ADD(cleanup_skips_children_already_gone);
+	ADD(child_update_the_planner_cannot_see_queues_nothing);
 	ADD(hooks_logging_metrics_text);
 	ADD(leader_election_failover);
 	ADD(relist_after_compaction_and_restart);
