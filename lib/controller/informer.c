@@ -89,7 +89,7 @@ static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *o
 	char *key = tfjob__object_key(obj);
 	json_t *old = key ? json_incref(tfjob__map_get(&c->stores[INF_PODGROUPS].objs, key)) : NULL;
 	/* A DELETED event of a PodGroup the cache no longer has is our own delete (executor.c
-	   forgets it from the server's answer): the last reconcile already knew it gone. */
+	   takes it out of the cache before the call): the reconcile that deleted it knew. */
 	int changed = type == TFJOB_WATCH_DELETED ? old != NULL
 	              : !old || !json_equal(json_object_get(old, "spec"), json_object_get(obj, "spec")) ||
 	                !json_equal(json_object_get(old, "status"), json_object_get(obj, "status"));
