@@ -301,10 +301,12 @@ int tfjob__local_add(tfjob_local *l, const char *ns, json_t *obj, tfjob__launch 
 	p->state = LPOD_PENDING;
 	p->created_wall = tfjob__local_wall();
 	p->backoff_ms = l->backoff_initial_ms;
-	lpod **tail = &l->pods;
-	while (*tail)
-		tail = &(*tail)->next;
-	*tail = p;
+	if (l->pods_tail)
+		l->pods_tail->next = p;
+	else
+		l->pods = p;
+	l->pods_tail = p;
+	l->generation++;
 	json_t *h = history_of(l, p);
 	json_object_del(h, "deleted"); /* a replica created again under the same name */
 	json_object_set_new(h, "finished", json_false());
@@ -325,9 +327,13 @@ oom:
 static void unlink_pod(tfjob_local *l, lpod *p)
 {
 	tfjob__local_gpus_release(l, p);
-	for (lpod **pp = &l->pods; *pp; pp = &(*pp)->next) {
+	l->generation++;
+	lpod *prev = NULL;
+	for (lpod **pp = &l->pods; *pp; prev = *pp, pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
+			if (l->pods_tail == p)
+				l->pods_tail = prev;
 			pod_free(p);
 			return;
 		}
@@ -369,6 +375,7 @@ int tfjob__local_delete(tfjob_local *l, const char *ns, const char *name, int64_
 	}
 	if (!p->deleting) {
 		p->deleting = true;
+		l->generation++;
 		p->deletion_wall = tfjob__local_wall();
 		terminate(l, p, grace_of(l, p, grace_ms));
 	} else if (grace_ms >= 0 && tfjob__local_now_ms() + grace_ms < p->kill_at_ms) {
@@ -499,6 +506,7 @@ static int work(tfjob_local *l, int64_t *next_timer)
 			}
 		}
 	}
+	l->generation += (uint64_t)changes;
 	return changes;
 }
 
@@ -569,6 +577,7 @@ int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void
 		}
 		if (p->state == LPOD_BACKOFF || p->state == LPOD_PENDING) {
 			p->state = LPOD_DONE;
+			l->generation++;
 			record_state(l, p);
 		}
 		if (p->state != LPOD_RUNNING)

@@ -68,6 +68,9 @@ struct tfjob_local {
 	tfjob_local_event_cb on_event;
 	void *event_payload;
 	lpod *pods;
+	lpod *pods_tail;      /* the last of pods: a Pod is appended in O(1) */
+	uint64_t generation;  /* bumped whenever what a Pod reports may have changed (pods.json, the
+	                         run's progress): a reader compares it instead of the Pods' text */
 	int wake[2];
 	volatile sig_atomic_t interrupts;
 	bool stopping;        /* shutdown: no (re)start any more */
@@ -101,6 +104,14 @@ char *tfjob__local_duration(char *buf, size_t size, int64_t ms);
  * waits for the processes: the run shows the engine's events (Killing, Exited) as they happen. */
 int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void *payload);
 
+/* backend.c: the Pods in ns (NULL or "": all) whose labels match sel and fields fsel (NULL: any),
+ * in creation order, whole (tfjob__local_pod_json) or without their spec (full false); the
+ * engine's generation they show in *generation (may be NULL). New array; NULL when out of memory.
+ * Takes the lock. */
+struct tfjob__selector;
+json_t *tfjob__local_pods_matching(tfjob_local *l, const char *ns, const struct tfjob__selector *sel,
+                                   const struct tfjob__selector *fsel, bool full, uint64_t *generation);
+
 /* gpus.c: the GPUs this engine hands out (looked for on first use; lock held). */
 int tfjob__local_gpus_known(tfjob_local *l, tfjob_error **err);
 /* Give the Pod its CUDA_VISIBLE_DEVICES (its GPUs, or "" without a GPU limit): true when it can
@@ -128,6 +139,9 @@ void tfjob__local_decode_status(int status, int *code, int *sig);
 
 /* podstatus.c: the Pod with its live status (new reference). */
 json_t *tfjob__local_pod_json(const lpod *p);
+/* The same without the spec (apiVersion, kind, metadata, status): what the planner reads, in
+ * size independent of the job's (new reference; the engine's JSON is shared, not copied). */
+json_t *tfjob__local_pod_summary_json(const lpod *p);
 
 
 #endif
