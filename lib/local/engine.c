@@ -128,6 +128,7 @@ fail:
 
 static void pod_free(lpod *p)
 {
+	json_decref(p->summary);
 	free(p->ns);
 	free(p->name);
 	json_decref(p->obj);
@@ -188,8 +189,10 @@ lpod *tfjob__local_find(tfjob_local *l, const char *ns, const char *name)
 
 /* ---- what happened to each Pod (the report's source: a deleted Pod leaves the table) ---- */
 
+/* The history entry of a Pod, to be changed: the history's generation moves on. */
 static json_t *history_of(tfjob_local *l, const lpod *p)
 {
+	l->history_generation++;
 	json_t *h = json_object_get(l->history, p->name);
 	if (h)
 		return h;
@@ -258,12 +261,15 @@ static void record_state(tfjob_local *l, const lpod *p)
 void tfjob__local_note_deleted(tfjob_local *l, const char *name, const char *why)
 {
 	json_t *h = json_object_get(l->history, name);
-	if (h && !json_object_get(h, "deleted"))
+	if (h && !json_object_get(h, "deleted")) {
 		json_object_set_new(h, "deleted", json_string(why));
+		l->history_generation++;
+	}
 }
 
-json_t *tfjob__local_history(tfjob_local *l)
+json_t *tfjob__local_history(tfjob_local *l, uint64_t *generation)
 {
+	*generation = l->history_generation;
 	json_t *out = json_array();
 	const char *name;
 	json_t *h;

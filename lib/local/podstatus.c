@@ -140,4 +140,41 @@ fail:
 
 json_t *tfjob__local_pod_json(const lpod *p) { return pod_view(p, true); }
 
-json_t *tfjob__local_pod_summary_json(const lpod *p) { return pod_view(p, false); }
+static void shown_of(lpod_shown *out, const lpod *p)
+{
+	memset(out, 0, sizeof *out); /* padding too: compared with memcmp */
+	out->created_wall = p->created_wall;
+	out->started_wall = p->started_wall;
+	out->finished_wall = p->finished_wall;
+	out->deletion_wall = p->deletion_wall;
+	out->backoff_wait_ms = p->backoff_wait_ms;
+	out->last_started_wall = p->last_started_wall;
+	out->last_finished_wall = p->last_finished_wall;
+	out->spawn_error = p->spawn_error;
+	out->pid = p->pid;
+	out->state = (int)p->state;
+	out->restarts = p->restarts;
+	out->code = p->code;
+	out->signal = p->signal;
+	out->last_code = p->last_code;
+	out->last_signal = p->last_signal;
+	out->deleting = p->deleting;
+	out->has_last = p->has_last;
+}
+
+/* Made again only when what it shows changed: a steady step shares the Pods' summaries. The
+ * summary is never changed once made (the planner may still read the last one). */
+json_t *tfjob__local_pod_summary_json(lpod *p)
+{
+	lpod_shown now;
+	shown_of(&now, p);
+	if (!p->summary || memcmp(&now, &p->shown, sizeof now)) {
+		json_t *fresh = pod_view(p, false);
+		if (!fresh)
+			return NULL;
+		json_decref(p->summary);
+		p->summary = fresh;
+		p->shown = now;
+	}
+	return json_incref(p->summary);
+}

@@ -8,9 +8,11 @@
 #include "local/internal.h"
 
 /* pods.json and events.json grow with the run (the Pods: O(n^2) bytes, each holds the TF_CONFIG
- * of all n); unless forced, each is rewritten at most every RUN_FILE_SPACING times its last
- * write's duration, so that writing them takes at most 1/(1 + RUN_FILE_SPACING) of the run. */
+ * of all n). Once one is RUN_FILE_SPACED_BYTES or more, unless forced, it is rewritten at most
+ * every RUN_FILE_SPACING times its last write's duration, so that writing it takes at most
+ * 1/(1 + RUN_FILE_SPACING) of the run; smaller ones are rewritten at every change. */
 #define RUN_FILE_SPACING 9
+#define RUN_FILE_SPACED_BYTES (1024 * 1024)
 
 typedef struct run {
 	tfjob_local *local;
@@ -34,7 +36,8 @@ typedef struct run {
 	uint64_t pods_generation;    /* the engine's generation pods.json shows */
 	bool pods_saved;             /* pods.json was written at least once */
 	int64_t pods_not_before_ms;  /* no pods.json before this (monotonic ms): its writes are spaced */
-	char *last_replicas;         /* replicas.json as last written */
+	uint64_t replicas_generation; /* the engine's history_generation replicas.json shows */
+	bool replicas_saved;         /* replicas.json was written at least once */
 	bool deleted;
 	int64_t restarts;            /* restarts the planner ordered (TFJobRestarting events) */
 	int64_t not_before_ms;       /* rate limit: no reconcile before this (monotonic ms) */

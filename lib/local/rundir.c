@@ -185,7 +185,6 @@ void tfjob__run_free(run *r)
 	json_decref(r->pending);
 	json_decref(r->event_index);
 	tfjob_objects_free(r->services);
-	free(r->last_replicas);
 	memset(r, 0, sizeof *r);
 }
 
@@ -247,8 +246,6 @@ static void send_event(run *r, json_t *e)
 
 int tfjob__run_flush_events(run *r, tfjob_error **err)
 {
-	if (!json_array_size(r->pending))
-		return 0;
 	size_t i;
 	json_t *e;
 	json_array_foreach(r->pending, i, e) {
@@ -271,11 +268,11 @@ static bool spacing_allows(int64_t not_before_ms, bool force)
 	return force || tfjob__local_now_ms() >= not_before_ms;
 }
 
-/* The spacing after a write that began at began_ms (monotonic). */
-static int64_t spaced_after(int64_t began_ms)
+/* The spacing after a write of bytes that began at began_ms (monotonic). */
+static int64_t spaced_after(int64_t began_ms, size_t bytes)
 {
 	int64_t ended = tfjob__local_now_ms();
-	return ended + RUN_FILE_SPACING * (ended - began_ms);
+	return bytes < RUN_FILE_SPACED_BYTES ? ended : ended + RUN_FILE_SPACING * (ended - began_ms);
 }
 
 static int save_events(run *r, bool force, tfjob_error **err)
@@ -287,9 +284,9 @@ static int save_events(run *r, bool force, tfjob_error **err)
 	if (!text)
 		return tfjob__oom(err);
 	int rc = tfjob__write_file(r->local->run_dir, "events.json", text, err);
+	r->events_not_before_ms = spaced_after(began, strlen(text));
 	free(text);
 	r->events_dirty = false;
-	r->events_not_before_ms = spaced_after(began);
 	return rc;
 }
 
@@ -347,13 +344,15 @@ int tfjob__run_pods(json_t **out, run *r, bool full, uint64_t *generation, tfjob
 	return *out ? 0 : tfjob__oom(err);
 }
 
-static int write_pods(run *r, json_t *items, tfjob_error **err)
+/* Write pods.json (*bytes: its size), then tell on_update. */
+static int write_pods(run *r, json_t *items, size_t *bytes, tfjob_error **err)
 {
 	json_t *list = json_pack("{s:s, s:s, s:O}", "kind", "PodList", "apiVersion", "v1", "items", items);
 	char *text = list ? json_dumps(list, JSON_INDENT(2)) : NULL;
 	json_decref(list);
 	if (!text)
 		return tfjob__oom(err);
+	*bytes = strlen(text);
 	int rc = tfjob__write_file(r->local->run_dir, "pods.json", text, err);
 	free(text);
 	if (!rc) /* before the update: a view of the Pods reads the report of this moment */
@@ -378,30 +377,34 @@ int tfjob__run_save_pods(run *r, bool force, tfjob_error **err)
 	int rc = tfjob__run_pods(&items, r, true, &generation, err);
 	if (rc)
 		return rc;
-	rc = write_pods(r, items, err);
+	size_t bytes = 0;
+	rc = write_pods(r, items, &bytes, err);
 	json_decref(items);
 	r->pods_generation = generation;
 	r->pods_saved = true;
-	r->pods_not_before_ms = spaced_after(began);
+	r->pods_not_before_ms = spaced_after(began, bytes);
 	return rc;
 }
 
 int tfjob__run_save_replicas(run *r, tfjob_error **err)
 {
+	uint64_t generation = 0;
+	json_t *history = NULL;
 	pthread_mutex_lock(&r->local->lock);
-	json_t *history = tfjob__local_history(r->local);
+	bool behind = !r->replicas_saved || r->local->history_generation != r->replicas_generation;
+	if (behind)
+		history = tfjob__local_history(r->local, &generation);
 	pthread_mutex_unlock(&r->local->lock);
+	if (!behind)
+		return 0;
 	char *text = history ? json_dumps(history, JSON_INDENT(2)) : NULL;
 	json_decref(history);
 	if (!text)
 		return tfjob__oom(err);
-	if (r->last_replicas && !strcmp(r->last_replicas, text)) {
-		free(text);
-		return 0;
-	}
 	int rc = tfjob__write_file(r->local->run_dir, "replicas.json", text, err);
-	free(r->last_replicas);
-	r->last_replicas = text;
+	free(text);
+	r->replicas_generation = generation;
+	r->replicas_saved = true;
 	return rc;
 }
 
