@@ -9,7 +9,9 @@
  *     Always, back-off 1 ms): the "Started" event and its flush make a second step. Median and
  *     min-max over all steps, wall and CPU time of this thread (the run is single-threaded);
  *   - the same per replica (us / N), so that linearity shows as a flat column;
- *   - stop: from tfjob_local_interrupt() to tfjob_local_run()'s return (every process stopped).
+ *   - stop: from tfjob_local_interrupt() to tfjob_local_run()'s return (every process stopped);
+ * then, for each N, the engine alone with N Pods running and nothing happening: its CPU per
+ * second (the pass over the Pods at every tick of tfjob_local_poll()).
  * Usage: bench_local [-n 100,300,1000] [-kills K] [-policy OnFailure|Always]
  * Limits: N processes (ulimit -u, kernel.pid_max, kernel.threads-max) are checked first, and a
  * size that does not fit is skipped with a message saying which limit and by how much.
@@ -271,6 +273,56 @@ static int bench_one(int n, int kills, const char *policy)
 	return rc != 0;
 }
 
+/* The engine alone with n Pods running `sleep 600` and nothing happening: CPU per second of
+ * tfjob_local_poll() (its pass over the Pods every tick). */
+static int bench_idle(int n)
+{
+	char run_dir[] = "/tmp/bench-local-idle-XXXXXX";
+	if (!mkdtemp(run_dir)) {
+		fprintf(stderr, "bench_local: run directory: %s\n", strerror(errno));
+		return 1;
+	}
+	tfjob_local_options lo = TFJOB_LOCAL_OPTIONS_INIT;
+	lo.run_dir = run_dir;
+	lo.grace_period_ms = 2000;
+	lo.gpus = "";
+	tfjob_local *local = NULL;
+	tfjob_transport *t = NULL;
+	tfjob_error *err = NULL;
+	tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	int rc = tfjob_local_new(&local, &lo, &err);
+	if (!rc)
+		rc = tfjob_local_transport_new(&t, local, &err);
+	for (int i = 0; i < n && !rc; i++) {
+		char pod[512];
+		snprintf(pod, sizeof pod,
+		         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"idle-%d\"},\"spec\":{"
+		         "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"tensorflow\",\"command\":[\"sleep\",\"600\"]}]}}",
+		         i);
+		rc = tfjob_transport_create(NULL, t, &pods, "default", pod, &err);
+	}
+	double deadline = wall_ms() + 600000;
+	while (!rc && tfjob_local_running_count(local) < (size_t)n && wall_ms() < deadline)
+		rc = tfjob_local_poll(local, 100, &err) < 0;
+	if (!rc) {
+		double c0 = cpu_ms(), w0 = wall_ms();
+		while (wall_ms() - w0 < 3000 && rc == 0)
+			rc = tfjob_local_poll(local, 3000 - (int64_t)(wall_ms() - w0), &err) < 0;
+		double per_s = (cpu_ms() - c0) / ((wall_ms() - w0) / 1000);
+		printf("%6d %14.2f %14.2f\n", n, per_s, per_s * 1e3 / n);
+	}
+	if (rc)
+		fprintf(stderr, "bench_local: idle n=%d: %s\n", n, err ? tfjob_error_message(err) : "failed");
+	tfjob_error_free(err);
+	tfjob_transport_free(t);
+	tfjob_local_free(local);
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", run_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench_local: could not remove %s\n", run_dir);
+	return rc != 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_local [-n 100,300,1000] [-kills K] [-policy OnFailure|Always]\n");
@@ -306,6 +358,14 @@ int main(int argc, char **argv)
 		} else if (fits(n)) {
 			failed |= bench_one(n, kills, policy);
 		}
+	}
+	printf("\nthe engine alone, n Pods of `sleep 600` running, nothing happening (3 s of tfjob_local_poll())\n");
+	printf("%6s %14s %14s\n", "n", "cpu ms per s", "us/s per rep");
+	list = strdup(sizes);
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int n = atoi(tok);
+		if (n >= 1 && fits(n))
+			failed |= bench_idle(n);
 	}
 	free(list);
 	return failed;

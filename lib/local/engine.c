@@ -461,11 +461,24 @@ static void start(tfjob_local *l, lpod *p)
 	record_state(l, p);
 }
 
+/* Has a child of this process exited and not been reaped? One system call per tick instead of a
+ * waitpid per running Pod. Conservative: an error, or a child that is not ours (the embedding
+ * program's), says yes, and each Pod's waitpid decides. */
+static bool some_child_exited(void)
+{
+	siginfo_t info;
+	memset(&info, 0, sizeof info);
+	if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+		return true;
+	return info.si_pid != 0;
+}
+
 /* One pass over the Pods; returns the number of changes and the next timer (monotonic ms, or -1). */
 static int work(tfjob_local *l, int64_t *next_timer)
 {
 	int changes = 0;
 	int64_t now = tfjob__local_now_ms();
+	bool reap = some_child_exited();
 	*next_timer = -1;
 	for (lpod *p = l->pods, *n; p; p = n) {
 		n = p->next;
@@ -488,8 +501,8 @@ static int work(tfjob_local *l, int64_t *next_timer)
 				*next_timer = p->restart_at_ms;
 			}
 		} else if (p->state == LPOD_RUNNING) {
-			int status;
-			pid_t r = waitpid(p->pid, &status, WNOHANG);
+			int status = 0;
+			pid_t r = reap ? waitpid(p->pid, &status, WNOHANG) : 0;
 			if (r == p->pid || (r < 0 && errno == ECHILD)) {
 				if (r < 0)
 					status = 0; /* reaped by someone else (SIGCHLD ignored): nothing to report */

@@ -12,7 +12,7 @@
  * every RUN_FILE_SPACING times its last write's duration, so that writing it takes at most
  * 1/(1 + RUN_FILE_SPACING) of the run; smaller ones are rewritten at every change. */
 #define RUN_FILE_SPACING 9
-#define RUN_FILE_SPACED_BYTES (1024 * 1024)
+#define RUN_FILE_SPACED_BYTES (64 * 1024)
 
 typedef struct run {
 	tfjob_local *local;
