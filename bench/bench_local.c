@@ -219,7 +219,8 @@ static int bench_one(int n, int kills, const char *policy)
 	char *run_dir = NULL;
 	if (tmp && tmp[0]) {
 		run_dir = malloc(strlen(tmp) + 32);
-		sprintf(run_dir, "%s/bench-local-XXXXXX", tmp);
+		if (run_dir)
+			sprintf(run_dir, "%s/bench-local-XXXXXX", tmp);
 	} else {
 		run_dir = strdup(dir);
 	}
@@ -242,8 +243,11 @@ static int bench_one(int n, int kills, const char *policy)
 	lo.on_event = on_event;
 	lo.event_payload = &b;
 	tfjob_error *err = NULL;
-	if (tfjob_local_new(&b.local, &lo, &err)) {
-		fprintf(stderr, "bench_local: %s\n", tfjob_error_message(err));
+	if (!b.pids || tfjob_local_new(&b.local, &lo, &err)) {
+		fprintf(stderr, "bench_local: %s\n", b.pids ? tfjob_error_message(err) : "out of memory");
+		tfjob_error_free(err);
+		free(b.pids);
+		free(run_dir);
 		return 1;
 	}
 	tfjob_job *job = make_job(n, policy);
@@ -359,6 +363,7 @@ int main(int argc, char **argv)
 			failed |= bench_one(n, kills, policy);
 		}
 	}
+	free(list);
 	printf("\nthe engine alone, n Pods of `sleep 600` running, nothing happening (3 s of tfjob_local_poll())\n");
 	printf("%6s %14s %14s\n", "n", "cpu ms per s", "us/s per rep");
 	list = strdup(sizes);
