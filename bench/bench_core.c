@@ -2,7 +2,7 @@
  * bench_core: the pure C figures of libtfjob's hot paths, printed (never asserted).
  *
  *   bench_core [--runs R] [--min-ns NS] [--clock cpu|wall] [--compat C] [--json] [--ratio]
- *              [--profile N [--op pdv|parse|lib|libdoc]] FILE[:TYPE:INDEX]...
+ *              [--profile N [--op pdv|parse|lib|libdoc|tree]] FILE[:TYPE:INDEX]...
  *
  * For each FILE it times, as the median over R runs of batches of at least NS nanoseconds
  * (clock_gettime; --clock cpu, the default, counts the process's CPU time, CLOCK_PROCESS_CPUTIME_ID,
@@ -12,6 +12,7 @@
  *   lib   the third-party parser alone on the same bytes, the floor under parse: libyaml's event
  *         parser (all events, nothing built) for YAML, jansson's json_loadb (+ json_decref) for JSON
  *   libdoc for YAML, libyaml building its own tree (yaml_parser_load + yaml_document_delete)
+ *   tree  (--profile only) the job's jansson tree copied and freed: the least a jansson tree costs
  * and, when the library has tfjob_tf_config (include/tfjob/cluster.h) and FILE is suffixed with
  * :TYPE:INDEX, the TF_CONFIG of that replica of the defaulted job:
  *   tfcfg tfjob_tf_config (one call: builds the replica graph, then the string)
@@ -205,6 +206,7 @@ struct input {
 	const char *type;
 	int64_t index;
 	tfjob_job *defaulted;
+	json_t *tree; /* the parsed job as a jansson tree, for op_tree (made on first use) */
 #ifdef TFJOB_CLUSTER_H
 	tfjob_graph *graph;
 	size_t type_pos;
@@ -371,6 +373,29 @@ static int ratios(bool json, const char *file, struct input *in)
 	return rc;
 }
 
+/*
+ * Building and freeing the job's jansson tree without any parsing: json_deep_copy of the parsed
+ * job (no UTF-8 checks, keys hashed once) + json_decref. What holding the job as jansson values
+ * costs at the least, whatever the parser.
+ */
+static int op_tree(void *ctx)
+{
+	struct input *in = ctx;
+	if (!in->tree) {
+		tfjob_job *job = NULL;
+		char *text = NULL;
+		if (tfjob_job_parse(&job, in->data, in->len, NULL, NULL) == 0 && tfjob_job_to_json(&text, job, 0, NULL) == 0)
+			in->tree = json_loads(text, 0, NULL);
+		tfjob_free(text);
+		tfjob_job_free(job);
+		if (!in->tree)
+			return -1;
+	}
+	json_t *copy = json_deep_copy(in->tree);
+	json_decref(copy);
+	return copy ? 0 : -1;
+}
+
 #ifdef TFJOB_CLUSTER_H
 static int op_tfcfg(void *ctx)
 {
@@ -434,7 +459,8 @@ static op_fn op_by_name(const char *name)
 	static const struct {
 		const char *name;
 		op_fn fn;
-	} ops[] = { { "pdv", op_pdv }, { "parse", op_parse }, { "lib", op_lib }, { "libdoc", op_libdoc } };
+	} ops[] = { { "pdv", op_pdv }, { "parse", op_parse }, { "lib", op_lib }, { "libdoc", op_libdoc },
+		    { "tree", op_tree } };
 	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
 		if (!strcmp(name, ops[k].name))
 			return ops[k].fn;
@@ -444,7 +470,7 @@ static op_fn op_by_name(const char *name)
 static int usage(void)
 {
 	fprintf(stderr, "usage: bench_core [--runs R] [--min-ns NS] [--clock cpu|wall] [--compat C] [--json] [--ratio] "
-	                "[--profile N [--op pdv|parse|lib|libdoc]] FILE[:TYPE:INDEX]...\n");
+	                "[--profile N [--op pdv|parse|lib|libdoc|tree]] FILE[:TYPE:INDEX]...\n");
 	return 2;
 }
 
@@ -535,6 +561,7 @@ int main(int argc, char **argv)
 			for (long k = 0; k < profile; k++)
 				if (profile_op(&in))
 					status = 1;
+			json_decref(in.tree);
 			free(in.data);
 			free(spec);
 			continue;
