@@ -23,7 +23,7 @@ count() { # count OUTFILE ARGS...: instructions of the whole run
 }
 # The issue-15 ratio in instructions: parse+default+validate over the third-party parser alone on
 # the same bytes (bench_core --op lib: libyaml's events, or jansson's json_loadb; --op libdoc:
-# libyaml building its own document tree).
+# libyaml building its own document tree; --op tree: the job's jansson tree copied and freed).
 per_op() { # per_op OP FILE: instructions per operation, start-up subtracted
   local a a1
   a=$(count /dev/null "$build/bench/bench_core" --profile "$n" --op "$1" "$2")
@@ -41,6 +41,15 @@ ratio_table() {
       printf '%-24s pdv %8d  %-6s %8d  ratio %s\n' "$file" "$pdv" "$op" "$base_ir" \
         "$(awk -v a="$pdv" -v b="$base_ir" 'BEGIN { printf "%.3fx", a / b }')"
     done
+    case "$file" in *.yaml)
+      # The least any YAML path to a jansson tree costs: libyaml's events plus building and
+      # freeing the same tree (a json_deep_copy: no parsing, no UTF-8 checks).
+      lib_ir=$(per_op lib "$out/$file") tree_ir=$(per_op tree "$out/$file")
+      floor=$(( lib_ir + tree_ir ))
+      printf '%-24s floor = lib %d + jansson tree %d = %d  floor/lib %s  pdv/floor %s\n' "$file" "$lib_ir" \
+        "$tree_ir" "$floor" "$(awk -v a="$floor" -v b="$lib_ir" 'BEGIN { printf "%.3fx", a / b }')" \
+        "$(awk -v a="$pdv" -v b="$floor" 'BEGIN { printf "%.3fx", a / b }')" ;;
+    esac
   done
 }
 if [ -n "${PROFILE_RATIO_ONLY:-}" ]; then ratio_table; exit 0; fi
