@@ -12,7 +12,7 @@
  *   lib   the third-party parser alone on the same bytes, the floor under parse: libyaml's event
  *         parser (all events, nothing built) for YAML, jansson's json_loadb (+ json_decref) for JSON
  *   libdoc for YAML, libyaml building its own tree (yaml_parser_load + yaml_document_delete)
- *   tree  (--profile only) the job's jansson tree copied and freed: the least a jansson tree costs
+ *   tree  (--ratio, --profile) the job's jansson tree copied and freed: the least a jansson tree costs
  * and, when the library has tfjob_tf_config (include/tfjob/cluster.h) and FILE is suffixed with
  * :TYPE:INDEX, the TF_CONFIG of that replica of the defaulted job:
  *   tfcfg tfjob_tf_config (one call: builds the replica graph, then the string)
@@ -21,7 +21,7 @@
  * interposing malloc/calloc/realloc/free in this executable (libtfjob.so, libyaml and jansson
  * resolve them here first; glibc's __libc_* functions do the work).
  *
- * With --ratio it prints, per FILE, the ratio pdv / lib (and pdv / libdoc for YAML) measured
+ * With --ratio it prints, per FILE, the ratio pdv / lib (for YAML also pdv / libdoc and tree / lib) measured
  * interleaved: R rounds, each timing one batch of both in alternating order, so load on a shared
  * machine slows both alike; the median, quartiles and range of the per-round ratios.
  * With --profile N it only runs parse+default+validate (--op picks another operation; or, for
@@ -306,6 +306,29 @@ static int op_libdoc(void *ctx)
 	return rc;
 }
 
+/*
+ * Building and freeing the job's jansson tree without any parsing: json_deep_copy of the parsed
+ * job (no UTF-8 checks, keys hashed once) + json_decref. What holding the job as jansson values
+ * costs at the least, whatever the parser.
+ */
+static int op_tree(void *ctx)
+{
+	struct input *in = ctx;
+	if (!in->tree) {
+		tfjob_job *job = NULL;
+		char *text = NULL;
+		if (tfjob_job_parse(&job, in->data, in->len, NULL, NULL) == 0 && tfjob_job_to_json(&text, job, 0, NULL) == 0)
+			in->tree = json_loads(text, 0, NULL);
+		tfjob_free(text);
+		tfjob_job_free(job);
+		if (!in->tree)
+			return -1;
+	}
+	json_t *copy = json_deep_copy(in->tree);
+	json_decref(copy);
+	return copy ? 0 : -1;
+}
+
 /* ---- interleaved ratio ---- */
 
 struct spread {
@@ -364,36 +387,19 @@ static int interleaved_ratio(bool json, const char *file, const char *name, op_f
 	return 0;
 }
 
-/* pdv against the parser alone (and, for YAML, against libyaml building its own document). */
+/*
+ * pdv against the parser alone; for YAML also against libyaml building its own document, and the
+ * jansson tree against libyaml's events (1 + tree/lib: the least any YAML path to jansson values
+ * can reach in pdv/lib).
+ */
 static int ratios(bool json, const char *file, struct input *in)
 {
 	int rc = interleaved_ratio(json, file, "pdv/lib", op_pdv, op_lib, in);
 	if (rc == 0 && !is_json(in))
 		rc = interleaved_ratio(json, file, "pdv/libdoc", op_pdv, op_libdoc, in);
+	if (rc == 0 && !is_json(in))
+		rc = interleaved_ratio(json, file, "tree/lib", op_tree, op_lib, in);
 	return rc;
-}
-
-/*
- * Building and freeing the job's jansson tree without any parsing: json_deep_copy of the parsed
- * job (no UTF-8 checks, keys hashed once) + json_decref. What holding the job as jansson values
- * costs at the least, whatever the parser.
- */
-static int op_tree(void *ctx)
-{
-	struct input *in = ctx;
-	if (!in->tree) {
-		tfjob_job *job = NULL;
-		char *text = NULL;
-		if (tfjob_job_parse(&job, in->data, in->len, NULL, NULL) == 0 && tfjob_job_to_json(&text, job, 0, NULL) == 0)
-			in->tree = json_loads(text, 0, NULL);
-		tfjob_free(text);
-		tfjob_job_free(job);
-		if (!in->tree)
-			return -1;
-	}
-	json_t *copy = json_deep_copy(in->tree);
-	json_decref(copy);
-	return copy ? 0 : -1;
 }
 
 #ifdef TFJOB_CLUSTER_H
@@ -571,6 +577,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "bench_core: %s: parse+default+validate failed (invalid input?)\n", spec);
 				status = 1;
 			}
+			json_decref(in.tree);
 			free(in.data);
 			free(spec);
 			continue;
