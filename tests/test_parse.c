@@ -1016,6 +1016,26 @@ END_TEST
  * and stores it as one): `"replicas": 2.0` is 2. Reals elsewhere keep their form; a fraction or
  * a value beyond 2^53 stays a wrong type.
  */
+/* A real written with an exponent only (no '.') is normalised too; 'e' in true/false is no real. */
+START_TEST(integral_reals_with_exponent_only)
+{
+	static const char *const forms[] = { "2e0", "2E0", "20e-1", "0.2e1" };
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		char text[512];
+		snprintf(text, sizeof(text),
+		         "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"r\"},\"spec\":{"
+		         "\"runPolicy\":{\"suspend\":false},\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":%s,\"template\":{"
+		         "\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\"}]}}}}}}",
+		         forms[i]);
+		tfjob_job *job = tu_parse(text);
+		int64_t v = 0;
+		ck_assert_msg(tfjob_job_replicas(&v, job, "Worker") == 0, "replicas %s is not an integer", forms[i]);
+		ck_assert_int_eq(v, 2);
+		tfjob_job_free(job);
+	}
+}
+END_TEST
+
 START_TEST(integral_reals_at_integer_fields)
 {
 	static const char *const text =
@@ -1112,6 +1132,7 @@ int main(void)
 	tcase_add_test(tc, nul_and_scalars_and_empty);
 	tcase_add_test(tc, wrong_types_reach_validation);
 	tcase_add_test(tc, integral_reals_at_integer_fields);
+	tcase_add_test(tc, integral_reals_with_exponent_only);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
