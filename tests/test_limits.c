@@ -298,13 +298,13 @@ START_TEST(json_nesting_before_values)
 	opts.max_depth = 4;
 	adds(&b, "{\"a\":[1,2,3,4,5,6,7,8,9,10,11,12],\"b\":[[[[[]]]]]}");
 	tfjob_error *err = parse_fails(b.p, b.n, &opts, TFJOB_ELIMIT);
-	expect_message(err, "nesting deeper than 4 levels");
 	ck_assert_int_eq(tfjob_error_column(err), (int)strlen("{\"a\":[1,2,3,4,5,6,7,8,9,10,11,12],\"b\":[[[") + 1); /* the fifth level */
+	expect_message(err, "nesting deeper than 4 levels"); /* frees err */
 	/* Within the nesting limit, the count error, at the first value past the limit. */
 	opts.max_depth = 8;
 	err = parse_fails(b.p, b.n, &opts, TFJOB_ELIMIT);
-	expect_message(err, "document has more than 10 values");
 	ck_assert_int_eq(tfjob_error_column(err), (int)strlen("{\"a\":[1,2,3,4,5,6,7") + 1); /* the comma after 7 */
+	expect_message(err, "document has more than 10 values");
 	free(b.p);
 }
 END_TEST
