@@ -13,50 +13,6 @@
 const tfjob_resource ctl_tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
 const tfjob_resource ctl_events = TFJOB_RESOURCE_EVENTS_INIT;
 
-/* kubectl's --request-timeout: a number of seconds, or a Go duration such as 1m30s or 500ms. */
-static int parse_duration_ms(long *out, const char *s)
-{
-	char *end;
-	double total = 0;
-	if (!s || !s[0])
-		return 0;
-	double v = strtod(s, &end);
-	if (end == s || v < 0)
-		return 0;
-	if (*end == '\0') {
-		*out = (long)(v * 1000.0);
-		return *out >= 0 && v < 1e9;
-	}
-	const char *p = s;
-	while (*p) {
-		v = strtod(p, &end);
-		if (end == p || v < 0)
-			return 0;
-		p = end;
-		double unit;
-		if (!strncmp(p, "ms", 2)) {
-			unit = 1;
-			p += 2;
-		} else if (*p == 's') {
-			unit = 1000;
-			p++;
-		} else if (*p == 'm') {
-			unit = 60000;
-			p++;
-		} else if (*p == 'h') {
-			unit = 3600000;
-			p++;
-		} else {
-			return 0;
-		}
-		total += v * unit;
-	}
-	if (total >= 1e12)
-		return 0;
-	*out = (long)total;
-	return 1;
-}
-
 int ctl_cluster_option(struct ctl_cluster *c, int ch, const char *value)
 {
 	switch (ch) {
@@ -74,7 +30,7 @@ int ctl_cluster_option(struct ctl_cluster *c, int ch, const char *value)
 			c->bad = 1;
 		return 1;
 	case CTL_OPT_REQUEST_TIMEOUT:
-		if (!parse_duration_ms(&c->request_timeout_ms, value)) {
+		if (!ctl_parse_duration_ms(&c->request_timeout_ms, value)) {
 			ctl_fail("invalid --request-timeout '%s' (e.g. 30s, 1m, 500ms or a number of seconds)", value);
 			c->bad = 1;
 		}

@@ -410,7 +410,7 @@ int cmd_run(int argc, char **argv)
 				lopts.backoff_max_ms = v;
 			break;
 		case 't':
-			if (!ctl_parse_tail(&tail, optarg))
+			if (!ctl_parse_tail(&tail, "run", optarg, false, CTL_REPORT_TAIL_MAX))
 				return EXIT_USAGE;
 			break;
 		case 'G':

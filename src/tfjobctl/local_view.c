@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,13 +105,17 @@ void ctl_print_replica_statuses(FILE *out, const json_t *status)
 		        (long long)json_integer_value(json_object_get(r, "failed")));
 }
 
-bool ctl_parse_tail(int64_t *out, const char *text)
+bool ctl_parse_tail(int64_t *out, const char *command, const char *text, bool all_allowed, int64_t max)
 {
 	char *end;
 	errno = 0;
 	long long v = strtoll(text, &end, 10);
-	if (errno || end == text || *end || v < 0 || v > 10000) {
-		ctl_fail("--tail needs a number of lines from 0 to 10000, got '%s'", text);
+	if (errno || end == text || *end || v < (all_allowed ? -1 : 0) || v > max) {
+		char range[64] = "0 or more";
+		if (max < INT64_MAX)
+			snprintf(range, sizeof range, "from 0 to %lld", (long long)max);
+		ctl_fail("%s: --tail needs a number of lines %s%s, got '%s'", command, range, all_allowed ? " (-1: all)" : "",
+		         text);
 		return false;
 	}
 	*out = v;
@@ -231,7 +236,7 @@ int cmd_get_run_dir(int argc, char **argv)
 		else if (ch == 'o')
 			format = optarg;
 		else if (ch == 't') {
-			if (!ctl_parse_tail(&tail, optarg))
+			if (!ctl_parse_tail(&tail, "get", optarg, false, CTL_REPORT_TAIL_MAX))
 				return EXIT_USAGE;
 		}
 		else if (ch == 'c') {

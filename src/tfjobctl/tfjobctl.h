@@ -157,6 +157,9 @@ void usage_plan(FILE *out);
 int cmd_simulate(int argc, char **argv);
 void usage_simulate(FILE *out);
 
+/* A duration as kubectl takes it (--request-timeout, --since): a number of seconds, or a Go
+ * duration such as 1m30s or 500ms, below 10^12 ms. 1 with *out set, 0 when it is not one. */
+int ctl_parse_duration_ms(long *out, const char *s);
 /* --now: parse an RFC 3339 time, or read the clock when value is NULL. Prints errors; EXIT_USAGE on failure. */
 int ctl_parse_now(int64_t *out, const char *value);
 int cmd_apply(int argc, char **argv);
