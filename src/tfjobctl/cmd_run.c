@@ -40,7 +40,8 @@ static void on_signal(int sig)
 void usage_run(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl run [--run-dir DIR] [--compat C] [--grace-period S] [--restart-backoff MS] [--tail N] [--gpus LIST] FILE\n\n"
+	        "usage: tfjobctl run [--run-dir DIR] [--compat C] [--grace-period S] [--restart-backoff MS] [--tail N] [--gpus LIST] FILE\n"
+	        "       tfjobctl run [OPTIONS] -f FILE|DIR|- [-f ...]\n\n"
 	        "Run a TFJob on this machine: each replica is a process (the tensorflow container's command\n"
 	        "and args, its env and workingDir, TF_CONFIG with 127.0.0.1 addresses on free ports), driven by\n"
 	        "the same planner as the operator: restart policies, exit codes, backoffLimit,\n"
@@ -61,8 +62,12 @@ void usage_run(FILE *out)
 	        "                         container asks for nvidia.com/gpu: N gets N of its own in\n"
 	        "                         CUDA_VISIBLE_DEVICES; one that asks for none gets it empty. A job\n"
 	        "                         asking for more GPUs than there are is refused (exit 2)\n\n"
+	        "  -f, --filename F       a file, a directory (its .yaml, .yml and .json files) or '-'; may be\n"
+	        "                         repeated; together they must hold exactly one TFJob (a run is one\n"
+	        "                         job in one run directory): several are refused, named, before\n"
+	        "                         anything starts\n\n"
 	        "Relative paths: the working directory of a replica is its workingDir resolved against the\n"
-	        "directory of FILE (the current directory for '-'); a relative command path is resolved\n"
+	        "directory of FILE, or of the file the -f input held it in (the current directory for '-'); a relative command path is resolved\n"
 	        "against that working directory. Replicas see TFJOB_RUN_DIR and TFJOB_POD_NAME.\n\n"
 	        "Exit status: 0 the job Succeeded, 1 it Failed, 2 usage or input error (invalid spec,\n"
 	        "a replica without command), 130 interrupted (Ctrl-C, SIGTERM).\n");
@@ -339,6 +344,51 @@ static char *manifest_dir(const char *file)
 	return dir;
 }
 
+/* "tfjob/a (x.yaml:1), tfjob/b (x.yaml:12)": the TFJobs of several inputs, for a refusal. */
+static void print_jobs(FILE *out, const struct ctl_inputs *in)
+{
+	for (size_t i = 0; i < in->count; i++)
+		fprintf(out, "%s tfjob/%s (%s:%u)", i ? "," : "", ctl_job_label(in->docs[i].job), in->docs[i].file,
+		        in->docs[i].line);
+}
+
+/*
+ * The one TFJob to run and the file it came from ("-" for standard input): FILE, or -f
+ * FILE|DIR|- (repeatable) holding exactly one TFJob. A run is one job in one run directory, so
+ * inputs with several are refused, naming them, before anything starts.
+ */
+static int load_the_job(tfjob_job **job, char **file, struct ctl_sources *sources, int argc, char **argv)
+{
+	if (!sources->count) {
+		if (optind != argc - 1)
+			return ctl_fail("run: expected exactly one FILE (see tfjobctl run --help)");
+		*file = strdup(argv[optind]);
+		return *file ? ctl_load_job(job, argv[optind]) : ctl_fail("out of memory");
+	}
+	struct ctl_inputs in = { 0 };
+	int rc = ctl_inputs_of_command(&in, sources, argc, argv, "run");
+	if (rc == EXIT_OK && in.count != 1) {
+		fprintf(stderr, "tfjobctl: run: ");
+		if (in.count == 0) {
+			fprintf(stderr, "the input holds no TFJob\n");
+		} else {
+			fprintf(stderr, "the input holds %zu TFJobs:", in.count);
+			print_jobs(stderr, &in);
+			fprintf(stderr, "; a run is one TFJob in one run directory: give one, and a tfjobctl run to each\n");
+		}
+		rc = EXIT_USAGE;
+	}
+	if (rc == EXIT_OK) {
+		const char *from = in.docs[0].file;
+		*file = strdup(strcmp(from, "<stdin>") ? from : "-");
+		*job = in.docs[0].job;
+		in.docs[0].job = NULL;
+		rc = *file ? EXIT_OK : ctl_fail("out of memory");
+	}
+	ctl_inputs_free(&in);
+	return rc;
+}
+
 static int check_job(tfjob_job *job, tfjob_compat compat)
 {
 	tfjob_validate_options vopts = TFJOB_VALIDATE_OPTIONS_INIT;
@@ -380,16 +430,22 @@ int cmd_run(int argc, char **argv)
 		{ "restart-backoff", required_argument, NULL, 'b' },
 		{ "tail", required_argument, NULL, 't' },
 		{ "gpus", required_argument, NULL, 'G' },
+		{ "filename", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	tfjob_local_options lopts = TFJOB_LOCAL_OPTIONS_INIT;
 	tfjob_local_run_options ropts = TFJOB_LOCAL_RUN_OPTIONS_INIT;
 	const char *run_dir = NULL;
 	int64_t v, tail = CTL_DEFAULT_TAIL;
+	struct ctl_sources sources = { 0 };
 	int ch;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":f:", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'f':
+			if (ctl_sources_add(&sources, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'r':
 			run_dir = optarg;
 			break;
@@ -422,16 +478,15 @@ int cmd_run(int argc, char **argv)
 			return ctl_fail("run: unknown option '%s' (see tfjobctl run --help)", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1)
-		return ctl_fail("run: expected exactly one FILE (see tfjobctl run --help)");
-	const char *file = argv[optind];
+	char *file = NULL;
 	tfjob_job *job = NULL;
-	int rc = ctl_load_job(&job, file);
+	int rc = load_the_job(&job, &file, &sources, argc, argv);
 	if (rc)
 		return rc;
 	rc = check_job(job, ropts.compat);
 	if (rc) {
 		tfjob_job_free(job);
+		free(file);
 		return rc;
 	}
 	/* metadata.generateName: the store picks the name; the run directory uses the prefix. */
@@ -440,6 +495,7 @@ int cmd_run(int argc, char **argv)
 	tfjob_error *err = NULL;
 	if (tfjob_local_run_dir(&dir, run_dir, shown, &err)) {
 		tfjob_job_free(job);
+		free(file);
 		fprintf(stderr, "tfjobctl: run: %s\n", tfjob_error_message(err));
 		tfjob_error_free(err);
 		return EXIT_USAGE;
@@ -449,6 +505,7 @@ int cmd_run(int argc, char **argv)
 	lopts.base_dir = base;
 	if (tfjob_local_new(&g_local, &lopts, &err)) {
 		tfjob_job_free(job);
+		free(file);
 		free(dir);
 		free(base);
 		return ctl_fail_err(err);
@@ -513,6 +570,7 @@ int cmd_run(int argc, char **argv)
 	json_decref(view.failures);
 	free(view.conditions);
 	tfjob_job_free(job);
+	free(file);
 	free(dir);
 	free(base);
 	return status;

@@ -384,5 +384,35 @@ unterminated"
 run 0 "logs --since of a run" -- logs --since 1h "$TMP/trun" worker-0
 cmp -s "$TMP/out" "$TMP/trun/times-worker-0.log" && ok || bad "logs --since 1h of a run: not the whole log"
 
+# ---- run -f FILE|DIR|-: exactly one TFJob; several are refused, named, before anything starts ----
+mkdir -p "$TMP/rundir-in" "$TMP/rundir-in/sub"
+cat >"$TMP/rundir-in/quick.yaml" <<'YAML'
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: quick}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - {name: tensorflow, image: x, workingDir: sub, command: [sh, -c, "pwd"]}
+YAML
+run 0 "run -f DIR" -- run -f "$TMP/rundir-in" --run-dir "$TMP/r-dir"
+contains "run -f DIR: from its file" "$TMP/out" "Running TFJob quick from $TMP/rundir-in/quick.yaml"
+same "run -f DIR: workingDir against the file's directory" "$TMP/r-dir/quick-worker-0.log" "$TMP/rundir-in/sub"
+sed 's/workingDir: sub, //' "$TMP/rundir-in/quick.yaml" >"$TMP/quick-here.yaml"
+STDIN="$TMP/quick-here.yaml" run 0 "run -f -" -- run --run-dir "$TMP/r-stdin" -f -
+contains "run -f -: from standard input" "$TMP/out" "Running TFJob quick from -"
+run 2 "run -f multi" -- run -f "$TMP/multi.yaml" --run-dir "$TMP/r-multi"
+contains "run -f multi: the bad document named" "$TMP/err" "$TMP/multi.yaml:9: not a TFJob"
+run 2 "run -f two files" -- run -f "$TMP/one.yaml" -f "$TMP/two.yaml" --run-dir "$TMP/r-two"
+same "run -f two TFJobs: refused, named" "$TMP/err" "tfjobctl: run: the input holds 2 TFJobs: tfjob/one ($TMP/one.yaml:1), tfjob/two ($TMP/two.yaml:1); a run is one TFJob in one run directory: give one, and a tfjobctl run to each"
+[ ! -e "$TMP/r-two" ] && ok || bad "run -f with two TFJobs made a run directory"
+run 2 "run FILE and -f" -- run -f "$TMP/one.yaml" "$TMP/two.yaml"
+contains "run FILE and -f" "$TMP/err" "run: give FILE or -f, not both"
+
 echo "tfjobctl kubectl conventions: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
