@@ -384,6 +384,17 @@ unterminated"
 run 0 "logs --since of a run" -- logs --since 1h "$TMP/trun" worker-0
 cmp -s "$TMP/out" "$TMP/trun/times-worker-0.log" && ok || bad "logs --since 1h of a run: not the whole log"
 
+# get --run-dir prints the run as kubectl prints objects: -o yaml the same object as -o json, -o name.
+run 0 "get --run-dir -o name" -- get --run-dir "$TMP/trun" -o name
+same "get --run-dir -o name" "$TMP/out" "tfjob.kubeflow.org/times"
+"$CTL" get --run-dir "$TMP/trun" -o json >"$TMP/run.json"
+run 0 "get --run-dir -o yaml" -- get --run-dir "$TMP/trun" -o yaml
+pycheck "get --run-dir -o yaml equals -o json" '
+import sys, json, yaml
+assert yaml.safe_load(sys.stdin) == json.load(open(sys.argv[1]))
+' "$TMP/run.json"
+run 2 "get --run-dir -o wide" -- get --run-dir "$TMP/trun" -o wide
+
 # ---- run -f FILE|DIR|-: exactly one TFJob; several are refused, named, before anything starts ----
 mkdir -p "$TMP/rundir-in" "$TMP/rundir-in/sub"
 cat >"$TMP/rundir-in/quick.yaml" <<'YAML'
