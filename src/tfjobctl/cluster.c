@@ -3,6 +3,7 @@
  * --kubeconfig/--context/--namespace flags, the connection, error reporting, ages, YAML output.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,4 +194,34 @@ const char *ctl_job_state(const json_t *job)
 	size_t n = json_array_size(conds);
 	const char *t = n ? json_string_value(json_object_get(json_array_get(conds, n - 1), "type")) : NULL;
 	return t ? t : "";
+}
+
+int ctl_targets_of(struct ctl_target **out, size_t *n, int argc, char **argv, const struct ctl_inputs *in,
+                   const char *command)
+{
+	size_t count = in->count ? in->count : (size_t)(argc - optind);
+	struct ctl_target *targets = calloc(count ? count : 1, sizeof(*targets));
+	if (!targets)
+		return ctl_fail("out of memory");
+	for (size_t i = 0; i < count; i++) {
+		if (in->count) {
+			targets[i] = (struct ctl_target){ tfjob_job_namespace(in->docs[i].job), tfjob_job_name(in->docs[i].job) };
+			if (!targets[i].name || !targets[i].name[0]) {
+				free(targets);
+				fprintf(stderr, "tfjobctl: %s: ", command);
+				ctl_doc_prefix(stderr, &in->docs[i]);
+				fputs("a TFJob without metadata.name cannot be found by its file\n", stderr);
+				return EXIT_USAGE;
+			}
+		} else {
+			targets[i] = (struct ctl_target){ NULL, ctl_object_name(argv[optind + (int)i], command) };
+			if (!targets[i].name) {
+				free(targets);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	*out = targets;
+	*n = count;
+	return 0;
 }

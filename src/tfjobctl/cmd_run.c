@@ -440,43 +440,52 @@ int cmd_run(int argc, char **argv)
 	struct ctl_sources sources = { 0 };
 	int ch;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":f:", longopts, NULL)) != -1) {
+	int bad = EXIT_OK;
+	while (!bad && (ch = getopt_long(argc, argv, ":f:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			if (ctl_sources_add(&sources, optarg))
-				return EXIT_USAGE;
+				bad = EXIT_USAGE;
 			break;
 		case 'r':
 			run_dir = optarg;
 			break;
 		case 'c':
 			if (!ctl_parse_compat(&ropts.compat, optarg))
-				return EXIT_USAGE;
+				bad = EXIT_USAGE;
 			break;
 		case 'g':
 			if (!parse_int(&v, optarg, 86400))
-				return ctl_fail("run: --grace-period needs seconds from 0 to 86400, got '%s'", optarg);
-			lopts.grace_period_ms = v * 1000;
+				bad = ctl_fail("run: --grace-period needs seconds from 0 to 86400, got '%s'", optarg);
+			else
+				lopts.grace_period_ms = v * 1000;
 			break;
 		case 'b':
-			if (!parse_int(&v, optarg, 3600000) || v == 0)
-				return ctl_fail("run: --restart-backoff needs milliseconds from 1 to 3600000, got '%s'", optarg);
+			if (!parse_int(&v, optarg, 3600000) || v == 0) {
+				bad = ctl_fail("run: --restart-backoff needs milliseconds from 1 to 3600000, got '%s'", optarg);
+				break;
+			}
 			lopts.backoff_initial_ms = v;
 			if (v > 300000)
 				lopts.backoff_max_ms = v;
 			break;
 		case 't':
 			if (!ctl_parse_tail(&tail, "run", optarg, false, CTL_REPORT_TAIL_MAX))
-				return EXIT_USAGE;
+				bad = EXIT_USAGE;
 			break;
 		case 'G':
 			lopts.gpus = optarg;
 			break;
 		case ':':
-			return ctl_fail("run: option '%s' needs a value", argv[optind - 1]);
+			bad = ctl_fail("run: option '%s' needs a value", argv[optind - 1]);
+			break;
 		default:
-			return ctl_fail("run: unknown option '%s' (see tfjobctl run --help)", argv[optind - 1]);
+			bad = ctl_fail("run: unknown option '%s' (see tfjobctl run --help)", argv[optind - 1]);
 		}
+	}
+	if (bad) {
+		free(sources.paths);
+		return bad;
 	}
 	char *file = NULL;
 	tfjob_job *job = NULL;
