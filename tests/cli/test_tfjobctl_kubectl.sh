@@ -347,20 +347,12 @@ run 2 "get --run-dir --tail -1" -- get --run-dir "$RUN" --tail -1
 same "one --tail message (get)" "$TMP/err" "tfjobctl: get: --tail needs a number of lines from 0 to 10000, got '-1'"
 # A real run: the engine writes the index as the replicas write; a line written 2 s after the
 # first one gets a time about 2 s later, and --since-time between them splits the log there.
-cat >"$TMP/times.yaml" <<'YAML'
-apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata: {name: times}
-spec:
-  tfReplicaSpecs:
-    Worker:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          containers:
-          - {name: tensorflow, image: x, command: [sh, -c, "echo early; sleep 2; echo late; printf unterminated"]}
-YAML
+local_job() { # local_job NAME CONTAINER-FIELDS: a TFJob of one Never worker, run by tfjobctl run
+  printf 'apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: %s}\nspec:\n  tfReplicaSpecs:\n' "$1"
+  printf '    Worker:\n      replicas: 1\n      restartPolicy: Never\n      template:\n        spec:\n'
+  printf '          containers:\n          - {name: tensorflow, image: x, %s}\n' "$2"
+}
+local_job times 'command: [sh, -c, "echo early; sleep 2; echo late; printf unterminated"]' >"$TMP/times.yaml"
 run 0 "run for the time index" -- run --run-dir "$TMP/trun" "$TMP/times.yaml"
 [ -s "$TMP/trun/times-worker-0.log.times" ] && ok || bad "tfjobctl run wrote no time index"
 run 0 "logs --timestamps of a run" -- logs --timestamps "$TMP/trun" worker-0
@@ -397,20 +389,7 @@ run 2 "get --run-dir -o wide" -- get --run-dir "$TMP/trun" -o wide
 
 # ---- run -f FILE|DIR|-: exactly one TFJob; several are refused, named, before anything starts ----
 mkdir -p "$TMP/rundir-in" "$TMP/rundir-in/sub"
-cat >"$TMP/rundir-in/quick.yaml" <<'YAML'
-apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata: {name: quick}
-spec:
-  tfReplicaSpecs:
-    Worker:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          containers:
-          - {name: tensorflow, image: x, workingDir: sub, command: [sh, -c, "pwd"]}
-YAML
+local_job quick 'workingDir: sub, command: [sh, -c, "pwd"]' >"$TMP/rundir-in/quick.yaml"
 run 0 "run -f DIR" -- run -f "$TMP/rundir-in" --run-dir "$TMP/r-dir"
 contains "run -f DIR: from its file" "$TMP/out" "Running TFJob quick from $TMP/rundir-in/quick.yaml"
 same "run -f DIR: workingDir against the file's directory" "$TMP/r-dir/quick-worker-0.log" "$TMP/rundir-in/sub"
