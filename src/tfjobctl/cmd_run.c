@@ -344,14 +344,6 @@ static char *manifest_dir(const char *file)
 	return dir;
 }
 
-/* "tfjob/a (x.yaml:1), tfjob/b (x.yaml:12)": the TFJobs of several inputs, for a refusal. */
-static void print_jobs(FILE *out, const struct ctl_inputs *in)
-{
-	for (size_t i = 0; i < in->count; i++)
-		fprintf(out, "%s tfjob/%s (%s:%u)", i ? "," : "", ctl_job_label(in->docs[i].job), in->docs[i].file,
-		        in->docs[i].line);
-}
-
 /*
  * The one TFJob to run and the file it came from ("-" for standard input): FILE, or -f
  * FILE|DIR|- (repeatable) holding exactly one TFJob. A run is one job in one run directory, so
@@ -365,28 +357,13 @@ static int load_the_job(tfjob_job **job, char **file, struct ctl_sources *source
 		*file = strdup(argv[optind]);
 		return *file ? ctl_load_job(job, argv[optind]) : ctl_fail("out of memory");
 	}
-	struct ctl_inputs in = { 0 };
-	int rc = ctl_inputs_of_command(&in, sources, argc, argv, "run");
-	if (rc == EXIT_OK && in.count != 1) {
-		fprintf(stderr, "tfjobctl: run: ");
-		if (in.count == 0) {
-			fprintf(stderr, "the input holds no TFJob\n");
-		} else {
-			fprintf(stderr, "the input holds %zu TFJobs:", in.count);
-			print_jobs(stderr, &in);
-			fprintf(stderr, "; a run is one TFJob in one run directory: give one, and a tfjobctl run to each\n");
-		}
-		rc = EXIT_USAGE;
+	if (optind != argc) {
+		free(sources->paths);
+		*sources = (struct ctl_sources){ 0 };
+		return ctl_fail("run: give FILE or -f, not both (see tfjobctl run --help)");
 	}
-	if (rc == EXIT_OK) {
-		const char *from = in.docs[0].file;
-		*file = strdup(strcmp(from, "<stdin>") ? from : "-");
-		*job = in.docs[0].job;
-		in.docs[0].job = NULL;
-		rc = *file ? EXIT_OK : ctl_fail("out of memory");
-	}
-	ctl_inputs_free(&in);
-	return rc;
+	return ctl_inputs_one_job(job, file, sources, "run",
+	                          "a run is one TFJob in one run directory: give one, and a tfjobctl run to each");
 }
 
 static int check_job(tfjob_job *job, tfjob_compat compat)

@@ -401,6 +401,15 @@ contains "run -f multi: the bad document named" "$TMP/err" "$TMP/multi.yaml:9: n
 run 2 "run -f two files" -- run -f "$TMP/one.yaml" -f "$TMP/two.yaml" --run-dir "$TMP/r-two"
 same "run -f two TFJobs: refused, named" "$TMP/err" "tfjobctl: run: the input holds 2 TFJobs: tfjob/one ($TMP/one.yaml:1), tfjob/two ($TMP/two.yaml:1); a run is one TFJob in one run directory: give one, and a tfjobctl run to each"
 [ ! -e "$TMP/r-two" ] && ok || bad "run -f with two TFJobs made a run directory"
+mkdir -p "$TMP/plan-one" "$TMP/plan-two" && cp "$TMP/one.yaml" "$TMP/plan-one/"
+cp "$TMP/one.yaml" "$TMP/two.yaml" "$TMP/plan-two/"
+run 2 "plan -f DIR of two" -- plan -f "$TMP/plan-two"
+same "plan -f DIR of two: refused, named" "$TMP/err" "tfjobctl: plan: the input holds 2 TFJobs: tfjob/one ($TMP/plan-two/one.yaml:1), tfjob/two ($TMP/plan-two/two.yaml:1); a plan is one reconcile of one TFJob: give one"
+run 0 "plan -f DIR of one" -- plan -f "$TMP/plan-one" -o name
+same "plan -f DIR of one" "$TMP/out" "create pod/one-worker-0
+create pod/one-worker-1
+create service/one-worker-0
+create service/one-worker-1"
 run 2 "run FILE and -f" -- run -f "$TMP/one.yaml" "$TMP/two.yaml"
 contains "run FILE and -f" "$TMP/err" "run: give FILE or -f, not both"
 
