@@ -80,13 +80,14 @@ void log_times_refresh(struct log_times *t)
 		off_t at = ftello(t->f);
 		if (!fgets(line, sizeof line, t->f))
 			break;
-		if (!strchr(line, '\n')) { /* the engine is writing it: read it whole next time */
+		bool whole = strchr(line, '\n') != NULL;
+		if (!whole && strlen(line) < sizeof line - 1) { /* the engine is writing it: read it whole next time */
 			fseeko(t->f, at, SEEK_SET);
 			break;
 		}
 		int64_t offset, ms;
 		t->line++;
-		if (!parse_record(line, &offset, &ms) || !append(t, offset, ms)) {
+		if (!whole || !parse_record(line, &offset, &ms) || !append(t, offset, ms)) {
 			fprintf(stderr, "tfjobctl logs: %s:%ld: not a record 'OFFSET MILLISECONDS'; the lines after "
 			        "byte %" PRId64 " of the log take its modification time\n", t->path, t->line,
 			        t->n ? t->offset[t->n - 1] : 0);

@@ -327,6 +327,10 @@ run 0 "logs --timestamps, damaged index" -- logs --timestamps --tail 2 "$RUN" wo
 contains "damaged index named" "$TMP/err" "$TL.times:2: not a record 'OFFSET MILLISECONDS'"
 same "damaged index: mtime after it" "$TMP/out" "2001-09-09T01:47:00.000Z three
 2001-09-09T01:47:00.000Z four"
+# A record too long to be one: named too, not taken for one being written.
+{ printf '4 1000000000000\n'; printf '%0200d\n' 7; } >"$TL.times"
+run 0 "logs --timestamps, overlong record" -- logs --timestamps --tail 1 "$RUN" worker-0
+contains "overlong record named" "$TMP/err" "$TL.times:2: not a record"
 # No index at all (a run of an older version): every line takes the log's modification time.
 rm -f "$TL.times"
 run 0 "logs --since, old log" -- logs --since 1h "$RUN" worker-0
