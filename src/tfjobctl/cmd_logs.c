@@ -17,6 +17,9 @@
 #include "local_view.h"
 #include "log_times.h"
 
+/* The one container of a pod the local runner runs, as kubectl logs -c and --prefix name it. */
+#define LOCAL_CONTAINER "tensorflow"
+
 static volatile sig_atomic_t stop_following;
 
 static void on_signal(int sig)
@@ -44,6 +47,7 @@ void usage_logs(FILE *out)
 	             "                  the prefix; times come from the run's index of the log, <pod>.log.times\n"
 	             "                  (docs/local.md): the time the runner saw the line, within about 0.1 s\n"
 	             "  --prefix        begin each line with [pod/NAME/tensorflow], as kubectl logs --prefix\n"
+	             "  -c, --container tensorflow  accepted, as kubectl logs takes it: the container run locally\n"
 	             "  --compat C      'documented' or 'training-operator-1.9': accepted as by every command;\n"
 	             "                  a log does not depend on it\n\n"
 	             "Exit status: 0 ok, 2 usage error or no such log.\n");
@@ -207,7 +211,7 @@ static void seek_start(struct source *s, const struct log_flags *lf)
 static void print_line(struct source *s, const struct log_flags *lf, const char *text, size_t len, int64_t mtime)
 {
 	if (lf->prefix)
-		printf("[pod/%s/tensorflow] ", s->name);
+		printf("[pod/%s/%s] ", s->name, LOCAL_CONTAINER);
 	if (lf->timestamps) {
 		char when[40];
 		log_times_format(when, sizeof when, log_times_of(&s->times, s->pos, mtime));
@@ -331,7 +335,8 @@ int cmd_logs(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "follow", no_argument, NULL, 'f' },
-		{ "compat", required_argument, NULL, 'c' },
+		{ "compat", required_argument, NULL, 'm' },
+		{ "container", required_argument, NULL, 'c' },
 		{ "all", no_argument, NULL, 'A' },
 		{ "prefix", no_argument, NULL, 'P' },
 		{ "tail", required_argument, NULL, 'T' },
@@ -345,7 +350,7 @@ int cmd_logs(int argc, char **argv)
 	tfjob_compat compat;
 	int ch;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":f", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":fc:", longopts, NULL)) != -1) {
 		if (ch == 'f')
 			lf.follow = true;
 		else if (ch == 'A')
@@ -360,9 +365,13 @@ int cmd_logs(int argc, char **argv)
 				return EXIT_USAGE;
 		} else if (ch == 't') {
 			lf.timestamps = true;
-		} else if (ch == 'c') {
+		} else if (ch == 'm') {
 			if (!ctl_parse_compat(&compat, optarg))
 				return EXIT_USAGE;
+		} else if (ch == 'c') {
+			if (strcmp(optarg, LOCAL_CONTAINER))
+				return ctl_fail("logs: container '%s' is not run locally: a local replica is its pod's "
+				                "%s container (docs/local.md)", optarg, LOCAL_CONTAINER);
 		} else if (ch == ':')
 			return ctl_fail("logs: option '%s' needs a value", argv[optind - 1]);
 		else

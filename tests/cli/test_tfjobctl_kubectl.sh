@@ -242,6 +242,10 @@ same "logs --all: name order, prefixed" "$TMP/out" "[pod/t-ps-0/tensorflow] beta
 [pod/t-ps-0/tensorflow] no newline
 [pod/t-worker-0/tensorflow] three
 [pod/t-worker-0/tensorflow] four"
+run 0 "logs -c tensorflow" -- logs -c tensorflow --tail 1 "$RUN" worker-0
+same "logs -c tensorflow" "$TMP/out" "four"
+run 2 "logs -c sidecar" -- logs --container sidecar "$RUN" worker-0
+contains "logs -c sidecar: why" "$TMP/err" "logs: container 'sidecar' is not run locally"
 run 2 "logs --all with a POD" -- logs --all "$RUN" worker-0
 # -f --all: follows the replica that still writes, until its process has ended.
 ( sleep 0.5; for i in 1 2 3; do echo "tick $i" >>"$RUN/t-ps-0.log"; sleep 0.3; done ) &
