@@ -52,6 +52,13 @@ TFJOB_BEGIN_DECLS
 /** The annotation on each local Pod that holds the process id of its replica (tfjobctl logs, get). */
 #define TFJOB_LOCAL_PID_ANNOTATION "local.kubeflow.org/pid"
 
+/**
+ * Appended to a replica's log path (<run dir>/<pod>.log) to name its time index: one line
+ * "OFFSET MILLISECONDS" each time the engine saw the log grown (the log held OFFSET bytes at
+ * that Unix time, in milliseconds). docs/local.md.
+ */
+#define TFJOB_LOCAL_LOG_TIMES_SUFFIX ".times"
+
 /** Opaque process engine. */
 typedef struct tfjob_local tfjob_local;
 

@@ -397,6 +397,7 @@ static const char *signame(int sig)
 static void exited(tfjob_local *l, lpod *p, int status)
 {
 	tfjob__local_decode_status(status, &p->code, &p->signal);
+	tfjob__local_log_times_sample(p); /* all it wrote is in the log now */
 	/* The rest of the group goes with the container. The group only: the pid itself is reaped
 	 * and may already belong to another process. */
 	if (p->pid > 0)
@@ -443,8 +444,10 @@ static void remember_last(lpod *p)
 static void start(tfjob_local *l, lpod *p)
 {
 	tfjob__local_spawn(l, p);
-	if (p->state == LPOD_DONE)
+	if (p->state == LPOD_DONE) {
+		tfjob__local_log_times_sample(p); /* why it could not start */
 		record_exit(l, p, false);
+	}
 	record_state(l, p);
 }
 
@@ -499,6 +502,7 @@ static int work(tfjob_local *l, int64_t *next_timer)
 			}
 		}
 	}
+	tfjob__local_log_times_tick(l, now);
 	return changes;
 }
 
