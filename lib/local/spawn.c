@@ -173,8 +173,9 @@ static int read_replica_pid(int fd, pid_t supervisor)
 		if (ready < 0 && errno != EINTR)
 			return -errno;
 		if (ready <= 0) {
-			if (waitpid(supervisor, NULL, WNOHANG) == supervisor)
-				return 0;
+			siginfo_t info = { 0 };
+			if (waitid(P_PID, (id_t)supervisor, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == supervisor)
+				return 0; /* ended; left to be reaped by the caller */
 			continue;
 		}
 		ssize_t n = read(fd, (char *)&report + got, sizeof report - got);
