@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +306,28 @@ START_TEST(test_leftovers_die_with_the_replica)
 		if (process_alive(left[i]))
 			kill(left[i], SIGKILL); /* never leave them behind, even when failing */
 	ck_assert_msg(gone, "processes left behind: %d %d", left[0], left[1]);
+}
+END_TEST
+
+static void *poll_until_running(void *name)
+{
+	json_t *pod = wait_phase(name, "Running", 5000);
+	json_decref(pod);
+	usleep(200 * 1000); /* the child has armed its parent-death signal by now */
+	return NULL;
+}
+
+/* A replica outlives the thread that started it (the parent-death signal its supervisor gets
+ * when that thread ends is not the end of the process): it runs to its own end. */
+START_TEST(test_replica_outlives_the_thread_that_started_it)
+{
+	ck_assert_int_eq(create_pod("outlives", "Never", "[\"sh\",\"-c\",\"sleep 0.5; exit 7\"]", NULL, NULL, NULL), 0);
+	pthread_t starter;
+	ck_assert_int_eq(pthread_create(&starter, NULL, poll_until_running, "outlives"), 0);
+	ck_assert_int_eq(pthread_join(starter, NULL), 0);
+	json_t *pod = wait_phase("outlives", "Failed", 5000);
+	ck_assert_int_eq(exit_code(pod), 7);
+	json_decref(pod);
 }
 END_TEST
 
@@ -1016,6 +1039,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_signal_is_128_plus_n);
 	tcase_add_test(tc, test_missing_executable_is_127);
 	tcase_add_test(tc, test_leftovers_die_with_the_replica);
+	tcase_add_test(tc, test_replica_outlives_the_thread_that_started_it);
 	tcase_add_test(tc, test_restart_backoff);
 	tcase_add_test(tc, test_kubelet_backoff_by_default);
 	tcase_add_test(tc, test_default_grace_period_is_30s);
