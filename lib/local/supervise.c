@@ -172,19 +172,26 @@ static int kill_children(void)
 }
 #endif
 
+/* Reap every child that has ended; true while some child is still running. */
+static bool children_left(void)
+{
+	pid_t w;
+	while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
+		;
+	return w == 0;
+}
+
 /* Kill every descendant, repeatedly (a killed process's children become ours, as we are their
- * subreaper), and reap them until no child is left. */
+ * subreaper), and reap them until no child is left. Without a child there is no descendant
+ * either, so the common case (the replica left nothing) reads nothing of /proc. */
 static void kill_tree(pid_t replica_pid)
 {
 	kill(-replica_pid, SIGKILL);
-	for (;;) {
+	while (children_left()) {
 #ifdef __linux__
 		kill_children();
 #endif
-		if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
-			return;
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;
+		waitpid(-1, NULL, 0);
 	}
 }
 
