@@ -402,7 +402,7 @@ static void exited(tfjob_local *l, lpod *p, int status)
 	 * and may already belong to another process. */
 	if (p->pid > 0)
 		kill(-p->pid, SIGKILL);
-	p->pid = 0;
+	p->pid = p->supervisor = 0;
 	p->finished_wall = tfjob__local_wall();
 	if (p->signal)
 		tfjob__local_event(l, p->name, p->code ? "Warning" : "Normal", "Exited", "Container %s exited with code %d (%s)",
@@ -479,8 +479,8 @@ static int work(tfjob_local *l, int64_t *next_timer)
 			}
 		} else if (p->state == LPOD_RUNNING) {
 			int status;
-			pid_t r = waitpid(p->pid, &status, WNOHANG);
-			if (r == p->pid || (r < 0 && errno == ECHILD)) {
+			pid_t r = waitpid(p->supervisor, &status, WNOHANG);
+			if (r == p->supervisor || (r < 0 && errno == ECHILD)) {
 				if (r < 0)
 					status = 0; /* reaped by someone else (SIGCHLD ignored): nothing to report */
 				bool deleting = p->deleting;
