@@ -247,24 +247,39 @@ same "logs -c tensorflow" "$TMP/out" "four"
 run 2 "logs -c sidecar" -- logs --container sidecar "$RUN" worker-0
 contains "logs -c sidecar: why" "$TMP/err" "logs: container 'sidecar' is not run locally"
 run 2 "logs --all with a POD" -- logs --all "$RUN" worker-0
+# follow_while_writing WORD N ARGS...: `tfjobctl logs ARGS` (with -f) runs while a writer, the
+# replica's process, appends "WORD 1".."WORD N" to t-ps-0.log; the writer starts once the follower
+# has the log open (a loaded machine can take longer than any fixed delay to start tfjobctl).
+follow_while_writing() {
+  local word=$1 n=$2 go="$TMP/go.$1"
+  shift 2
+  rm -f "$go"
+  ( while [ ! -e "$go" ]; do sleep 0.05; done
+    for i in $(seq "$n"); do echo "$word $i" >>"$RUN/t-ps-0.log"; sleep 0.3; done ) &
+  local writer=$!
+  pods_json "$writer"
+  timeout 20 "$CTL" logs "$@" >"$TMP/out" 2>"$TMP/err" &
+  local follower=$! p
+  for _ in $(seq 200); do
+    for p in $(pgrep -P "$follower"); do
+      if ls -l "/proc/$p/fd" 2>/dev/null | grep -q 't-ps-0\.log$'; then break 2; fi
+    done
+    sleep 0.05
+  done
+  sleep 0.2
+  touch "$go"
+  wait "$follower"
+  rc=$?
+  wait "$writer" 2>/dev/null
+}
 # -f --all: follows the replica that still writes, until its process has ended.
-( sleep 0.5; for i in 1 2 3; do echo "tick $i" >>"$RUN/t-ps-0.log"; sleep 0.3; done ) &
-writer=$!
-pods_json "$writer"
-timeout 20 "$CTL" logs -f --all --tail 0 "$RUN" >"$TMP/out" 2>"$TMP/err"
-rc=$?
-wait "$writer" 2>/dev/null
+follow_while_writing tick 3 -f --all --tail 0 "$RUN"
 [ "$rc" -eq 0 ] && ok || bad "logs -f --all: exit $rc: $(cat "$TMP/err")"
 same "logs -f --all: what was written meanwhile" "$TMP/out" "[pod/t-ps-0/tensorflow] tick 1
 [pod/t-ps-0/tensorflow] tick 2
 [pod/t-ps-0/tensorflow] tick 3"
 # -f --timestamps: each line with its time as it comes (no index here: the log's modification time).
-( sleep 0.5; for i in 1 2; do echo "tock $i" >>"$RUN/t-ps-0.log"; sleep 0.3; done ) &
-writer=$!
-pods_json "$writer"
-timeout 20 "$CTL" logs -f --timestamps --tail 0 "$RUN" ps-0 >"$TMP/out" 2>"$TMP/err"
-rc=$?
-wait "$writer" 2>/dev/null
+follow_while_writing tock 2 -f --timestamps --tail 0 "$RUN" ps-0
 [ "$rc" -eq 0 ] && ok || bad "logs -f --timestamps: exit $rc: $(cat "$TMP/err")"
 pycheck "logs -f --timestamps: timed lines as written" '
 import sys, re, time, datetime
