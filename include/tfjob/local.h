@@ -36,8 +36,10 @@
  * Thread-safety: a tfjob_local and its transport may be used from several threads at once
  * (an internal mutex); tfjob_local_interrupt() is also async-signal-safe. The engine installs no
  * signal handler: it reaps its own children with waitpid() on their pids (never -1), so the
- * embedding program must not set SIGCHLD to SIG_IGN. Children get PR_SET_PDEATHSIG (SIGKILL) on
- * Linux: they die with the thread that started them, so poll from a long-lived thread.
+ * embedding program must not set SIGCHLD to SIG_IGN. Each replica runs under a small supervisor
+ * process of its own (the engine's child): on Linux it kills the replica and everything the
+ * replica started (setsid descendants included) when the replica exits and when the calling
+ * process dies, even by SIGKILL; the end of the thread that started it is not the end.
  */
 #ifndef TFJOB_LOCAL_H
 #define TFJOB_LOCAL_H
@@ -51,6 +53,13 @@ TFJOB_BEGIN_DECLS
 
 /** The annotation on each local Pod that holds the process id of its replica (tfjobctl logs, get). */
 #define TFJOB_LOCAL_PID_ANNOTATION "local.kubeflow.org/pid"
+
+/**
+ * Appended to a replica's log path (<run dir>/<pod>.log) to name its time index: one line
+ * "OFFSET MILLISECONDS" each time the engine saw the log grown (the log held OFFSET bytes at
+ * that Unix time, in milliseconds). docs/local.md.
+ */
+#define TFJOB_LOCAL_LOG_TIMES_SUFFIX ".times"
 
 /** Opaque process engine. */
 typedef struct tfjob_local tfjob_local;
@@ -214,7 +223,10 @@ TFJOB_EXTERN int tfjob_local_check(const tfjob_job *job, tfjob_error **err);
  * are terminated with a "Killing" event: nothing is left behind. On interrupt the processes are
  * stopped (tfjob_local_shutdown()) and *out is TFJOB_LOCAL_INTERRUPTED.
  * The run directory holds, kept up to date: job.json (the TFJob with status), pods.json (the
- * Pods), events.json (the events), plus the logs. Time is the wall clock.
+ * Pods), events.json (the events), plus the logs; once pods.json or events.json reaches 64 KiB
+ * (a large job: each Pod holds the whole TF_CONFIG) its rewrites, and the TFJOB_LOCAL_UPDATE_PODS
+ * updates with them, are spaced to at most a tenth of the run's time, and the end of the run
+ * writes both. Time is the wall clock.
  * *out: the outcome. Errors: the above, any of tfjob_plan_new(), TFJOB_EIO, TFJOB_ESTATE when
  * the job can never finish (every Pod has ended for good, the job is neither Succeeded nor Failed,
  * the planner has nothing to do and no activeDeadlineSeconds: e.g. only PS replicas, which never
