@@ -11,18 +11,13 @@ export TFJOBCTL="$PWD/build/src/tfjobctl/tfjobctl"
 export EXAMPLES="$PWD/examples"
 exec python3 - <<'PY'
 import json, os, re, signal, subprocess, sys, tempfile, time
+sys.path.insert(0, "tests/suites/lib")
+from suite_checks import check, finish  # noqa: E402
 
 ctl, examples = os.environ["TFJOBCTL"], os.environ["EXAMPLES"]
-failures = 0
 tmp = tempfile.mkdtemp(prefix="tfjob-75-")
 all_pids = set()
 
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what, flush=True)
-    return cond
 
 def run(args, timeout=120):
     t0 = time.time()
@@ -470,8 +465,5 @@ check(rc == 0 and "usage: tfjobctl run" in out, "run --help")
 left = [p for p in all_pids if group_alive(p)]
 check(not left, f"processes left at the end: {left}")
 subprocess.run(["rm", "-rf", tmp])
-if failures:
-    print(f"75-local-run: {failures} failure(s)")
-    sys.exit(1)
-print("75-local-run: ok")
+finish("75-local-run")
 PY

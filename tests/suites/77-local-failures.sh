@@ -10,17 +10,12 @@ export TFJOBCTL="$PWD/build/src/tfjobctl/tfjobctl"
 export EXAMPLES="$PWD/examples"
 exec python3 - <<'PY'
 import json, os, re, signal, subprocess, sys, tempfile, time
+sys.path.insert(0, "tests/suites/lib")
+from suite_checks import check, finish  # noqa: E402
 
 ctl, examples = os.environ["TFJOBCTL"], os.environ["EXAMPLES"]
-failures = 0
 tmp = tempfile.mkdtemp(prefix="tfjob-77-")
 
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what, flush=True)
-    return cond
 
 def run(args, timeout=120):
     p = subprocess.run([ctl, *args], capture_output=True, text=True, timeout=timeout, cwd=tmp)
@@ -138,8 +133,5 @@ rc, out, _ = run(["run", "--help"])
 check(rc == 0 and "--tail N" in out and "--gpus LIST" in out, "run --help lists --tail and --gpus")
 
 subprocess.run(["rm", "-rf", tmp])
-if failures:
-    print(f"77-local-failures: {failures} failure(s)")
-    sys.exit(1)
-print("77-local-failures: ok")
+finish("77-local-failures")
 PY

@@ -11,18 +11,13 @@ BUILD_DIR=build scripts/build.sh >/dev/null
 export TFJOBCTL="$PWD/build/src/tfjobctl/tfjobctl"
 exec python3 - <<'PY'
 import json, os, signal, subprocess, sys, tempfile, time
+sys.path.insert(0, "tests/suites/lib")
+from suite_checks import check, finish  # noqa: E402
 
 ctl = os.environ["TFJOBCTL"]
-failures = 0
 tmp = tempfile.mkdtemp(prefix="tfjob-78-")
 tag = "%d" % (os.getpid() % 100000)  # sleep 7771.<tag>: a unique argument per run of this suite
 
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what, flush=True)
-    return cond
 
 def sleeper(n):
     return f"sleep 777{n}.{tag}"
@@ -147,8 +142,5 @@ for name, script, want in (("sigkill", "kill -9 $$$$", (137, 9)), ("sigsegv", "k
 
 kill_leftovers(1, 2, 3, 4, 5, 6, 7)
 subprocess.run(["rm", "-rf", tmp])
-if failures:
-    print(f"78-local-orphans: {failures} failure(s)")
-    sys.exit(1)
-print("78-local-orphans: ok")
+finish("78-local-orphans")
 PY
