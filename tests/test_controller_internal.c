@@ -317,6 +317,37 @@ START_TEST(child_loads_without_spec)
 }
 END_TEST
 
+/* Objects are parsed without metadata.managedFields; everything else is kept. */
+START_TEST(object_loads_without_managed_fields)
+{
+	const char *job = "{\"metadata\":{\"name\":\"j\",\"managedFields\":[{\"manager\":\"x\",\"fieldsV1\":"
+	                  "{\"f:status\":{\"f:conditions\":{}}},\"note\":\"]}\"}],\"labels\":{\"a\":\"b\"}},"
+	                  "\"spec\":{\"x\":1},\"status\":{\"phase\":\"Running\"}}";
+	json_t *o = tfjob__object_loads(job);
+	json_t *md = json_object_get(o, "metadata");
+	ck_assert_ptr_null(json_object_get(md, "managedFields"));
+	ck_assert_str_eq(json_string_value(json_object_get(md, "name")), "j");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(md, "labels"), "a")), "b");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "spec"), "x")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "status"), "phase")), "Running");
+	json_decref(o);
+	/* a "managedFields" outside metadata is data: kept */
+	o = tfjob__object_loads("{\"spec\":{\"managedFields\":1},\"metadata\":{\"name\":\"j\"}}");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "spec"), "managedFields")), 1);
+	json_decref(o);
+	ck_assert_ptr_null(tfjob__object_loads("{\"metadata\":{\"managedFields\":[1,2}}"));
+	ck_assert_ptr_null(tfjob__object_loads("not json"));
+	/* a child loses both its spec and its managedFields */
+	o = tfjob__child_loads("{\"metadata\":{\"name\":\"p\",\"managedFields\":[{\"manager\":\"m\"}]},"
+	                       "\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"a-long-image-name:1.2.3\"}]},"
+	                       "\"status\":{\"phase\":\"Running\"}}");
+	ck_assert(json_is_null(json_object_get(o, "spec")));
+	ck_assert_ptr_null(json_object_get(json_object_get(o, "metadata"), "managedFields"));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "metadata"), "name")), "p");
+	json_decref(o);
+}
+END_TEST
+
 static int collect_names(json_t *item, void *payload)
 {
 	json_t *names = payload;
@@ -382,6 +413,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, store_index_and_versions);
 	tcase_add_test(tc, child_is_compact);
 	tcase_add_test(tc, child_loads_without_spec);
+	tcase_add_test(tc, object_loads_without_managed_fields);
 	tcase_add_test(tc, list_parse_items_one_by_one);
 	tcase_add_test(tc, map_basics);
 	suite_add_tcase(s, tc);

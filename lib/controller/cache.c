@@ -183,10 +183,12 @@ static const char *skip_value(const char *p)
 	return NULL;
 }
 
-/* Where the value of the top-level member "spec" starts and ends; 0 when there is none (or the
-   text is not a plain object). */
-static int find_spec(const char *text, const char **start, const char **end)
+/* Where the value of the member `key` (quoted, e.g. "\"spec\"") of the object starting at text
+   starts and ends; 0 when there is none (or the text is not a plain object). The walk stops at
+   the object's end, so text may go on past it. */
+static int find_member(const char *text, const char *key, const char **start, const char **end)
 {
+	size_t klen = strlen(key);
 	const char *p = skip_ws(text);
 	if (*p++ != '{')
 		return 0;
@@ -194,17 +196,17 @@ static int find_spec(const char *text, const char **start, const char **end)
 		p = skip_ws(p);
 		if (*p != '"')
 			return 0;
-		const char *key = p;
+		const char *k = p;
 		if (!(p = skip_string(p)))
 			return 0;
-		int spec = p - key == 6 && !memcmp(key, "\"spec\"", 6);
+		int found = (size_t)(p - k) == klen && !memcmp(k, key, klen);
 		p = skip_ws(p);
 		if (*p++ != ':')
 			return 0;
 		const char *v = skip_ws(p);
 		if (!(p = skip_value(v)))
 			return 0;
-		if (spec) {
+		if (found) {
 			*start = v;
 			*end = p;
 			return 1;
@@ -215,6 +217,38 @@ static int find_spec(const char *text, const char **start, const char **end)
 	}
 }
 
+/* A copy of text with [a, b) replaced by null; NULL when out of memory. */
+static char *with_null(const char *text, const char *a, const char *b)
+{
+	size_t head = (size_t)(a - text), tail = strlen(b);
+	char *out = malloc(head + 4 + tail + 1);
+	if (out) {
+		memcpy(out, text, head);
+		memcpy(out + head, "null", 4);
+		memcpy(out + head + 4, b, tail + 1);
+	}
+	return out;
+}
+
+/* Where metadata.managedFields's value starts and ends; 0 when there is none. */
+static int find_managed_fields(const char *text, const char **start, const char **end)
+{
+	const char *md, *md_end;
+	return find_member(text, "\"metadata\"", &md, &md_end) && find_member(md, "\"managedFields\"", start, end);
+}
+
+json_t *tfjob__object_loads(const char *text)
+{
+	const char *a, *b;
+	if (!find_managed_fields(text, &a, &b))
+		return json_loads(text, 0, NULL);
+	char *lean = with_null(text, a, b);
+	json_t *obj = lean ? json_loads(lean, 0, NULL) : NULL;
+	free(lean);
+	json_object_del(json_object_get(obj, "metadata"), "managedFields");
+	return obj;
+}
+
 /* Parse text[0..len) (copied: the parsers want a terminated string). */
 static json_t *loads_part(const char *text, size_t len, int lean)
 {
@@ -223,7 +257,7 @@ static json_t *loads_part(const char *text, size_t len, int lean)
 		return NULL;
 	memcpy(copy, text, len);
 	copy[len] = '\0';
-	json_t *v = lean ? tfjob__child_loads(copy) : json_loads(copy, 0, NULL);
+	json_t *v = lean ? tfjob__child_loads(copy) : tfjob__object_loads(copy);
 	free(copy);
 	return v;
 }
@@ -296,16 +330,10 @@ int tfjob__list_parse(const char *text, int lean, json_t **meta, int (*on_item)(
 json_t *tfjob__child_loads(const char *text)
 {
 	const char *a, *b;
-	if (!find_spec(text, &a, &b) || b - a < 64)
-		return json_loads(text, 0, NULL);
-	size_t head = (size_t)(a - text), tail = strlen(b);
-	char *lean = malloc(head + 4 + tail + 1);
-	if (!lean)
-		return NULL;
-	memcpy(lean, text, head);
-	memcpy(lean + head, "null", 4);
-	memcpy(lean + head + 4, b, tail + 1);
-	json_t *obj = json_loads(lean, 0, NULL);
+	if (!find_member(text, "\"spec\"", &a, &b) || b - a < 64)
+		return tfjob__object_loads(text);
+	char *lean = with_null(text, a, b);
+	json_t *obj = lean ? tfjob__object_loads(lean) : NULL;
 	free(lean);
 	return obj;
 }

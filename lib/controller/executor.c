@@ -197,7 +197,7 @@ static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 /* Put a child the server answered a write with into the cache (newer than, or the same as, the cached). */
 static void cache_child(rctx *r, int kind, const char *text)
 {
-	json_t *obj = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *obj = text ? tfjob__child_loads(text) : NULL;
 	tfjob__child *ch = NULL;
 	if (obj && tfjob__child_new(&ch, obj) == 0 && ch) {
 		pthread_mutex_lock(&r->c->cache_mu);
@@ -211,7 +211,7 @@ static void cache_child(rctx *r, int kind, const char *text)
 /* Keep an object the server answered a write with (newer than the cache, or the same) in a store. */
 static void store_answer(rctx *r, int kind, const char *text)
 {
-	json_t *obj = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *obj = text ? tfjob__object_loads(text) : NULL;
 	if (!obj)
 		return;
 	pthread_mutex_lock(&r->c->cache_mu);
@@ -535,7 +535,7 @@ static int reread_job(rctx *r)
 	char *fresh = NULL;
 	int rc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, r->ns, r->name, &r->err);
 	tfjob__count(c, TFJOB_API_GET, rc);
-	json_t *f = rc == 0 ? json_loads(fresh, 0, NULL) : NULL;
+	json_t *f = rc == 0 ? tfjob__object_loads(fresh) : NULL;
 	tfjob_free(fresh);
 	if (f)
 		cache_job(c, f);
@@ -580,7 +580,7 @@ static int write_status(rctx *r)
 	}
 	/* Counted as soon as the write has succeeded, before the checks of what was stored. */
 	count_transitions(r);
-	json_t *s = stored ? json_loads(stored, 0, NULL) : NULL;
+	json_t *s = stored ? tfjob__object_loads(stored) : NULL;
 	tfjob_free(stored);
 	char where[256] = "";
 	if (s && status_lost(r->new_status, json_object_get(s, "status"), where, sizeof(where))) {

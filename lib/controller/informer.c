@@ -136,7 +136,7 @@ static int on_event(tfjob_watch_event type, const char *object_json, void *paylo
 	tfjob__informer *inf = payload;
 	tfjob_controller *c = inf->c;
 	inf->connected = 1;
-	json_t *obj = is_child_kind(inf->kind) ? tfjob__child_loads(object_json) : json_loads(object_json, 0, NULL);
+	json_t *obj = is_child_kind(inf->kind) ? tfjob__child_loads(object_json) : tfjob__object_loads(object_json);
 	if (!json_is_object(obj)) {
 		json_decref(obj);
 		return 0;

@@ -119,12 +119,16 @@ typedef struct tfjob__child {
 	char text[];
 } tfjob__child;
 
+/* Parse an object's JSON without its metadata.managedFields (not built: nothing reads them, they
+   are most of a cached TFJob's size, and the server keeps them when a write leaves them out);
+   NULL when not JSON. */
+json_t *tfjob__object_loads(const char *text);
 /* Parse a Pod's or Service's JSON without building its spec (replaced by null: a pod's spec holds
-   the whole TF_CONFIG, and nothing of it is kept); NULL when not JSON. */
+   the whole TF_CONFIG, and nothing of it is kept) nor its managedFields; NULL when not JSON. */
 json_t *tfjob__child_loads(const char *text);
 /*
  * Read a List (JSON text) item by item, never holding the whole list as a tree: on_item gets
- * each element of "items" (borrowed; parsed with tfjob__child_loads when lean) and stops the
+ * each element of "items" (borrowed; parsed with tfjob__child_loads when lean, else tfjob__object_loads) and stops the
  * walk by returning non-zero; *meta gets the List's metadata (a new reference, may be NULL).
  * 0, or TFJOB_EPARSE when the text is not such a List (or on_item stopped it).
  */
