@@ -234,6 +234,44 @@ START_TEST(store_index_and_versions)
 }
 END_TEST
 
+/* TFJobs and PodGroups are kept as text and parsed when read; versions are respected. */
+START_TEST(store_keeps_text)
+{
+	tfjob__store s;
+	tfjob__store_init(&s);
+	json_t *job = json_pack("{s:{s:s,s:s,s:s},s:{s:[i,i]}}", "metadata", "name", "j", "namespace", "ns",
+	                        "resourceVersion", "7", "spec", "x", 1, 2);
+	ck_assert_int_eq(tfjob__store_put(&s, json_incref(job)), 0);
+	json_t *got = tfjob__store_get(&s, "ns/j");
+	ck_assert(json_equal(got, job));
+	json_decref(got);
+	char *text = tfjob__store_text(&s, "ns/j");
+	ck_assert_str_eq(text, "{\"metadata\":{\"name\":\"j\",\"namespace\":\"ns\",\"resourceVersion\":\"7\"},"
+	                       "\"spec\":{\"x\":[1,2]}}");
+	free(text);
+	ck_assert_uint_gt(s.bytes, 0);
+	/* an older version does not replace it; a newer one does */
+	json_t *older = json_deep_copy(job);
+	json_object_set_new(json_object_get(older, "metadata"), "resourceVersion", json_string("6"));
+	ck_assert_int_eq(tfjob__store_put(&s, older), 1);
+	json_t *newer = json_deep_copy(job);
+	json_object_set_new(json_object_get(newer, "metadata"), "resourceVersion", json_string("8"));
+	ck_assert_int_eq(tfjob__store_put(&s, json_incref(newer)), 0);
+	got = tfjob__store_get(&s, "ns/j");
+	ck_assert(json_equal(got, newer));
+	json_decref(got);
+	json_decref(newer);
+	ck_assert_ptr_null(tfjob__store_get(&s, "ns/other"));
+	ck_assert_int_eq(tfjob__store_put(&s, json_pack("{s:{}}", "metadata")), TFJOB_EINVAL);
+	ck_assert_int_eq(tfjob__store_del(&s, job), 1);
+	ck_assert_int_eq(tfjob__store_del(&s, job), 0);
+	ck_assert_uint_eq(s.bytes, 0);
+	ck_assert_ptr_null(tfjob__store_get(&s, "ns/j"));
+	json_decref(job);
+	tfjob__store_clear(&s);
+}
+END_TEST
+
 /* A pod of a large job: its spec (the whole TF_CONFIG) is not kept; what the planner reads is. */
 START_TEST(child_is_compact)
 {
@@ -411,6 +449,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, queue_blocking_get_wakes);
 	tcase_add_test(tc, expectations);
 	tcase_add_test(tc, store_index_and_versions);
+	tcase_add_test(tc, store_keeps_text);
 	tcase_add_test(tc, child_is_compact);
 	tcase_add_test(tc, child_loads_without_spec);
 	tcase_add_test(tc, object_loads_without_managed_fields);

@@ -43,21 +43,22 @@ static size_t json_bytes(json_t *v)
 	return n;
 }
 
-/* ---- whole objects ---- */
+/* ---- whole objects, as compact JSON text ---- */
+
+/* A stored object: its compact JSON text, then its resourceVersion (compared without parsing). */
+typedef struct stored_obj {
+	const char *rv; /* NULL when it has none */
+	char text[];
+} stored_obj;
 
 void tfjob__store_init(tfjob__store *s)
 {
 	memset(s, 0, sizeof(*s));
 }
 
-static void decref(void *v)
-{
-	json_decref(v);
-}
-
 void tfjob__store_clear(tfjob__store *s)
 {
-	tfjob__map_clear(&s->objs, decref);
+	tfjob__map_clear(&s->objs, free);
 	s->bytes = 0;
 }
 
@@ -98,6 +99,26 @@ static const char *rv_of(json_t *obj)
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
+/* obj as a stored object; NULL when out of memory. */
+static stored_obj *stored_new(json_t *obj)
+{
+	char *text = json_dumps(obj, JSON_COMPACT);
+	const char *rv = rv_of(obj);
+	size_t tn = text ? strlen(text) + 1 : 0, rn = rv ? strlen(rv) + 1 : 0;
+	stored_obj *so = text ? malloc(sizeof(*so) + tn + rn) : NULL;
+	if (so) {
+		memcpy(so->text, text, tn);
+		so->rv = rv ? memcpy(so->text + tn, rv, rn) : NULL;
+	}
+	free(text);
+	return so;
+}
+
+static size_t stored_bytes(const stored_obj *so)
+{
+	return sizeof(*so) + strlen(so->text) + 1 + (so->rv ? strlen(so->rv) + 1 : 0) + ALLOC_OVERHEAD;
+}
+
 int tfjob__store_put(tfjob__store *s, json_t *obj)
 {
 	char *key = tfjob__object_key(obj);
@@ -105,33 +126,48 @@ int tfjob__store_put(tfjob__store *s, json_t *obj)
 		json_decref(obj);
 		return TFJOB_EINVAL;
 	}
-	json_t *old = tfjob__map_get(&s->objs, key);
-	if (old && newer(rv_of(old), rv_of(obj))) {
+	stored_obj *old = tfjob__map_get(&s->objs, key);
+	if (old && newer(old->rv, rv_of(obj))) {
 		free(key);
 		json_decref(obj);
 		return 1;
 	}
+	stored_obj *so = stored_new(obj);
+	json_decref(obj);
 	void *replaced = NULL;
-	int rc = tfjob__map_put(&s->objs, key, obj, &replaced) ? TFJOB_ENOMEM : 0;
+	int rc = !so || tfjob__map_put(&s->objs, key, so, &replaced) ? TFJOB_ENOMEM : 0;
 	if (rc) {
-		json_decref(obj);
+		free(so);
 	} else {
-		s->bytes += json_bytes(obj) + (replaced ? 0 : map_entry_bytes(key));
-		s->bytes -= replaced ? json_bytes(replaced) : 0;
+		s->bytes += stored_bytes(so) + (replaced ? 0 : map_entry_bytes(key));
+		s->bytes -= replaced ? stored_bytes(replaced) : 0;
 	}
-	json_decref(replaced);
+	free(replaced);
 	free(key);
 	return rc;
 }
 
-json_t *tfjob__store_del(tfjob__store *s, json_t *obj)
+json_t *tfjob__store_get(const tfjob__store *s, const char *key)
+{
+	const stored_obj *so = tfjob__map_get(&s->objs, key);
+	return so ? json_loads(so->text, 0, NULL) : NULL;
+}
+
+char *tfjob__store_text(const tfjob__store *s, const char *key)
+{
+	const stored_obj *so = tfjob__map_get(&s->objs, key);
+	return so ? strdup(so->text) : NULL;
+}
+
+int tfjob__store_del(tfjob__store *s, json_t *obj)
 {
 	char *key = tfjob__object_key(obj);
-	json_t *old = key ? tfjob__map_del(&s->objs, key) : NULL;
+	stored_obj *old = key ? tfjob__map_del(&s->objs, key) : NULL;
 	if (old)
-		s->bytes -= json_bytes(old) + map_entry_bytes(key);
+		s->bytes -= stored_bytes(old) + map_entry_bytes(key);
 	free(key);
-	return old;
+	free(old);
+	return old != NULL;
 }
 
 /* ---- compact children ---- */

@@ -413,10 +413,8 @@ static char *pod_group_text(rctx *r)
 	if (r->c->o.gang_scheduler == TFJOB_GANG_NONE)
 		return NULL;
 	pthread_mutex_lock(&r->c->cache_mu);
-	json_t *pg = json_incref(tfjob__map_get(&r->c->stores[INF_PODGROUPS].objs, r->key));
+	char *text = tfjob__store_text(&r->c->stores[INF_PODGROUPS], r->key);
 	pthread_mutex_unlock(&r->c->cache_mu);
-	char *text = pg ? json_dumps(pg, JSON_COMPACT) : NULL;
-	json_decref(pg);
 	return text;
 }
 
@@ -650,7 +648,7 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 	}
 	for (int attempt = 0; attempt < 5; attempt++) {
 		pthread_mutex_lock(&c->cache_mu);
-		r.job = json_incref(tfjob__map_get(&c->stores[INF_JOBS].objs, key));
+		r.job = tfjob__store_get(&c->stores[INF_JOBS], key);
 		pthread_mutex_unlock(&c->cache_mu);
 		if (!r.job) {
 			tfjob__exp_delete(c->exp, key);

@@ -86,12 +86,12 @@ static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *o
 	}
 	pthread_mutex_lock(&c->cache_mu);
 	char *key = tfjob__object_key(obj);
-	json_t *old = key ? json_incref(tfjob__map_get(&c->stores[INF_PODGROUPS].objs, key)) : NULL;
+	json_t *old = key ? tfjob__store_get(&c->stores[INF_PODGROUPS], key) : NULL;
 	int changed = type == TFJOB_WATCH_DELETED || !old ||
 	              !json_equal(json_object_get(old, "spec"), json_object_get(obj, "spec")) ||
 	              !json_equal(json_object_get(old, "status"), json_object_get(obj, "status"));
 	if (type == TFJOB_WATCH_DELETED)
-		json_decref(tfjob__store_del(&c->stores[INF_PODGROUPS], obj));
+		tfjob__store_del(&c->stores[INF_PODGROUPS], obj);
 	else
 		tfjob__store_put(&c->stores[INF_PODGROUPS], json_incref(obj));
 	pthread_mutex_unlock(&c->cache_mu);
@@ -159,7 +159,7 @@ static int on_event(tfjob_watch_event type, const char *object_json, void *paylo
 		}
 		pthread_mutex_lock(&c->cache_mu);
 		if (type == TFJOB_WATCH_DELETED) {
-			json_decref(tfjob__store_del(&c->stores[INF_JOBS], obj));
+			tfjob__store_del(&c->stores[INF_JOBS], obj);
 			json_decref(obj);
 		} else {
 			tfjob__store_put(&c->stores[INF_JOBS], obj);
