@@ -42,7 +42,7 @@ done
 echo
 for name in "${failures[@]}"; do
   echo "=== $name failed; its failure lines and the end of its log ($LOG_DIR/$name.log):"
-  grep -E "FAIL|[Ee]rror|panic|Assertion|Sanitizer|timed out" "$LOG_DIR/$name.log" | tail -n 40
+  grep -E "FAIL|DIFFERS|MISSING|[Ee]rror|panic|Assertion|Sanitizer|timed out" "$LOG_DIR/$name.log" | tail -n 40
   echo "--- last lines:"
   tail -n 40 "$LOG_DIR/$name.log"
 done

@@ -6,9 +6,11 @@
  */
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <tfjob/sys/transport.h>
 
@@ -487,6 +489,38 @@ START_TEST(status_conflict_retry_and_pod_hook)
 	ck_assert_int_eq(tfjob_transport_get(&text, T, &pods, NS, "job14-worker-0", NULL), 0);
 	ck_assert_ptr_nonnull(strstr(text, "sidecar"));
 	tfjob_free(text);
+}
+END_TEST
+
+/* Each pod create takes 20 ms (the pod hook): a 1,000-worker job takes 20 s to create. */
+static int slow_pod(char **out, const char *pod, const char *job, void *payload)
+{
+	_Atomic int *calls = payload;
+	atomic_fetch_add(calls, 1);
+	*out = NULL;
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	return 0;
+}
+
+/* Stopping the controller does not wait for a long reconcile: it gives up between two requests
+   and writes no status for the children it did not create. */
+START_TEST(stop_cuts_a_long_reconcile_short)
+{
+	_Atomic int calls = 0;
+	tfjob_controller_hooks h = TFJOB_CONTROLLER_HOOKS_INIT;
+	h.mutate_pod = slow_pod;
+	h.payload = &calls;
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.hooks = &h;
+	C = start_on(T, &o);
+	create("job-wide", "Worker:1000:Never", NULL, NULL);
+	ck_assert(CU_WAIT(atomic_load(&calls) >= 5, W));
+	tfjob_controller_stop(C);
+	int at_stop = atomic_load(&calls);
+	ck_assert_int_lt(at_stop, 100); /* not the 1,000 of the whole reconcile */
+	ck_assert_int_eq(cu_count(T, NS, "pods", "job-wide"), at_stop);
+	ck_assert(!cu_cond_is(T, NS, "job-wide", "Created", "True"));
 }
 END_TEST
 
@@ -1278,6 +1312,7 @@ static Suite *suite(void)
 	ADD(hundred_jobs_converge);
 	ADD(invalid_spec_fails_validation);
 	ADD(status_conflict_retry_and_pod_hook);
+	ADD(stop_cuts_a_long_reconcile_short);
 	ADD(adopts_orphans);
 	ADD(gang_volcano_waits_for_pod_group);
 	ADD(gang_volcano_pod_group_running_before_pods);

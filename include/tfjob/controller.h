@@ -126,8 +126,10 @@ TFJOB_EXTERN int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t
 TFJOB_EXTERN int tfjob_controller_start(tfjob_controller *c, tfjob_error **err);
 
 /**
- * Stop gracefully: stop accepting work, let in-flight reconciles finish, stop the watches,
- * release the Lease when held. Blocks until done. Idempotent; thread-safe (not from a hook).
+ * Stop gracefully: stop accepting work, stop the watches, release the Lease when held. A
+ * reconcile in flight ends after the request it is making (its remaining creates and deletes and
+ * its status write are left to the next start or leader); a paged relist after its page. Blocks
+ * until done, about one request. Idempotent; thread-safe (not from a hook).
  */
 TFJOB_EXTERN void tfjob_controller_stop(tfjob_controller *c);
 

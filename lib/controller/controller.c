@@ -209,9 +209,20 @@ static void *reflector_main(void *arg)
 	return NULL;
 }
 
+int tfjob__stopping(tfjob_controller *c)
+{
+	pthread_mutex_lock(&c->mu);
+	int stopping = c->stopping || c->reflector_stop;
+	pthread_mutex_unlock(&c->mu);
+	return stopping;
+}
+
 /* List+watch everything and start the workers. */
 static int start_running(tfjob_controller *c, tfjob_error **err)
 {
+	pthread_mutex_lock(&c->mu);
+	c->reflector_stop = 0; /* before the lists: tfjob__stopping() reads it */
+	pthread_mutex_unlock(&c->mu);
 	for (int i = 0; i < INF_COUNT; i++) {
 		if (!c->inf[i].enabled)
 			continue;
@@ -237,7 +248,6 @@ static int start_running(tfjob_controller *c, tfjob_error **err)
 			break;
 	pthread_mutex_lock(&c->mu);
 	c->running = 1;
-	c->reflector_stop = 0;
 	pthread_mutex_unlock(&c->mu);
 	if (pthread_create(&c->reflector, NULL, reflector_main, c) == 0)
 		c->reflector_started = 1;

@@ -43,6 +43,7 @@ typedef struct rctx {
 	json_t *new_status;        /* reference */
 	tfjob_error *err;
 	int may_adopt;             /* -1: not checked yet; 0/1: the job re-read from the server is this one, not being deleted */
+	size_t actions_left;       /* actions not carried out because the controller is stopping */
 } rctx;
 
 static const char *meta_str(json_t *obj, const char *field)
@@ -507,15 +508,29 @@ static int do_action(rctx *r, size_t i, int *deleted_job)
 	return 0;
 }
 
-/* The plan's actions in order; *deleted_job = 1 when the job itself was deleted. */
+/* The plan's actions in order, until the controller stops (r->actions_left then counts the rest);
+   *deleted_job = 1 when the job itself was deleted. */
 static int carry_out_actions(rctx *r, int *deleted_job)
 {
 	size_t n = tfjob_plan_action_count(r->plan);
 	int rc = 0;
 	*deleted_job = 0;
-	for (size_t i = 0; i < n && rc == 0; i++)
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (tfjob__stopping(r->c)) {
+			r->actions_left = n - i;
+			break;
+		}
 		rc = do_action(r, i, deleted_job);
+	}
 	return rc;
+}
+
+/* A reconcile cut short by a stop writes no status: it would count children not created yet. */
+static void log_actions_left(rctx *r)
+{
+	char what[64];
+	snprintf(what, sizeof(what), "%zu of %zu actions left", r->actions_left, tfjob_plan_action_count(r->plan));
+	tfjob__log(r->c, TFJOB_LOG_INFO, "controller stopping: reconcile cut short", r->key, what, NULL);
 }
 
 /* Cache a job the server answered with (newer than, or the same as, the cached one). */
@@ -608,6 +623,7 @@ static void attempt_clear(rctx *r)
 	r->tj = NULL;
 	r->pods = (kid_list){ NULL, 0 };
 	r->svcs = (kid_list){ NULL, 0 };
+	r->actions_left = 0;
 }
 
 /* Returns 0 done, 1 re-plan (status conflict), or a negative error. */
@@ -623,6 +639,11 @@ static int reconcile_once(rctx *r)
 	int deleted_job = 0;
 	if (!rc)
 		rc = carry_out_actions(r, &deleted_job);
+	if (!rc && r->actions_left) {
+		log_actions_left(r);
+		attempt_clear(r);
+		return 0;
+	}
 	if (!rc && !deleted_job && tfjob_plan_status_changed(r->plan))
 		rc = write_status(r);
 	int64_t after;

@@ -88,6 +88,10 @@ void tfjob__log(tfjob_controller *c, tfjob_log_level level, const char *msg, con
                 const char *error);
 void tfjob__count(tfjob_controller *c, tfjob_api_verb verb, int rc);
 int64_t tfjob__now_s(tfjob_controller *c);
+/* 1 once the controller is being stopped or has lost its lease: a reconcile or a relist in
+   progress gives up between two requests, so that stopping never waits for a long one (a job of
+   thousands of pods at a low QPS); the next start (or leader) picks up where it stopped. */
+int tfjob__stopping(tfjob_controller *c);
 
 /* informer.c */
 int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err);

@@ -277,6 +277,10 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 	int rc = 0;
 	for (;;) {
 		char *out = NULL;
+		if (tfjob__stopping(c)) { /* a long paged list must not hold up a stop */
+			rc = tfjob__fail(err, TFJOB_ESTATE, "the controller is stopping");
+			break;
+		}
 		lo.continue_token = cont;
 		rc = tfjob_transport_list(&out, c->t, &inf->res, ns, &lo, err);
 		tfjob__count(c, TFJOB_API_LIST, rc);

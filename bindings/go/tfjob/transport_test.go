@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -319,19 +320,28 @@ func TestCloseWaitsForCallsInFlight(t *testing.T) {
 		err   error
 	}
 	results := make(chan outcome, 4)
+	var running sync.WaitGroup // every goroutine has made a call: Close meets calls in flight
+	running.Add(4)
 	for g := 0; g < 4; g++ {
 		go func() {
 			n := 0
 			for {
 				if _, err := m.ListAll(Pods, "", ListOptions{}, 5); err != nil {
+					if n == 0 {
+						running.Done()
+					}
 					results <- outcome{n, err}
 					return
 				}
 				n++
+				if n == 1 {
+					running.Done()
+				}
 			}
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
+	running.Wait()
+	time.Sleep(10 * time.Millisecond)
 	m.Close() // waits for the lists in flight; never frees under them
 	for g := 0; g < 4; g++ {
 		select {
