@@ -596,7 +596,7 @@ END_TEST
  * A volcano PodGroup `name` with `spec` (JSON), already Running (made by an earlier incarnation),
  * then the controller (volcano) and a one-worker job of that name, run until idle with its pod.
  */
-static void run_job_with_running_pod_group(const char *name, const char *spec)
+static void run_job_with_running_pod_group(const char *name, const char *spec, tfjob_compat compat)
 {
 	static const tfjob_resource pg = TFJOB_RESOURCE_PODGROUPS_INIT;
 	char obj[512];
@@ -607,6 +607,7 @@ static void run_job_with_running_pod_group(const char *name, const char *spec)
 	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pg, NS, name, "status", "{\"status\":{\"phase\":\"Running\"}}", NULL), 0);
 	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
 	o.gang_scheduler = TFJOB_GANG_VOLCANO;
+	o.compat = compat;
 	C = start_on(T, &o);
 	create(name, "Worker:1:Never", NULL, NULL);
 	ck_assert(CU_WAIT(cu_count(T, NS, "pods", name) == 1, W));
@@ -617,7 +618,7 @@ START_TEST(gang_volcano_pod_group_running_before_pods)
 {
 	/* A PodGroup that is already Running when the job is first seen: no create, no waiting. */
 	static const tfjob_resource pg = TFJOB_RESOURCE_PODGROUPS_INIT;
-	run_job_with_running_pod_group("job30", "{\"minMember\":1}");
+	run_job_with_running_pod_group("job30", "{\"minMember\":1}", TFJOB_COMPAT_DOCUMENTED);
 	tfjob_controller_metrics m;
 	metrics(&m);
 	ck_assert_uint_eq(m.api_calls[TFJOB_API_PATCH], 1); /* its spec brought to the job's */
@@ -634,12 +635,108 @@ START_TEST(gang_volcano_existing_queue_kept)
 	/* An existing volcano PodGroup's queue is kept when its spec is brought to the job's, as v1.9
 	   keeps it (semantics-diff: the gang comparison's open point); the rest of the spec is ours. */
 	static const tfjob_resource pg = TFJOB_RESOURCE_PODGROUPS_INIT;
-	run_job_with_running_pod_group("job31", "{\"minMember\":7,\"queue\":\"research\"}");
+	run_job_with_running_pod_group("job31", "{\"minMember\":7,\"queue\":\"research\"}", TFJOB_COMPAT_DOCUMENTED);
 	char *text = NULL;
 	ck_assert_int_eq(tfjob_transport_get(&text, T, &pg, NS, "job31", NULL), 0);
 	ck_assert_ptr_nonnull(strstr(text, "\"queue\":\"research\""));
 	ck_assert_ptr_nonnull(strstr(text, "\"minMember\":1"));
 	tfjob_free(text);
+}
+END_TEST
+
+START_TEST(gang_compat_finished_job_deletes_pod_group_once)
+{
+	/* Compat mode plans the PodGroup's delete (and its Events) at every reconcile of a finished job,
+	   as v1.9 does; v1.9 reads the PodGroup first and deletes only one that is there, and so does
+	   the executor from its cache: one DELETE however many reconciles follow. */
+	run_job_with_running_pod_group("job32", "{\"minMember\":1}", TFJOB_COMPAT_TRAINING_OPERATOR_1_9);
+	set_pod("job32-worker-0", "Succeeded", 0, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job32", "Succeeded", "True"), W));
+	ck_assert(CU_WAIT(!cu_exists(T, NS, "podgroups", "job32"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	for (int i = 0; i < 3; i++) { /* later reconciles of the finished job */
+		ck_assert_int_eq(tfjob_controller_enqueue(C, NS, "job32"), 0);
+		ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	}
+	tfjob_controller_metrics m;
+	metrics(&m);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_DELETE], 1);
+	ck_assert_int_ge(cu_events(T, NS, "JobTerminated"), 1);
+	ck_assert_int_ge(cu_events(T, NS, "SuccessfulDeletePodGroup"), 1);
+}
+END_TEST
+
+static void set_finalizer(const char *pod, int on)
+{
+	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pods, NS, pod, NULL,
+	                                       on ? "{\"metadata\":{\"finalizers\":[\"test/hold\"]}}"
+	                                          : "{\"metadata\":{\"finalizers\":null}}", NULL), 0);
+}
+
+START_TEST(cleanup_skips_children_already_gone)
+{
+	/* A user deletes a running worker that finalizers keep terminating: the job fails and its
+	   cleanup (cleanPodPolicy Running) deletes the other pods (terminating too) and every service.
+	   The pods go one by one; the reconciles they bring plan the terminating pod's service again
+	   (v1.9 reads it and finds nothing): that costs no DELETE. */
+	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	C = start_on(T, NULL);
+	create("job33", "PS:1:Never,Worker:2:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job33") == 3 && cu_count(T, NS, "services", "job33") == 3, W));
+	const char *names[] = { "job33-ps-0", "job33-worker-0", "job33-worker-1" };
+	for (int i = 0; i < 3; i++) {
+		set_finalizer(names[i], 1);
+		set_pod(names[i], "Running", -1, 0);
+	}
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job33", "Running", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	tfjob_controller_metrics m;
+	metrics(&m);
+	uint64_t deletes = m.api_calls[TFJOB_API_DELETE];
+	ck_assert_int_eq(tfjob_transport_delete(NULL, T, &pods, NS, "job33-worker-1", NULL, NULL), 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job33", "Failed", "True"), W));
+	ck_assert(CU_WAIT(cu_count(T, NS, "services", "job33") == 0, W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	/* the user's pod first (it meets the worker deletion expected), then the PS: the reconcile
+	   that follows sees worker-0 still terminating */
+	const int order[] = { 2, 0, 1 };
+	for (int i = 0; i < 3; i++) {
+		set_finalizer(names[order[i]], 0);
+		ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job33") == 2 - i, W));
+		ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	}
+	metrics(&m);
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_DELETE] - deletes, 5); /* 2 pods, 3 services */
+	ck_assert_int_eq(cu_events(T, NS, "SuccessfulDeleteService"), 3);
+}
+END_TEST
+
+START_TEST(child_update_the_planner_cannot_see_queues_nothing)
+{
+	/* A pod's annotation or its node changes nothing the planner reads: no reconcile. */
+	static const tfjob_resource pods = TFJOB_RESOURCE_PODS_INIT;
+	C = start_on(T, NULL);
+	create("job34", "Worker:1:Never", NULL, NULL);
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "job34") == 1, W));
+	set_pod("job34-worker-0", "Running", -1, 0);
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job34", "Running", "True"), W));
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	tfjob_controller_metrics m;
+	metrics(&m);
+	uint64_t reconciles = m.reconciles, adds = m.queue_adds;
+	ck_assert_int_eq(tfjob_transport_patch(NULL, T, &pods, NS, "job34-worker-0", NULL,
+	                                       "{\"metadata\":{\"annotations\":{\"note\":\"x\"}},"
+	                                       "\"spec\":{\"nodeName\":\"node-1\"}}", NULL), 0);
+	cu_sleep_ms(300); /* the watch event reaches the cache */
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	metrics(&m);
+	ck_assert_uint_eq(m.reconciles, reconciles);
+	ck_assert_uint_eq(m.queue_adds, adds);
+	set_pod("job34-worker-0", "Succeeded", 0, 0); /* one it can see */
+	ck_assert(CU_WAIT(cu_cond_is(T, NS, "job34", "Succeeded", "True"), W));
+	metrics(&m);
+	ck_assert_uint_gt(m.reconciles, reconciles);
 }
 END_TEST
 
@@ -1317,6 +1414,9 @@ static Suite *suite(void)
 	ADD(gang_volcano_waits_for_pod_group);
 	ADD(gang_volcano_pod_group_running_before_pods);
 	ADD(gang_volcano_existing_queue_kept);
+	ADD(gang_compat_finished_job_deletes_pod_group_once);
+	ADD(cleanup_skips_children_already_gone);
+	ADD(child_update_the_planner_cannot_see_queues_nothing);
 	ADD(hooks_logging_metrics_text);
 	ADD(leader_election_failover);
 	ADD(relist_after_compaction_and_restart);

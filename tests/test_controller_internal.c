@@ -260,13 +260,17 @@ START_TEST(store_keeps_text)
 	got = tfjob__store_get(&s, "ns/j");
 	ck_assert(json_equal(got, newer));
 	json_decref(got);
-	json_decref(newer);
 	ck_assert_ptr_null(tfjob__store_get(&s, "ns/other"));
 	ck_assert_int_eq(tfjob__store_put(&s, json_pack("{s:{}}", "metadata")), TFJOB_EINVAL);
-	ck_assert_int_eq(tfjob__store_del(&s, job), 1);
-	ck_assert_int_eq(tfjob__store_del(&s, job), 0);
+	json_t *removed = NULL;
+	ck_assert_int_eq(tfjob__store_del(&s, job, &removed), 1);
+	ck_assert(json_equal(removed, newer));
+	json_decref(removed);
+	ck_assert_int_eq(tfjob__store_del(&s, job, &removed), 0);
+	ck_assert_ptr_null(removed);
 	ck_assert_uint_eq(s.bytes, 0);
 	ck_assert_ptr_null(tfjob__store_get(&s, "ns/j"));
+	json_decref(newer);
 	json_decref(job);
 	tfjob__store_clear(&s);
 }

@@ -159,12 +159,14 @@ char *tfjob__store_text(const tfjob__store *s, const char *key)
 	return so ? strdup(so->text) : NULL;
 }
 
-int tfjob__store_del(tfjob__store *s, json_t *obj)
+int tfjob__store_del(tfjob__store *s, json_t *obj, json_t **removed)
 {
 	char *key = tfjob__object_key(obj);
 	stored_obj *old = key ? tfjob__map_del(&s->objs, key) : NULL;
 	if (old)
 		s->bytes -= stored_bytes(old) + map_entry_bytes(key);
+	if (removed)
+		*removed = old ? json_loads(old->text, 0, NULL) : NULL;
 	free(key);
 	free(old);
 	return old != NULL;

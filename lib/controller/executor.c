@@ -169,12 +169,16 @@ static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 	const tfjob_resource *res = is_pod ? &RES_PODS : &RES_SERVICES;
 	const char *name = tfjob_plan_action_name(plan, i);
 	const tfjob__child *ch = find_by_name(is_pod ? &r->pods : &r->svcs, name);
+	/* Not in the cache: gone already (v1.9 reads it first and finds nothing), or made by someone
+	   else and not seen yet (its ADDED event queues the job). No request, no Event. */
+	if (!ch)
+		return 0;
 	char sub[128];
-	sub_key(sub, sizeof(sub), ch ? ch->sum.rtype : NULL, is_pod);
+	sub_key(sub, sizeof(sub), ch->sum.rtype, is_pod);
 	tfjob__exp_expect(c->exp, r->key, sub, 0, 1);
 	tfjob_error *err = NULL;
 	tfjob_delete_options dopts = TFJOB_DELETE_OPTIONS_INIT;
-	dopts.precondition_uid = ch ? ch->uid : NULL;
+	dopts.precondition_uid = ch->uid;
 	int rc = tfjob_transport_delete(NULL, c->t, res, r->ns, name, &dopts, &err);
 	tfjob__count(c, TFJOB_API_DELETE, rc);
 	char msg[1024];
@@ -209,15 +213,20 @@ static void cache_child(rctx *r, int kind, const char *text)
 	json_decref(obj);
 }
 
+/* Put an object (taken reference) into a store unless the store has a newer one. */
+static void cache_put(tfjob_controller *c, int kind, json_t *obj)
+{
+	pthread_mutex_lock(&c->cache_mu);
+	tfjob__store_put(&c->stores[kind], obj);
+	pthread_mutex_unlock(&c->cache_mu);
+}
+
 /* Keep an object the server answered a write with (newer than the cache, or the same) in a store. */
 static void store_answer(rctx *r, int kind, const char *text)
 {
 	json_t *obj = text ? tfjob__object_loads(text) : NULL;
-	if (!obj)
-		return;
-	pthread_mutex_lock(&r->c->cache_mu);
-	tfjob__store_put(&r->c->stores[kind], obj);
-	pthread_mutex_unlock(&r->c->cache_mu);
+	if (obj)
+		cache_put(r->c, kind, obj);
 }
 
 /* Adopt only a job that the server still has under this uid, not being deleted (the controller-ref
@@ -298,13 +307,56 @@ static int do_write_pod_group(rctx *r, const tfjob_plan *plan, size_t i)
 	return rc;
 }
 
-/* Delete the PodGroup; gone already counts as deleted (v1.9 says so either way). */
+/* Take the job's PodGroup `name` out of the cache (a new reference, or NULL when not cached). */
+static json_t *take_pod_group(rctx *r, const char *name)
+{
+	json_t *id = json_pack("{s:{s:s,s:s}}", "metadata", "namespace", r->ns, "name", name);
+	pthread_mutex_lock(&r->c->cache_mu);
+	json_t *pg = NULL;
+	if (id)
+		tfjob__store_del(&r->c->stores[INF_PODGROUPS], id, &pg);
+	pthread_mutex_unlock(&r->c->cache_mu);
+	json_decref(id);
+	return pg;
+}
+
+/* A DELETE's answer when it is the object that finalizers keep (new reference), else NULL. */
+static json_t *still_there(const char *answer)
+{
+	json_t *obj = answer ? tfjob__object_loads(answer) : NULL;
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	if (obj && !(kind && !strcmp(kind, "Status")) && meta_str(obj, "deletionTimestamp"))
+		return obj;
+	json_decref(obj);
+	return NULL;
+}
+
+/*
+ * Delete the PodGroup; gone already counts as deleted (v1.9 says so either way). Compat mode plans
+ * the delete at every reconcile of a finished job, as v1.9 does; v1.9 reads the PodGroup first
+ * and deletes only one that exists, and so does this, from the cache (a PodGroup the cache has not
+ * seen yet queues the job when its ADDED event comes). The PodGroup leaves the cache before the
+ * call, so that its DELETED event, which changes nothing the planner reads, queues no reconcile
+ * (informer.c); one that finalizers keep is cached as the server answered (its DELETED event
+ * then brings the job back), one that a failed call left is put back.
+ */
 static int do_delete_pod_group(rctx *r, const char *name)
 {
 	tfjob_controller *c = r->c;
 	tfjob_error *err = NULL;
-	int rc = tfjob_transport_delete(NULL, c->t, &c->inf[INF_PODGROUPS].res, r->ns, name, NULL, &err);
-	tfjob__count(c, TFJOB_API_DELETE, rc);
+	char *answer = NULL;
+	int rc = 0;
+	json_t *held = take_pod_group(r, name);
+	if (held) {
+		rc = tfjob_transport_delete(&answer, c->t, &c->inf[INF_PODGROUPS].res, r->ns, name, NULL, &err);
+		tfjob__count(c, TFJOB_API_DELETE, rc);
+		json_t *kept = rc == 0 ? still_there(answer) : NULL;
+		if (kept)
+			cache_put(r->c, INF_PODGROUPS, kept);
+		else if (rc && rc != TFJOB_ENOTFOUND)
+			cache_put(r->c, INF_PODGROUPS, json_incref(held));
+		json_decref(held);
+	}
 	char msg[1024];
 	if (rc == 0 || rc == TFJOB_ENOTFOUND) {
 		rc = 0;
@@ -314,6 +366,7 @@ static int do_delete_pod_group(rctx *r, const char *name)
 		snprintf(msg, sizeof(msg), "Error deleting: %s", tfjob_error_message(err));
 		record_event(r, "Warning", "FailedDeletePodGroup", msg);
 	}
+	tfjob_free(answer);
 	tfjob_error_free(err);
 	return rc;
 }
@@ -536,9 +589,7 @@ static void log_actions_left(rctx *r)
 /* Cache a job the server answered with (newer than, or the same as, the cached one). */
 static void cache_job(tfjob_controller *c, json_t *job)
 {
-	pthread_mutex_lock(&c->cache_mu);
-	tfjob__store_put(&c->stores[INF_JOBS], job);
-	pthread_mutex_unlock(&c->cache_mu);
+	cache_put(c, INF_JOBS, job);
 }
 
 /* After a status conflict: the job as stored now into the cache; 1 (plan again), 0 (gone) or an error. */

@@ -69,7 +69,8 @@ static void note_rv(tfjob__informer *inf, json_t *obj)
 	pthread_mutex_unlock(&inf->c->cache_mu);
 }
 
-/* A PodGroup changed: store it; queue its TFJob when its spec or status is new to us. */
+/* A PodGroup changed: store it; queue its TFJob when its spec or status is new to us, or when
+   it is deleted while the cache still has it. */
 static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
 {
 	tfjob_controller *c = inf->c;
@@ -87,11 +88,13 @@ static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *o
 	pthread_mutex_lock(&c->cache_mu);
 	char *key = tfjob__object_key(obj);
 	json_t *old = key ? tfjob__store_get(&c->stores[INF_PODGROUPS], key) : NULL;
-	int changed = type == TFJOB_WATCH_DELETED || !old ||
-	              !json_equal(json_object_get(old, "spec"), json_object_get(obj, "spec")) ||
-	              !json_equal(json_object_get(old, "status"), json_object_get(obj, "status"));
+	/* A DELETED event of a PodGroup the cache no longer has is our own delete (executor.c
+	   takes it out of the cache before the call): the reconcile that deleted it knew. */
+	int changed = type == TFJOB_WATCH_DELETED ? old != NULL
+	              : !old || !json_equal(json_object_get(old, "spec"), json_object_get(obj, "spec")) ||
+	                !json_equal(json_object_get(old, "status"), json_object_get(obj, "status"));
 	if (type == TFJOB_WATCH_DELETED)
-		tfjob__store_del(&c->stores[INF_PODGROUPS], obj);
+		tfjob__store_del(&c->stores[INF_PODGROUPS], obj, NULL);
 	else
 		tfjob__store_put(&c->stores[INF_PODGROUPS], json_incref(obj));
 	pthread_mutex_unlock(&c->cache_mu);
@@ -104,7 +107,32 @@ static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *o
 	}
 }
 
-/* A Pod or Service changed: keep its compact form; lower expectations; queue its job. */
+static int same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/*
+ * Whether two versions of a child look the same to the planner and to the job lookup: every
+ * field of the summary (the planner's whole view of a child, core/objects.h) and the owner
+ * fields. A pod's binding to a node, say, changes neither.
+ */
+static int same_for_planner(const tfjob__child *a, const tfjob__child *b)
+{
+	const tfjob__summary *x = &a->sum, *y = &b->sum;
+	return same_str(x->name, y->name) && same_str(x->uid, y->uid) && same_str(x->controller_uid, y->controller_uid) &&
+	       same_str(x->operator_name, y->operator_name) && same_str(x->owner_refs, y->owner_refs) &&
+	       same_str(x->job_name, y->job_name) && same_str(x->rtype, y->rtype) && same_str(x->rindex, y->rindex) &&
+	       same_str(x->phase, y->phase) && x->index == y->index && x->exit_code == y->exit_code &&
+	       x->restarts == y->restarts && x->phase_kind == y->phase_kind && x->index_ok == y->index_ok &&
+	       x->deleting == y->deleting && x->exit_found == y->exit_found && x->maybe_abnormal == y->maybe_abnormal &&
+	       ((!x->obj && !y->obj) || (x->obj && y->obj && json_equal(x->obj, y->obj))) && same_str(a->ns, b->ns) &&
+	       a->controlled == b->controlled && same_str(a->ctrl_kind, b->ctrl_kind) &&
+	       same_str(a->ctrl_name, b->ctrl_name) && same_str(a->ctrl_uid, b->ctrl_uid);
+}
+
+/* A Pod or Service changed: keep its compact form; lower expectations; queue its job unless the
+   change is one the planner cannot see (an update whose summary equals the cached one's). */
 static void on_child(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
 {
 	tfjob_controller *c = inf->c;
@@ -115,6 +143,8 @@ static void on_child(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
 	int owned = 0;
 	const char *job_key = child_job_key(jk, sizeof(jk), ch, &owned);
 	pthread_mutex_lock(&c->cache_mu);
+	const tfjob__child *old = tfjob__map_get(&c->kids[inf->kind].objs, ch->key);
+	int unseen = type == TFJOB_WATCH_MODIFIED && old && same_for_planner(old, ch);
 	if (type == TFJOB_WATCH_DELETED)
 		tfjob__child_unref(tfjob__child_store_del(&c->kids[inf->kind], ch->key));
 	else
@@ -124,7 +154,7 @@ static void on_child(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
 		observe(c, inf->kind, ch, 1, 0);
 	else if (type == TFJOB_WATCH_DELETED)
 		observe(c, inf->kind, ch, 0, 1);
-	if (job_key) {
+	if (job_key && !unseen) {
 		tfjob__queue_add(c->q, job_key);
 		atomic_fetch_add(&c->m.queue_adds, 1);
 	}
@@ -159,7 +189,7 @@ static int on_event(tfjob_watch_event type, const char *object_json, void *paylo
 		}
 		pthread_mutex_lock(&c->cache_mu);
 		if (type == TFJOB_WATCH_DELETED) {
-			tfjob__store_del(&c->stores[INF_JOBS], obj);
+			tfjob__store_del(&c->stores[INF_JOBS], obj, NULL);
 			json_decref(obj);
 		} else {
 			tfjob__store_put(&c->stores[INF_JOBS], obj);

@@ -102,8 +102,9 @@ int tfjob__store_put(tfjob__store *s, json_t *obj);
 json_t *tfjob__store_get(const tfjob__store *s, const char *key);
 /* The same as compact JSON text (malloc'd), or NULL. */
 char *tfjob__store_text(const tfjob__store *s, const char *key);
-/* Remove by the object's key; 1 when something was removed. */
-int tfjob__store_del(tfjob__store *s, json_t *obj);
+/* Remove by the object's key; 1 when something was removed. With removed non-NULL, *removed gets
+   the removed object, parsed (a new reference; NULL when none or out of memory). */
+int tfjob__store_del(tfjob__store *s, json_t *obj, json_t **removed);
 char *tfjob__object_key(json_t *obj); /* "ns/name", malloc'd; NULL when no name */
 
 /*

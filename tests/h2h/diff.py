@@ -13,8 +13,10 @@ each scenario names those that changed anything (docs/semantics-diff.md, "Live h
       `create events` + `patch events` become `write events`;
   H3  how often an event repeats, and how many status writes and event writes there are, depends
       on how many reconciles run, which timing decides: events are compared without counts, and
-      the numbers of `update tfjobs/status`, `write events` and `delete podgroups` (v1.9 deletes
-      the PodGroup at every reconcile of a finished gang-scheduled job) are printed, not compared;
+      the numbers of `update tfjobs/status`, `write events` and `delete podgroups` are printed,
+      not compared (v1.9 records `JobTerminated` at every reconcile of a finished gang-scheduled
+      job and deletes the PodGroup when its GET finds one: a PodGroup that comes back, e.g. from
+      a stale cache, is deleted again);
   H4  v1.9 reads and rewrites (GET, PUT) the PodGroup on every reconcile of a gang-scheduled job:
       its `get podgroups` / `update podgroups` are dropped when B made none;
   H5  v1.9 may read the PodGroup it has just created from its informer cache before the cache
