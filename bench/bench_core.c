@@ -1,7 +1,8 @@
 /*
  * bench_core: the pure C figures of libtfjob's hot paths, printed (never asserted).
  *
- *   bench_core [--runs R] [--min-ns NS] [--clock cpu|wall] [--compat C] [--json] [--profile N] FILE[:TYPE:INDEX]...
+ *   bench_core [--runs R] [--min-ns NS] [--clock cpu|wall] [--compat C] [--json] [--ratio]
+ *              [--profile N [--op pdv|parse|lib|libdoc|tree]] FILE[:TYPE:INDEX]...
  *
  * For each FILE it times, as the median over R runs of batches of at least NS nanoseconds
  * (clock_gettime; --clock cpu, the default, counts the process's CPU time, CLOCK_PROCESS_CPUTIME_ID,
@@ -10,6 +11,8 @@
  *   parse tfjob_job_parse alone (+ free)
  *   lib   the third-party parser alone on the same bytes, the floor under parse: libyaml's event
  *         parser (all events, nothing built) for YAML, jansson's json_loadb (+ json_decref) for JSON
+ *   libdoc for YAML, libyaml building its own tree (yaml_parser_load + yaml_document_delete)
+ *   tree  (--ratio, --profile) the job's jansson tree copied and freed: the least a jansson tree costs
  * and, when the library has tfjob_tf_config (include/tfjob/cluster.h) and FILE is suffixed with
  * :TYPE:INDEX, the TF_CONFIG of that replica of the defaulted job:
  *   tfcfg tfjob_tf_config (one call: builds the replica graph, then the string)
@@ -18,8 +21,12 @@
  * interposing malloc/calloc/realloc/free in this executable (libtfjob.so, libyaml and jansson
  * resolve them here first; glibc's __libc_* functions do the work).
  *
- * With --profile N it only runs parse+default+validate (or, for FILE:TYPE:INDEX, TF_CONFIG) N
- * times per FILE, for valgrind --tool=callgrind (instruction counts do not depend on load).
+ * With --ratio it prints, per FILE, the ratio pdv / lib (for YAML also pdv / libdoc and tree / lib) measured
+ * interleaved: R rounds, each timing one batch of both in alternating order, so load on a shared
+ * machine slows both alike; the median, quartiles and range of the per-round ratios.
+ * With --profile N it only runs parse+default+validate (--op picks another operation; or, for
+ * FILE:TYPE:INDEX, TF_CONFIG) N times per FILE, for valgrind --tool=callgrind (instruction counts
+ * do not depend on load).
  * With --json each measurement is one JSON line:
  *   {"file":F,"op":"pdv","ns_median":N,"ns_min":N,"runs":R,"batch":B,"allocs":A,"peak_bytes":P}
  * SPDX-License-Identifier: Apache-2.0
@@ -137,6 +144,31 @@ struct result {
 static int runs = 51;
 static int64_t min_batch_ns = 2000000; /* 2 ms */
 
+/* Warm up and find a batch size whose run takes at least min_batch_ns; -1 when fn fails. */
+static long calibrate(op_fn fn, void *ctx)
+{
+	long batch = 1;
+	for (;;) {
+		int64_t t0 = now_ns();
+		for (long i = 0; i < batch; i++)
+			if (fn(ctx))
+				return -1;
+		int64_t dt = now_ns() - t0;
+		if (dt >= min_batch_ns || batch >= (1L << 24))
+			return batch;
+		batch *= 2;
+	}
+}
+
+/* One batch: picoseconds per operation (for sub-ns resolution). */
+static int64_t batch_ps(op_fn fn, void *ctx, long batch)
+{
+	int64_t t0 = now_ns();
+	for (long i = 0; i < batch; i++)
+		fn(ctx);
+	return (now_ns() - t0) * 1000 / batch;
+}
+
 static int measure(struct result *res, op_fn fn, void *ctx)
 {
 	/* Allocation profile of one operation. */
@@ -148,27 +180,14 @@ static int measure(struct result *res, op_fn fn, void *ctx)
 		return rc;
 	res->allocs = n_allocs;
 	res->peak = peak_bytes;
-	/* Warm up and calibrate the batch size. */
-	long batch = 1;
-	for (;;) {
-		int64_t t0 = now_ns();
-		for (long i = 0; i < batch; i++)
-			if (fn(ctx))
-				return -1;
-		int64_t dt = now_ns() - t0;
-		if (dt >= min_batch_ns || batch >= (1L << 24))
-			break;
-		batch *= 2;
-	}
+	long batch = calibrate(fn, ctx);
+	if (batch < 0)
+		return -1;
 	int64_t *per = calloc((size_t)runs, sizeof(*per));
 	if (!per)
 		return -1;
-	for (int r = 0; r < runs; r++) {
-		int64_t t0 = now_ns();
-		for (long i = 0; i < batch; i++)
-			fn(ctx);
-		per[r] = (now_ns() - t0) * 1000 / batch; /* picoseconds per op, for sub-ns resolution */
-	}
+	for (int r = 0; r < runs; r++)
+		per[r] = batch_ps(fn, ctx, batch);
 	qsort(per, (size_t)runs, sizeof(*per), cmp_i64);
 	res->ns_median = per[runs / 2] / 1000.0;
 	res->ns_min = per[0] / 1000.0;
@@ -187,6 +206,7 @@ struct input {
 	const char *type;
 	int64_t index;
 	tfjob_job *defaulted;
+	json_t *tree; /* the parsed job as a jansson tree, for op_tree (made on first use) */
 #ifdef TFJOB_CLUSTER_H
 	tfjob_graph *graph;
 	size_t type_pos;
@@ -262,6 +282,126 @@ static int op_lib(void *ctx)
 	return rc;
 }
 
+/* libyaml building its own tree (yaml_parser_load, every document, + yaml_document_delete). */
+static int op_libdoc(void *ctx)
+{
+	struct input *in = ctx;
+	yaml_parser_t p;
+	if (!yaml_parser_initialize(&p))
+		return -1;
+	yaml_parser_set_input_string(&p, (const unsigned char *)in->data, in->len);
+	int rc = 0;
+	for (;;) {
+		yaml_document_t doc;
+		if (!yaml_parser_load(&p, &doc)) {
+			rc = -1;
+			break;
+		}
+		bool empty = yaml_document_get_root_node(&doc) == NULL;
+		yaml_document_delete(&doc);
+		if (empty)
+			break;
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
+/*
+ * Building and freeing the job's jansson tree without any parsing: json_deep_copy of the parsed
+ * job (no UTF-8 checks, keys hashed once) + json_decref. What holding the job as jansson values
+ * costs at the least, whatever the parser.
+ */
+static int op_tree(void *ctx)
+{
+	struct input *in = ctx;
+	if (!in->tree) {
+		tfjob_job *job = NULL;
+		char *text = NULL;
+		if (tfjob_job_parse(&job, in->data, in->len, NULL, NULL) == 0 && tfjob_job_to_json(&text, job, 0, NULL) == 0)
+			in->tree = json_loads(text, 0, NULL);
+		tfjob_free(text);
+		tfjob_job_free(job);
+		if (!in->tree)
+			return -1;
+	}
+	json_t *copy = json_deep_copy(in->tree);
+	json_decref(copy);
+	return copy ? 0 : -1;
+}
+
+/* ---- interleaved ratio ---- */
+
+struct spread {
+	int64_t median, q1, q3, min, max;
+};
+
+/* Median, quartiles and range of n values (sorts them). */
+static struct spread spread_of(int64_t *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_i64);
+	return (struct spread){ .median = v[n / 2], .q1 = v[n / 4], .q3 = v[(3 * n) / 4], .min = v[0], .max = v[n - 1] };
+}
+
+/*
+ * The ratio time(fn) / time(base) measured interleaved: each round times one batch of each, in
+ * alternating order, so a load change on the machine slows both sides of a round alike. The
+ * spread is that of the per-round ratios (kept in millionths); the times are each side's median.
+ */
+static int interleaved_ratio(bool json, const char *file, const char *name, op_fn fn, op_fn base, void *ctx)
+{
+	long batch_fn = calibrate(fn, ctx), batch_base = calibrate(base, ctx);
+	if (batch_fn < 0 || batch_base < 0)
+		return -1;
+	int64_t *ratio = calloc((size_t)runs, sizeof(*ratio)), *t_fn = calloc((size_t)runs, sizeof(*t_fn)),
+	        *t_base = calloc((size_t)runs, sizeof(*t_base));
+	if (!ratio || !t_fn || !t_base) {
+		free(ratio);
+		free(t_fn);
+		free(t_base);
+		return -1;
+	}
+	for (int r = 0; r < runs; r++) {
+		if (r % 2 == 0) {
+			t_fn[r] = batch_ps(fn, ctx, batch_fn);
+			t_base[r] = batch_ps(base, ctx, batch_base);
+		} else {
+			t_base[r] = batch_ps(base, ctx, batch_base);
+			t_fn[r] = batch_ps(fn, ctx, batch_fn);
+		}
+		ratio[r] = t_base[r] > 0 ? t_fn[r] * 1000000 / t_base[r] : 0;
+	}
+	struct spread q = spread_of(ratio, runs), a = spread_of(t_fn, runs), b = spread_of(t_base, runs);
+	if (json)
+		printf("{\"file\":\"%s\",\"op\":\"%s\",\"ratio_median\":%.3f,\"ratio_q1\":%.3f,\"ratio_q3\":%.3f,"
+		       "\"ratio_min\":%.3f,\"ratio_max\":%.3f,\"ns_median\":%.1f,\"base_ns_median\":%.1f,\"runs\":%d}\n",
+		       file, name, q.median / 1e6, q.q1 / 1e6, q.q3 / 1e6, q.min / 1e6, q.max / 1e6, a.median / 1e3,
+		       b.median / 1e3, runs);
+	else
+		printf("%-40s %-12s %6.3fx  (quartiles %.3f-%.3f, range %.3f-%.3f; medians %.1f / %.1f ns/op, %d rounds)\n",
+		       file, name, q.median / 1e6, q.q1 / 1e6, q.q3 / 1e6, q.min / 1e6, q.max / 1e6, a.median / 1e3,
+		       b.median / 1e3, runs);
+	fflush(stdout);
+	free(ratio);
+	free(t_fn);
+	free(t_base);
+	return 0;
+}
+
+/*
+ * pdv against the parser alone; for YAML also against libyaml building its own document, and the
+ * jansson tree against libyaml's events (1 + tree/lib: the least any YAML path to jansson values
+ * can reach in pdv/lib).
+ */
+static int ratios(bool json, const char *file, struct input *in)
+{
+	int rc = interleaved_ratio(json, file, "pdv/lib", op_pdv, op_lib, in);
+	if (rc == 0 && !is_json(in))
+		rc = interleaved_ratio(json, file, "pdv/libdoc", op_pdv, op_libdoc, in);
+	if (rc == 0 && !is_json(in))
+		rc = interleaved_ratio(json, file, "tree/lib", op_tree, op_lib, in);
+	return rc;
+}
+
 #ifdef TFJOB_CLUSTER_H
 static int op_tfcfg(void *ctx)
 {
@@ -320,16 +460,31 @@ static void report(bool json, const char *file, const char *op, const struct res
 	fflush(stdout);
 }
 
+static op_fn op_by_name(const char *name)
+{
+	static const struct {
+		const char *name;
+		op_fn fn;
+	} ops[] = { { "pdv", op_pdv }, { "parse", op_parse }, { "lib", op_lib }, { "libdoc", op_libdoc },
+		    { "tree", op_tree } };
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+		if (!strcmp(name, ops[k].name))
+			return ops[k].fn;
+	return NULL;
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: bench_core [--runs R] [--min-ns NS] [--clock cpu|wall] [--compat C] [--json] [--profile N] FILE[:TYPE:INDEX]...\n");
+	fprintf(stderr, "usage: bench_core [--runs R] [--min-ns NS] [--clock cpu|wall] [--compat C] [--json] [--ratio] "
+	                "[--profile N [--op pdv|parse|lib|libdoc|tree]] FILE[:TYPE:INDEX]...\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	bool json = false;
+	bool json = false, ratio_mode = false;
 	long profile = 0;
+	op_fn profile_op = op_pdv;
 	tfjob_compat compat = TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
@@ -345,6 +500,12 @@ int main(int argc, char **argv)
 				return usage();
 		} else if (!strcmp(argv[i], "--profile") && i + 1 < argc)
 			profile = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--ratio"))
+			ratio_mode = true;
+		else if (!strcmp(argv[i], "--op") && i + 1 < argc) {
+			if (!(profile_op = op_by_name(argv[++i])))
+				return usage();
+		}
 		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
 			runs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--min-ns") && i + 1 < argc)
@@ -404,8 +565,19 @@ int main(int argc, char **argv)
 			}
 #endif
 			for (long k = 0; k < profile; k++)
-				if (op_pdv(&in))
+				if (profile_op(&in))
 					status = 1;
+			json_decref(in.tree);
+			free(in.data);
+			free(spec);
+			continue;
+		}
+		if (ratio_mode) {
+			if (ratios(json, base, &in)) {
+				fprintf(stderr, "bench_core: %s: parse+default+validate failed (invalid input?)\n", spec);
+				status = 1;
+			}
+			json_decref(in.tree);
 			free(in.data);
 			free(spec);
 			continue;
@@ -421,6 +593,8 @@ int main(int argc, char **argv)
 			report(json, base, "parse", &r);
 		if (measure(&r, op_lib, &in) == 0)
 			report(json, base, "lib", &r);
+		if (!is_json(&in) && measure(&r, op_libdoc, &in) == 0)
+			report(json, base, "libdoc", &r);
 		if (in.type) {
 #ifdef TFJOB_CLUSTER_H
 			tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;

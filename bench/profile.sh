@@ -2,6 +2,7 @@
 # Instruction counts per operation (valgrind --tool=callgrind on bench_core --profile), which do
 # not depend on the machine's load, and the hot spots of parse+default+validate.
 #   bench/profile.sh [N]     N operations per input (default 200)
+#   PROFILE_RATIO_ONLY=1 bench/profile.sh [N]   only the last table (pdv over the parser alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -20,6 +21,38 @@ count() { # count OUTFILE ARGS...: instructions of the whole run
   local f="$1"; shift
   valgrind --tool=callgrind --callgrind-out-file="$f" "$@" 2>&1 | sed -n 's/.*Collected : //p'
 }
+# The issue-15 ratio in instructions: parse+default+validate over the third-party parser alone on
+# the same bytes (bench_core --op lib: libyaml's events, or jansson's json_loadb; --op libdoc:
+# libyaml building its own document tree; --op tree: the job's jansson tree copied and freed).
+per_op() { # per_op OP FILE: instructions per operation, start-up subtracted
+  local a a1
+  a=$(count /dev/null "$build/bench/bench_core" --profile "$n" --op "$1" "$2")
+  a1=$(count /dev/null "$build/bench/bench_core" --profile 1 --op "$1" "$2")
+  echo $(( (a - a1) / (n - 1) ))
+}
+ratio_table() {
+  echo "parse+default+validate over the parser alone (Ir/op; the 1.3x goal of issue 15):"
+  for file in tfjob-ps-worker.yaml tfjob-ps-worker.json; do
+    pdv=$(per_op pdv "$out/$file")
+    ops=(lib)
+    case "$file" in *.yaml) ops+=(libdoc) ;; esac
+    for op in "${ops[@]}"; do
+      base_ir=$(per_op "$op" "$out/$file")
+      printf '%-24s pdv %8d  %-6s %8d  ratio %s\n' "$file" "$pdv" "$op" "$base_ir" \
+        "$(awk -v a="$pdv" -v b="$base_ir" 'BEGIN { printf "%.3fx", a / b }')"
+    done
+    case "$file" in *.yaml)
+      # The least any YAML path to a jansson tree costs: libyaml's events plus building and
+      # freeing the same tree (a json_deep_copy: no parsing, no UTF-8 checks).
+      lib_ir=$(per_op lib "$out/$file") tree_ir=$(per_op tree "$out/$file")
+      floor=$(( lib_ir + tree_ir ))
+      printf '%-24s floor = lib %d + jansson tree %d = %d  floor/lib %s  pdv/floor %s\n' "$file" "$lib_ir" \
+        "$tree_ir" "$floor" "$(awk -v a="$floor" -v b="$lib_ir" 'BEGIN { printf "%.3fx", a / b }')" \
+        "$(awk -v a="$pdv" -v b="$floor" 'BEGIN { printf "%.3fx", a / b }')" ;;
+    esac
+  done
+}
+if [ -n "${PROFILE_RATIO_ONLY:-}" ]; then ratio_table; exit 0; fi
 printf '%-24s %22s %22s\n' input "parse+default+validate" "TF_CONFIG (1 replica)"
 while read -r spec; do
   file="${spec%%:*}"
@@ -60,3 +93,5 @@ for base in tfjob-ps-worker tfjob-ps-worker.json; do
   printf '%-24s libyaml %8d (%2d%%)  jansson %8d (%2d%%)  libtfjob %8d (%2d%%)  of %8d\n' "$base" \
     "$yo" $(( 100 * yo / to )) "$jo" $(( 100 * jo / to )) $(( to - yo - jo )) $(( 100 * (to - yo - jo) / to )) "$to"
 done
+echo
+ratio_table

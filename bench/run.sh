@@ -3,6 +3,7 @@
 # Go bench (training-operator v1.9.2 from the Go module proxy), and print the side-by-side table.
 #   bench/run.sh [bench flags...]     e.g. bench/run.sh -runs 51 -batch 50ms -clock wall
 # BENCH_JSON=FILE also writes every measurement as JSON. The first run downloads Go modules.
+# It starts with bench_core --ratio (RATIO_RUNS rounds, default 101; RATIO_BATCH_NS, default 5 ms).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -22,4 +23,10 @@ if [ -f "$prefix/include/tfjob/cluster.h" ]; then tags=(-tags tfconfig); fi
 cd bench/go
 go build "${tags[@]}" -o "$root/$build/bench-go" .
 cd "$root"
+# Issue 15's ratio first: parse+default+validate over libyaml / jansson alone, interleaved.
+"$build/bench-go" -examples examples -out "$build/inputs" -emit-only >/dev/null
+echo "parse+default+validate over the parser alone (bench_core --ratio, CPU clock, interleaved):"
+"$build/bench/bench_core" --ratio --runs "${RATIO_RUNS:-101}" --min-ns "${RATIO_BATCH_NS:-5000000}" \
+  "$build/inputs/tfjob-ps-worker.yaml" "$build/inputs/tfjob-ps-worker.json" "$build/inputs/gen-1000.yaml"
+echo
 exec "$build/bench-go" -examples examples -cbench "$build/bench/bench_core" ${BENCH_JSON:+-json "$BENCH_JSON"} "$@"

@@ -288,6 +288,27 @@ START_TEST(values_option_json)
 }
 END_TEST
 
+START_TEST(json_nesting_before_values)
+{
+	/* The value count passes its limit early, the nesting limit only at the end of the text: the
+	 * nesting error is the one reported (the whole text is checked for it first). */
+	struct buf b = { 0 };
+	tfjob_parse_options opts = TFJOB_PARSE_OPTIONS_INIT;
+	opts.max_nodes = 10;
+	opts.max_depth = 4;
+	adds(&b, "{\"a\":[1,2,3,4,5,6,7,8,9,10,11,12],\"b\":[[[[[]]]]]}");
+	tfjob_error *err = parse_fails(b.p, b.n, &opts, TFJOB_ELIMIT);
+	ck_assert_int_eq(tfjob_error_column(err), (int)strlen("{\"a\":[1,2,3,4,5,6,7,8,9,10,11,12],\"b\":[[[") + 1); /* the fifth level */
+	expect_message(err, "nesting deeper than 4 levels"); /* frees err */
+	/* Within the nesting limit, the count error, at the first value past the limit. */
+	opts.max_depth = 8;
+	err = parse_fails(b.p, b.n, &opts, TFJOB_ELIMIT);
+	ck_assert_int_eq(tfjob_error_column(err), (int)strlen("{\"a\":[1,2,3,4,5,6,7") + 1); /* the comma after 7 */
+	expect_message(err, "document has more than 10 values");
+	free(b.p);
+}
+END_TEST
+
 START_TEST(values_default_json)
 {
 	/* Before this limit was enforced for JSON, 16 MiB of "[0,0,...]" built 8 million values. */
@@ -951,6 +972,7 @@ static Suite *limits_suite(void)
 	tcase_add_test(tc, values_default_json);
 	tcase_add_test(tc, documents_default);
 	tcase_add_loop_test(tc, limit_options, 0, (int)TFJOB_ARRAY_LEN(option_cases));
+	tcase_add_test(tc, json_nesting_before_values);
 	tcase_add_test(tc, number_length);
 	tc = tu_tcase(s, "fields", 300);
 	tcase_add_test(tc, int32_fields);

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +256,81 @@ START_TEST(test_signal_is_128_plus_n)
 }
 END_TEST
 
+/* A live process (not a zombie), from /proc. */
+static bool process_alive(pid_t pid)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(line, 1, sizeof line - 1, f);
+	fclose(f);
+	line[n] = '\0';
+	const char *rp = strrchr(line, ')');
+	return rp && rp[1] == ' ' && rp[2] != 'Z';
+}
+
+/* The replica's supervisor kills what the replica leaves behind when it exits, also what left
+ * its process group (setsid), though this process is no subreaper; the pid annotation names the
+ * replica, the leader of its own process group. */
+START_TEST(test_leftovers_die_with_the_replica)
+{
+	ck_assert_int_eq(create_pod("leaves", "Never",
+	                            "[\"sh\",\"-c\",\"sleep 60 & echo $! > left; setsid sleep 60 & echo $! >> left; "
+	                            "sleep 0.5\"]",
+	                            NULL, NULL, NULL), 0);
+	json_t *pod = wait_phase("leaves", "Running", 5000);
+	const char *pid = json_string_value(
+		json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), "local.kubeflow.org/pid"));
+	ck_assert_ptr_nonnull(pid);
+	ck_assert_int_eq(getpgid(atoi(pid)), atoi(pid));
+	char started[64];
+	snprintf(started, sizeof started, "process group %s,", pid);
+	ck_assert_int_eq(count_events("Started", started), 1);
+	json_decref(pod);
+	pod = wait_phase("leaves", "Succeeded", 5000);
+	json_decref(pod);
+	char path[300];
+	snprintf(path, sizeof path, "%s/left", run_dir);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	int left[2] = { 0, 0 };
+	ck_assert_int_eq(fscanf(f, "%d %d", &left[0], &left[1]), 2);
+	fclose(f);
+	int64_t end = now_ms() + 5000;
+	while ((process_alive(left[0]) || process_alive(left[1])) && now_ms() < end)
+		usleep(20 * 1000);
+	bool gone = !process_alive(left[0]) && !process_alive(left[1]);
+	for (int i = 0; i < 2; i++)
+		if (process_alive(left[i]))
+			kill(left[i], SIGKILL); /* never leave them behind, even when failing */
+	ck_assert_msg(gone, "processes left behind: %d %d", left[0], left[1]);
+}
+END_TEST
+
+static void *poll_until_running(void *name)
+{
+	json_t *pod = wait_phase(name, "Running", 5000);
+	json_decref(pod);
+	usleep(200 * 1000); /* the child has armed its parent-death signal by now */
+	return NULL;
+}
+
+/* A replica outlives the thread that started it (the parent-death signal its supervisor gets
+ * when that thread ends is not the end of the process): it runs to its own end. */
+START_TEST(test_replica_outlives_the_thread_that_started_it)
+{
+	ck_assert_int_eq(create_pod("outlives", "Never", "[\"sh\",\"-c\",\"sleep 0.5; exit 7\"]", NULL, NULL, NULL), 0);
+	pthread_t starter;
+	ck_assert_int_eq(pthread_create(&starter, NULL, poll_until_running, "outlives"), 0);
+	ck_assert_int_eq(pthread_join(starter, NULL), 0);
+	json_t *pod = wait_phase("outlives", "Failed", 5000);
+	ck_assert_int_eq(exit_code(pod), 7);
+	json_decref(pod);
+}
+END_TEST
+
 START_TEST(test_missing_executable_is_127)
 {
 	ck_assert_int_eq(create_pod("nope", "Never", "[\"/nonexistent/tfjob-no-such-program\"]", NULL, NULL, NULL), 0);
@@ -360,7 +436,8 @@ END_TEST
 START_TEST(test_sigterm_then_sigkill)
 {
 	/* The process ignores SIGTERM: SIGKILL comes after the pod's grace period (1 s). */
-	ck_assert_int_eq(create_pod("stubborn", "Never", "[\"sh\",\"-c\",\"trap '' TERM; echo ready; while :; do sleep 0.05; done\"]",
+	/* Its child (sleep, SIGTERM ignored too) outlives the test unless the group is killed. */
+	ck_assert_int_eq(create_pod("stubborn", "Never", "[\"sh\",\"-c\",\"trap '' TERM; echo ready; while :; do sleep 30; done\"]",
 	                            NULL, "\"terminationGracePeriodSeconds\":1", NULL), 0);
 	json_t *pod = wait_phase("stubborn", "Running", 5000);
 	pid_t pid = atoi(json_string_value(
@@ -378,7 +455,13 @@ START_TEST(test_sigterm_then_sigkill)
 	int64_t took = now_ms() - start;
 	ck_assert_int_ge(took, 950);
 	ck_assert_int_le(took, 10000); /* loose: a loaded machine or valgrind; 30 s would be the default grace */
-	ck_assert_int_eq(live_in_group(pid), 0); /* the whole process group is gone (zombies aside) */
+	/* The whole process group is gone (zombies aside). SIGKILL is delivered asynchronously: the
+	 * shell is reaped, its sleep may still be on its way out on a loaded machine, so wait a
+	 * little for it (far less than the sleep's own 30 s). */
+	int64_t deadline = now_ms() + 3000;
+	while (live_in_group(pid) > 0 && now_ms() < deadline)
+		usleep(20 * 1000);
+	ck_assert_int_eq(live_in_group(pid), 0);
 	ck_assert_int_eq(count_events("Killing", "Grace period over"), 1);
 	ck_assert_int_eq(count_events("Exited", "code 137 (SIGKILL)"), 1);
 }
@@ -962,6 +1045,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_running_then_exit_code);
 	tcase_add_test(tc, test_signal_is_128_plus_n);
 	tcase_add_test(tc, test_missing_executable_is_127);
+	tcase_add_test(tc, test_leftovers_die_with_the_replica);
+	tcase_add_test(tc, test_replica_outlives_the_thread_that_started_it);
 	tcase_add_test(tc, test_restart_backoff);
 	tcase_add_test(tc, test_kubelet_backoff_by_default);
 	tcase_add_test(tc, test_default_grace_period_is_30s);

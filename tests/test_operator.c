@@ -9,6 +9,7 @@
 #include <gnutls/gnutls.h>
 #include <jansson.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,6 +385,9 @@ END_TEST
 
 int main(void)
 {
+	/* tls_post writes bodies the server may refuse early and close on (413): a write to the
+	   closed socket must fail with EPIPE, not kill the test (the operator ignores SIGPIPE too). */
+	signal(SIGPIPE, SIG_IGN);
 	Suite *s = suite_create("operator");
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 120);

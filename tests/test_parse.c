@@ -1016,6 +1016,32 @@ END_TEST
  * and stores it as one): `"replicas": 2.0` is 2. Reals elsewhere keep their form; a fraction or
  * a value beyond 2^53 stays a wrong type.
  */
+/* A JSON TFJob whose Worker replicas are written as `replicas` (a JSON number's text). */
+static tfjob_job *job_with_replicas(const char *replicas)
+{
+	char t[512];
+	snprintf(t, sizeof(t),
+	         "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"r\"},\"spec\":{"
+	         "\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":%s,\"template\":{\"spec\":{\"containers\":[{"
+	         "\"name\":\"tensorflow\",\"image\":\"i\"}]}}}}}}",
+	         replicas);
+	return tu_parse(t);
+}
+
+/* A real written with an exponent and no '.' is normalised too. */
+START_TEST(integral_reals_with_exponent_only)
+{
+	static const char *const forms[] = { "2e0", "2E0", "20e-1", "0.2e1" };
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		tfjob_job *job = job_with_replicas(forms[i]);
+		int64_t v = 0;
+		ck_assert_msg(tfjob_job_replicas(&v, job, "Worker") == 0, "replicas %s is not an integer", forms[i]);
+		ck_assert_int_eq(v, 2);
+		tfjob_job_free(job);
+	}
+}
+END_TEST
+
 START_TEST(integral_reals_at_integer_fields)
 {
 	static const char *const text =
@@ -1072,13 +1098,7 @@ START_TEST(integral_reals_at_integer_fields)
 	/* A fraction, or an integral value beyond 2^53 - 1, is a number where an integer belongs. */
 	static const char *const bad[] = { "2.5", "9007199254740992.0", "1e300", "-9007199254740992.0" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		char t[512];
-		snprintf(t, sizeof(t),
-		         "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"r\"},\"spec\":{"
-		         "\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":%s,\"template\":{\"spec\":{\"containers\":[{"
-		         "\"name\":\"tensorflow\",\"image\":\"i\"}]}}}}}}",
-		         bad[i]);
-		job = tu_parse(t);
+		job = job_with_replicas(bad[i]);
 		errs = tu_validate(job, TFJOB_COMPAT_DOCUMENTED, NULL);
 		ck_assert_msg(tfjob_field_errors_count(errs) == 1, "%s", bad[i]);
 		ck_assert_int_eq(tfjob_field_errors_type(errs, 0), TFJOB_FIELD_VALUE_TYPE_INVALID);
@@ -1112,6 +1132,7 @@ int main(void)
 	tcase_add_test(tc, nul_and_scalars_and_empty);
 	tcase_add_test(tc, wrong_types_reach_validation);
 	tcase_add_test(tc, integral_reals_at_integer_fields);
+	tcase_add_test(tc, integral_reals_with_exponent_only);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -36,8 +36,10 @@
  * Thread-safety: a tfjob_local and its transport may be used from several threads at once
  * (an internal mutex); tfjob_local_interrupt() is also async-signal-safe. The engine installs no
  * signal handler: it reaps its own children with waitpid() on their pids (never -1), so the
- * embedding program must not set SIGCHLD to SIG_IGN. Children get PR_SET_PDEATHSIG (SIGKILL) on
- * Linux: they die with the thread that started them, so poll from a long-lived thread.
+ * embedding program must not set SIGCHLD to SIG_IGN. Each replica runs under a small supervisor
+ * process of its own (the engine's child): on Linux it kills the replica and everything the
+ * replica started (setsid descendants included) when the replica exits and when the calling
+ * process dies, even by SIGKILL; the end of the thread that started it is not the end.
  */
 #ifndef TFJOB_LOCAL_H
 #define TFJOB_LOCAL_H
@@ -51,6 +53,13 @@ TFJOB_BEGIN_DECLS
 
 /** The annotation on each local Pod that holds the process id of its replica (tfjobctl logs, get). */
 #define TFJOB_LOCAL_PID_ANNOTATION "local.kubeflow.org/pid"
+
+/**
+ * Appended to a replica's log path (<run dir>/<pod>.log) to name its time index: one line
+ * "OFFSET MILLISECONDS" each time the engine saw the log grown (the log held OFFSET bytes at
+ * that Unix time, in milliseconds). docs/local.md.
+ */
+#define TFJOB_LOCAL_LOG_TIMES_SUFFIX ".times"
 
 /** Opaque process engine. */
 typedef struct tfjob_local tfjob_local;

@@ -56,7 +56,8 @@ static bool txn_reserve(struct txn *t)
 	return true;
 }
 
-/* parent[key] = value (takes the reference, also on failure). */
+/* parent[key] = value (takes the reference, also on failure). Every key is one of this file's
+ * ASCII literals, so jansson's UTF-8 check of it is skipped. */
 static int txn_set(struct txn *t, json_t *parent, const char *key, json_t *value)
 {
 	if (!value)
@@ -70,7 +71,7 @@ static int txn_set(struct txn *t, json_t *parent, const char *key, json_t *value
 	if (it) {
 		old = json_incref(json_object_iter_value(it));
 		json_object_iter_set_new(parent, it, value);
-	} else if (json_object_set_new(parent, key, value)) {
+	} else if (json_object_set_new_nocheck(parent, key, value)) {
 		return TFJOB_ENOMEM;
 	}
 	t->log[t->n++] = (struct change){ parent, key, old };
@@ -222,8 +223,8 @@ static int default_port(struct txn *t, json_t *rspec)
 			return TFJOB_ENOMEM;
 	}
 	json_t *entry = json_object();
-	if (!entry || json_object_set_new(entry, "name", json_string(TFJOB__PORT_NAME)) ||
-	    json_object_set_new(entry, "containerPort", json_integer(TFJOB__DEFAULT_PORT))) {
+	if (!entry || json_object_set_new_nocheck(entry, "name", json_string_nocheck(TFJOB__PORT_NAME)) ||
+	    json_object_set_new_nocheck(entry, "containerPort", json_integer(TFJOB__DEFAULT_PORT))) {
 		json_decref(entry);
 		return TFJOB_ENOMEM;
 	}
@@ -237,7 +238,7 @@ static int default_replica_spec(struct txn *t, json_t *rspec)
 	if (is_absent(rspec, "replicas") && txn_set(t, rspec, "replicas", json_integer(1)))
 		return TFJOB_ENOMEM;
 	const char *policy = tfjob__str(rspec, "restartPolicy");
-	if ((!policy || !policy[0]) && txn_set(t, rspec, "restartPolicy", json_string("Never")))
+	if ((!policy || !policy[0]) && txn_set(t, rspec, "restartPolicy", json_string_nocheck("Never")))
 		return TFJOB_ENOMEM;
 	return default_port(t, rspec);
 }
@@ -249,9 +250,9 @@ static int apply(struct txn *t, json_t *root, bool compat)
 	if (!run_policy)
 		return TFJOB_ENOMEM;
 	if (is_absent(run_policy, "cleanPodPolicy") &&
-	    txn_set(t, run_policy, "cleanPodPolicy", json_string(compat ? "None" : "Running")))
+	    txn_set(t, run_policy, "cleanPodPolicy", json_string_nocheck(compat ? "None" : "Running")))
 		return TFJOB_ENOMEM;
-	if (is_absent(spec, "successPolicy") && txn_set(t, spec, "successPolicy", json_string("")))
+	if (is_absent(spec, "successPolicy") && txn_set(t, spec, "successPolicy", json_string_nocheck("")))
 		return TFJOB_ENOMEM;
 	json_t *specs = tfjob__obj(spec, "tfReplicaSpecs");
 	if (!specs)

@@ -164,7 +164,7 @@ int tfjob_job_parse(tfjob_job **out, const char *data, size_t len, const tfjob_p
 	}
 	json_t *root = docs.items[0];
 	free(docs.items);
-	return wrap(out, root, limits.filename, (int)limits.first_line, !docs.yaml, err);
+	return wrap(out, root, limits.filename, (int)limits.first_line, docs.integral_reals, err);
 }
 
 void tfjob_job_array_free(tfjob_job **jobs, size_t count)
@@ -189,7 +189,7 @@ int tfjob_job_parse_all(tfjob_job ***out, size_t *out_count, const char *data, s
 	if (rc)
 		return rc;
 	json_t *items = NULL;
-	bool normalize = !docs.yaml;
+	bool normalize = docs.integral_reals;
 	rc = tfjob__docs_flatten_items(&items, &docs, err);
 	tfjob__docs_free(&docs);
 	if (rc)

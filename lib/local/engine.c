@@ -397,11 +397,12 @@ static const char *signame(int sig)
 static void exited(tfjob_local *l, lpod *p, int status)
 {
 	tfjob__local_decode_status(status, &p->code, &p->signal);
+	tfjob__local_log_times_sample(p); /* all it wrote is in the log now */
 	/* The rest of the group goes with the container. The group only: the pid itself is reaped
 	 * and may already belong to another process. */
 	if (p->pid > 0)
 		kill(-p->pid, SIGKILL);
-	p->pid = 0;
+	p->pid = p->supervisor = 0;
 	p->finished_wall = tfjob__local_wall();
 	if (p->signal)
 		tfjob__local_event(l, p->name, p->code ? "Warning" : "Normal", "Exited", "Container %s exited with code %d (%s)",
@@ -443,8 +444,10 @@ static void remember_last(lpod *p)
 static void start(tfjob_local *l, lpod *p)
 {
 	tfjob__local_spawn(l, p);
-	if (p->state == LPOD_DONE)
+	if (p->state == LPOD_DONE) {
+		tfjob__local_log_times_sample(p); /* why it could not start */
 		record_exit(l, p, false);
+	}
 	record_state(l, p);
 }
 
@@ -476,8 +479,8 @@ static int work(tfjob_local *l, int64_t *next_timer)
 			}
 		} else if (p->state == LPOD_RUNNING) {
 			int status;
-			pid_t r = waitpid(p->pid, &status, WNOHANG);
-			if (r == p->pid || (r < 0 && errno == ECHILD)) {
+			pid_t r = waitpid(p->supervisor, &status, WNOHANG);
+			if (r == p->supervisor || (r < 0 && errno == ECHILD)) {
 				if (r < 0)
 					status = 0; /* reaped by someone else (SIGCHLD ignored): nothing to report */
 				bool deleting = p->deleting;
@@ -499,6 +502,7 @@ static int work(tfjob_local *l, int64_t *next_timer)
 			}
 		}
 	}
+	tfjob__local_log_times_tick(l, now);
 	return changes;
 }
 

@@ -16,6 +16,8 @@
 #define TFJOB__LOCAL_PID_ANNOTATION TFJOB_LOCAL_PID_ANNOTATION
 #define TFJOB__LOCAL_DEFAULT_GRACE_MS 30000
 #define TFJOB__LOCAL_TICK_MS 20
+/* How often the engine looks at the logs of running replicas for their time index (logtimes.c). */
+#define TFJOB__LOCAL_LOG_TIMES_EVERY_MS 100
 
 typedef enum lpod_policy { LPOD_NEVER = 0, LPOD_ON_FAILURE = 1, LPOD_ALWAYS = 2 } lpod_policy;
 
@@ -44,7 +46,8 @@ typedef struct lpod {
 	tfjob__launch launch;
 	char *log_path;
 	lpod_state state;
-	pid_t pid;
+	pid_t pid;            /* the replica's process (and process group), signalled; 0: none */
+	pid_t supervisor;     /* its supervisor (supervise.c), the child that is waited for */
 	int64_t created_wall, started_wall, finished_wall;
 	int64_t started_ms;   /* monotonic */
 	int restarts;
@@ -59,6 +62,7 @@ typedef struct lpod {
 	bool killed;          /* SIGKILL sent */
 	char *spawn_error;    /* why the process could not start */
 	bool has_gpus;        /* CUDA_VISIBLE_DEVICES set: its GPUs are held until it ends for good */
+	int64_t log_times_size; /* the log's size in the last record of its time index */
 } lpod;
 
 struct tfjob_local {
@@ -76,6 +80,7 @@ struct tfjob_local {
 	json_t *history;      /* pod name -> what happened to it (engine.c record_*), kept after deletion */
 	char *gpus_option;    /* tfjob_local_options.gpus (NULL: look for them) */
 	json_t *gpus;         /* GPU id -> the pod holding it, or null (gpus.c); NULL until known */
+	int64_t log_times_at_ms; /* monotonic time of the last look at the logs (logtimes.c) */
 };
 
 /* engine.c */
@@ -120,11 +125,29 @@ int tfjob__launch_from_pod(tfjob__launch *out, tfjob_local *l, json_t *pod, tfjo
 int tfjob__local_check_pod_spec(json_t *spec, const char *prefix, tfjob_error **err);
 void tfjob__launch_free(tfjob__launch *launch);
 
-/* spawn.c */
+/* spawn.c: start a Pod's replica under a supervisor of its own (supervise.c). */
 int tfjob__local_spawn(tfjob_local *l, lpod *p);
 void tfjob__local_signal(lpod *p, int sig);
 /* Decode a wait status into exit code (128+n for signals) and signal number. */
 void tfjob__local_decode_status(int status, int *code, int *sig);
+
+/* logtimes.c: the time index of the logs (<pod>.log.times, docs/local.md); lock held. */
+/* Append a record when the Pod's log grew since its last one. */
+void tfjob__local_log_times_sample(lpod *p);
+/* Sample the logs of the running Pods, at most every TFJOB__LOCAL_LOG_TIMES_EVERY_MS. */
+void tfjob__local_log_times_tick(tfjob_local *l, int64_t now_ms);
+
+/* supervise.c: what the replica execs, and how. */
+typedef struct tfjob__exec {
+	const char *cwd;
+	char **argv, **envp; /* NULL-terminated */
+	int devnull, log;    /* stdin; stdout and stderr */
+} tfjob__exec;
+/* Runs in the child of fork() with every signal blocked, async-signal-safe only: forks the
+ * replica (its own process group, exec of x), writes its pid (an int; -errno when fork failed)
+ * to report_fd and closes it, waits for it, kills every descendant left (and all of them when
+ * `runner` dies), then exits as the replica did. Never returns. */
+_Noreturn void tfjob__local_supervise(const tfjob__exec *x, int report_fd, pid_t runner);
 
 /* podstatus.c: the Pod with its live status (new reference). */
 json_t *tfjob__local_pod_json(const lpod *p);

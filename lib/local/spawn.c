@@ -1,8 +1,10 @@
 /*
- * Starting a Pod's process: fork + execvp in a new process group, no shell, logs to the run
- * directory; signals to the process group; wait statuses as exit codes.
+ * Starting a Pod's process: a supervisor (supervise.c) that forks + execvp's it in a new process
+ * group, no shell, logs to the run directory; signals to the process group; wait statuses as
+ * exit codes.
  * SPDX-License-Identifier: Apache-2.0
  */
+#define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,9 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
+#include <poll.h>
 
 #include "local/internal.h"
 
@@ -89,42 +89,6 @@ static char *work_dir(tfjob_local *l, lpod *p)
 	return tfjob__strdup_printf("%s/%s", l->base_dir, w);
 }
 
-static void child_fail(const char *what, const char *arg, int code)
-{
-	int e = errno;
-	const char *parts[] = { "tfjob local: ", what, " '", arg, "': ", strerror(e), "\n" };
-	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-		ssize_t n = write(2, parts[i], strlen(parts[i]));
-		(void)n;
-	}
-	_exit(code);
-}
-
-static void child(const char *cwd, char **argv, char **envp, int devnull, int log, pid_t parent)
-{
-	setpgid(0, 0);
-#ifdef __linux__
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(128 + SIGKILL);
-#else
-	(void)parent;
-#endif
-	for (int sig = 1; sig < 32; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dup2(devnull, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
-		_exit(127);
-	if (chdir(cwd) != 0)
-		child_fail("cannot change to the working directory", cwd, 127);
-	environ = envp;
-	execvp(argv[0], argv);
-	child_fail("cannot run", argv[0], errno == ENOENT || errno == ENOTDIR ? 127 : 126);
-}
-
 /* The PATH the process will see: its env's, else ours. */
 static const char *path_of(char **envp)
 {
@@ -196,6 +160,73 @@ static void start_failed(tfjob_local *l, lpod *p, const char *what)
 	tfjob__local_event(l, p->name, "Warning", "FailedToStart", "%s", p->spawn_error ? p->spawn_error : what);
 }
 
+/* The replica's pid as its supervisor reports it: > 0, or -errno; 0 when the supervisor ended
+ * without saying (killed). Polls so that a write end held by another process (a supervisor
+ * forked meanwhile by another thread) cannot keep us waiting once this supervisor is gone. */
+static int read_replica_pid(int fd, pid_t supervisor)
+{
+	int report = 0;
+	size_t got = 0;
+	while (got < sizeof report) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		int ready = poll(&pfd, 1, 100);
+		if (ready < 0 && errno != EINTR)
+			return -errno;
+		if (ready <= 0) {
+			siginfo_t info = { 0 };
+			if (waitid(P_PID, (id_t)supervisor, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == supervisor)
+				return 0; /* ended; left to be reaped by the caller */
+			continue;
+		}
+		ssize_t n = read(fd, (char *)&report + got, sizeof report - got);
+		if (n == 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		got += n > 0 ? (size_t)n : 0;
+	}
+	return report;
+}
+
+/* Fork the supervisor of one replica; returns its pid and the replica's in *replica, or -1 with
+ * errno set (the supervisor is then reaped). */
+static pid_t start_supervisor(const tfjob__exec *x, pid_t *replica)
+{
+	int ends[2];
+	if (pipe2(ends, O_CLOEXEC) != 0)
+		return -1;
+	pid_t runner = getpid();
+	/* No signal handler of the caller may run in the children: block everything around fork;
+	 * the supervisor keeps them blocked, the replica resets the handlers, then unblocks. */
+	sigset_t all, saved;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	pid_t supervisor = fork();
+	if (supervisor == 0) {
+		close(ends[0]);
+		tfjob__local_supervise(x, ends[1], runner);
+	}
+	int fork_errno = errno;
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	close(ends[1]);
+	if (supervisor < 0) {
+		close(ends[0]);
+		errno = fork_errno;
+		return -1;
+	}
+	int report = read_replica_pid(ends[0], supervisor);
+	close(ends[0]);
+	if (report > 0) {
+		*replica = (pid_t)report;
+		return supervisor;
+	}
+	kill(supervisor, SIGKILL);
+	while (waitpid(supervisor, NULL, 0) < 0 && errno == EINTR)
+		;
+	errno = report < 0 ? -report : ECHILD;
+	return -1;
+}
+
 int tfjob__local_spawn(tfjob_local *l, lpod *p)
 {
 	char *owned[4] = { tfjob__strdup_printf("TFJOB_RUN_DIR=%s", l->run_dir),
@@ -220,29 +251,22 @@ int tfjob__local_spawn(tfjob_local *l, lpod *p)
 		cannot_run(l, p, log, rc, "cannot run", p->launch.argv[0]);
 		rc = 0;
 	} else {
-		pid_t parent = getpid();
-		/* No signal handler of the caller may run in the child before exec: block everything
-		 * around fork; the child resets the handlers, then unblocks. */
-		sigset_t all, saved;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &saved);
-		pid_t pid = fork();
-		if (pid == 0)
-			child(cwd, p->launch.argv, envp, devnull, log, parent);
-		pthread_sigmask(SIG_SETMASK, &saved, NULL);
-		if (pid < 0) {
+		tfjob__exec x = { cwd, p->launch.argv, envp, devnull, log };
+		pid_t replica;
+		pid_t supervisor = start_supervisor(&x, &replica);
+		if (supervisor < 0) {
 			start_failed(l, p, "fork");
 			rc = TFJOB_EIO;
 		} else {
-			setpgid(pid, pid); /* also in the child: whichever runs first */
-			p->pid = pid;
+			p->supervisor = supervisor;
+			p->pid = replica;
 			p->state = LPOD_RUNNING;
 			p->started_ms = tfjob__local_now_ms();
 			p->started_wall = tfjob__local_wall();
 			p->code = p->signal = 0;
 			p->killed = false;
 			tfjob__local_event(l, p->name, "Normal", "Started", "Started container %s: process group %d, log %s",
-			                   p->launch.container, (int)pid, p->log_path);
+			                   p->launch.container, (int)replica, p->log_path);
 		}
 	}
 	if (devnull >= 0)

@@ -74,7 +74,6 @@ int tfjob__docs_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 		data = "";
 	bool json = limits->format == TFJOB_FORMAT_JSON ||
 	            (limits->format == TFJOB_FORMAT_AUTO && looks_like_json(data, len));
-	out->yaml = !json;
 	int rc = json ? tfjob__json_load(out, data, len, limits, err) : tfjob__yaml_load(out, data, len, limits, err);
 	if (rc)
 		tfjob__docs_free(out);

@@ -13,7 +13,9 @@
 typedef struct tfjob__docs {
 	json_t **items; /* owned references */
 	size_t count;   /* empty YAML documents are not counted */
-	bool yaml;      /* read as YAML: no integral reals within +-2^53 (the reader made them integers) */
+	bool integral_reals; /* may hold reals with integral values (JSON numbers written with a fraction
+	                      * or an exponent): integer fields need normalising. Never for YAML: its
+	                      * reader makes them integers. */
 } tfjob__docs;
 
 /* Effective limits of a parse (zero fields of the options replaced by defaults). */

@@ -3,6 +3,7 @@
  * checked before jansson sees the text.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +15,6 @@ static bool is_word(char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
 	       c == '+' || c == '.';
 }
-
-static int check_values(const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err);
 
 static void position_of(const char *data, size_t offset, int *line, int *col)
 {
@@ -55,47 +54,94 @@ static size_t string_end(const char *data, size_t len, size_t open)
 	}
 }
 
-/* Bytes check_depth stops at: outside strings '"' '{' '[' '}' ']', inside them '"' and '\\'. */
-enum { C_PLAIN = 0, C_QUOTE = 1, C_OPEN = 2, C_CLOSE = 3, C_ESCAPE = 4 };
+/*
+ * Bytes the pre-check stops at: outside strings '"' '{' '[' '}' ']' ',' ':' and the bytes of a
+ * number that make it a real ('.', 'e', 'E'); inside strings only '"' (string_end skips them).
+ */
+enum { C_PLAIN = 0, C_QUOTE, C_OPEN, C_CLOSE, C_SEPARATOR, C_REAL, C_EXPONENT };
 static const unsigned char byte_class[256] = {
-	['"'] = C_QUOTE, ['{'] = C_OPEN, ['['] = C_OPEN, ['}'] = C_CLOSE, [']'] = C_CLOSE, ['\\'] = C_ESCAPE,
+	['"'] = C_QUOTE,     ['{'] = C_OPEN,      ['['] = C_OPEN, ['}'] = C_CLOSE,    [']'] = C_CLOSE,
+	[','] = C_SEPARATOR, [':'] = C_SEPARATOR, ['.'] = C_REAL, ['e'] = C_EXPONENT, ['E'] = C_EXPONENT,
 };
 
+/* What the pre-check carries from byte to byte. */
+struct scan {
+	unsigned int depth;
+	unsigned long values;   /* values of the current top-level document */
+	size_t too_many_at;     /* where the values first passed max_nodes (SIZE_MAX: never) */
+	bool reals;             /* a number with a fraction or an exponent was seen */
+};
+
+/* An opening '{' or '[' at i: one level deeper. True when the container is not empty (a value). */
+static bool scan_open(struct scan *sc, const char *data, size_t len, size_t i)
+{
+	if (sc->depth++ == 0)
+		sc->values = 1; /* a new document */
+	size_t j = i + 1;
+	while (j < len && is_blank(data[j]))
+		j++;
+	return j < len && data[j] != '}' && data[j] != ']';
+}
+
 /*
- * Reject nesting deeper than the limit without recursion, so jansson never recurses that far.
+ * One pass over the text before jansson sees it, without recursion:
+ *  - nesting deeper than max_depth is an error (so jansson never recurses that far);
+ *  - a document of more than max_nodes values is an error. Values are counted as the YAML reader
+ *    counts them: strings (keys included), numbers, literals, objects, arrays; in valid JSON that
+ *    is, per top-level value, 1 + the commas + the colons + the non-empty objects and arrays, so
+ *    only those bytes and the strings (skipped whole) need a look. A nesting error anywhere in
+ *    the text is reported before a count error;
+ *  - *reals tells whether any number may be a real (integer fields then need normalising).
  * A table of the few bytes that matter lets the loop skip everything else quickly.
  */
-static int check_depth(const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
+static int check_text(const char *data, size_t len, const tfjob__limits *limits, bool *reals, tfjob_error **err)
 {
 	const unsigned char *u = (const unsigned char *)data;
-	unsigned int depth = 0;
-	size_t i = 0;
-	for (;;) {
+	struct scan sc = { .too_many_at = SIZE_MAX };
+	for (size_t i = 0;; i++) {
 		while (i < len && byte_class[u[i]] == C_PLAIN)
 			i++;
 		if (i >= len)
-			return 0;
+			break;
+		bool counts = false;
 		switch (byte_class[u[i]]) {
 		case C_QUOTE:
-			i = string_end(data, len, i);
+			i = string_end(data, len, i) - 1; /* on the closing quote (the loop steps past it) */
 			continue;
 		case C_OPEN:
-			if (++depth > limits->max_depth) {
+			if (sc.depth + 1 > limits->max_depth) {
 				int line, col;
 				position_of(data, i, &line, &col);
 				return tfjob__fail_at(err, TFJOB_ELIMIT, limits->filename, line, col, "nesting deeper than %u levels",
 				                      limits->max_depth);
 			}
+			counts = scan_open(&sc, data, len, i);
 			break;
 		case C_CLOSE:
-			if (depth > 0)
-				depth--;
+			if (sc.depth > 0)
+				sc.depth--;
 			break;
-		default:
-			break; /* a backslash outside a string: jansson reports the syntax error */
+		case C_SEPARATOR:
+			counts = sc.depth > 0;
+			break;
+		case C_REAL:
+			sc.reals = true;
+			break;
+		default: /* C_EXPONENT: only after a digit (not the e of true or false) */
+			if (i > 0 && u[i - 1] >= '0' && u[i - 1] <= '9')
+				sc.reals = true;
+			break;
 		}
-		i++;
+		if (counts && ++sc.values > limits->max_nodes && sc.too_many_at == SIZE_MAX)
+			sc.too_many_at = i;
 	}
+	*reals = sc.reals;
+	if (sc.too_many_at == SIZE_MAX)
+		return 0;
+	int line, col;
+	position_of(data, sc.too_many_at, &line, &col);
+	return tfjob__fail_at(err, TFJOB_ELIMIT, limits->filename, line, col, "document has more than %u values",
+	                      limits->max_nodes);
 }
 
 /*
@@ -280,15 +326,14 @@ static int load_values(tfjob__docs *out, const char *data, size_t len, const str
 
 int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
 {
-	int rc = check_depth(data, len, limits, err);
-	if (!rc)
-		rc = check_values(data, len, limits, err);
+	int rc = check_text(data, len, limits, &out->integral_reals, err);
 	if (rc)
 		return rc;
 	bool too_big = false;
 	rc = load_values(out, data, len, NULL, limits, &too_big, err);
 	if (!too_big)
 		return rc;
+	out->integral_reals = true; /* the widened literals are reals */
 	/* Start again on the widened text (rare: only inputs with such integers pay for it). */
 	tfjob__docs_free(out);
 	struct widened w;
@@ -298,44 +343,4 @@ int tfjob__json_load(tfjob__docs *out, const char *data, size_t len, const tfjob
 	rc = load_values(out, data, len, &w, limits, &too_big, err);
 	widened_free(&w);
 	return rc;
-}
-
-/*
- * Reject a document of more than max_nodes values before jansson builds it. Values are counted
- * as the YAML reader counts them: strings (keys included), numbers, literals, objects, arrays.
- * In valid JSON that is, per top-level value, 1 + the commas + the colons + the non-empty
- * objects and arrays, so only those bytes and the strings (skipped whole) need a look.
- */
-static int check_values(const char *data, size_t len, const tfjob__limits *limits, tfjob_error **err)
-{
-	unsigned long values = 0;
-	unsigned int depth = 0;
-	for (size_t i = 0; i < len; i++) {
-		char c = data[i];
-		if (c == '"') {
-			i = string_end(data, len, i) - 1; /* on the closing quote (the loop steps past it) */
-			continue;
-		}
-		bool counts = false;
-		if (c == '{' || c == '[') {
-			if (depth++ == 0)
-				values = 1; /* a new document */
-			size_t j = i + 1;
-			while (j < len && is_blank(data[j]))
-				j++;
-			counts = j < len && data[j] != '}' && data[j] != ']';
-		} else if (c == '}' || c == ']') {
-			if (depth > 0)
-				depth--;
-		} else if ((c == ',' || c == ':') && depth > 0) {
-			counts = true;
-		}
-		if (counts && ++values > limits->max_nodes) {
-			int line, col;
-			position_of(data, i, &line, &col);
-			return tfjob__fail_at(err, TFJOB_ELIMIT, limits->filename, line, col, "document has more than %u values",
-			                      limits->max_nodes);
-		}
-	}
-	return 0;
 }

@@ -302,6 +302,23 @@ static json_t *decode_binary(struct loader *ld, const yaml_event_t *ev, const ch
 	return s;
 }
 
+/* True when text has no byte above 0x7F (so it is UTF-8 without a check). No early exit: the loop
+ * stays branch-free for the short scalars and keys of a manifest. */
+static bool is_ascii(const char *text, size_t len)
+{
+	unsigned char any = 0;
+	for (size_t i = 0; i < len; i++)
+		any |= (unsigned char)text[i];
+	return any < 0x80;
+}
+
+/* A string value of text (NUL-free); NULL when it is not UTF-8 (or out of memory). jansson's own
+ * UTF-8 check is skipped for ASCII text, where it cannot fail. */
+static json_t *string_value(const char *text, size_t len)
+{
+	return is_ascii(text, len) ? json_stringn_nocheck(text, len) : json_stringn(text, len);
+}
+
 /* Resolve a scalar to a value; NULL with *err set on failure. */
 static json_t *resolve_scalar(struct loader *ld, const yaml_event_t *ev)
 {
@@ -317,7 +334,7 @@ static json_t *resolve_scalar(struct loader *ld, const yaml_event_t *ev)
 	if (kind == SCALAR_BINARY)
 		return decode_binary(ld, ev, text, len);
 	if (kind == SCALAR_STR || (kind == SCALAR_AUTO && quoted)) {
-		json_t *s = json_stringn(text, len);
+		json_t *s = string_value(text, len);
 		if (!s)
 			fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "invalid UTF-8 in string");
 		return s;
@@ -366,7 +383,7 @@ static json_t *resolve_scalar(struct loader *ld, const yaml_event_t *ev)
 		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "'%s' does not match its explicit tag", text);
 		return NULL;
 	}
-	json_t *s = json_stringn(text, len);
+	json_t *s = string_value(text, len);
 	if (!s)
 		fail_mark(ld, TFJOB_EPARSE, ev->start_mark, "%s", "invalid UTF-8 in string");
 	return s;
@@ -485,7 +502,9 @@ static int attach(struct loader *ld, json_t *value, yaml_mark_t mark)
 	/* One hash lookup: a key already there is replaced, so the size does not grow. */
 	size_t before = json_object_size(f->node);
 	int rc = 0;
-	if (json_object_setn_new(f->node, key, key_len, value)) {
+	int set = is_ascii(key, key_len) ? json_object_setn_new_nocheck(f->node, key, key_len, value)
+	                                 : json_object_setn_new(f->node, key, key_len, value);
+	if (set) {
 		/* jansson refuses a key that is not UTF-8 (libyaml's reader should have caught it first). */
 		json_t *probe = json_stringn(key, key_len);
 		rc = probe ? tfjob__oom(ld->err)

@@ -3,6 +3,7 @@
  * --kubeconfig/--context/--namespace flags, the connection, error reporting, ages, YAML output.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,50 +13,6 @@
 
 const tfjob_resource ctl_tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
 const tfjob_resource ctl_events = TFJOB_RESOURCE_EVENTS_INIT;
-
-/* kubectl's --request-timeout: a number of seconds, or a Go duration such as 1m30s or 500ms. */
-static int parse_duration_ms(long *out, const char *s)
-{
-	char *end;
-	double total = 0;
-	if (!s || !s[0])
-		return 0;
-	double v = strtod(s, &end);
-	if (end == s || v < 0)
-		return 0;
-	if (*end == '\0') {
-		*out = (long)(v * 1000.0);
-		return *out >= 0 && v < 1e9;
-	}
-	const char *p = s;
-	while (*p) {
-		v = strtod(p, &end);
-		if (end == p || v < 0)
-			return 0;
-		p = end;
-		double unit;
-		if (!strncmp(p, "ms", 2)) {
-			unit = 1;
-			p += 2;
-		} else if (*p == 's') {
-			unit = 1000;
-			p++;
-		} else if (*p == 'm') {
-			unit = 60000;
-			p++;
-		} else if (*p == 'h') {
-			unit = 3600000;
-			p++;
-		} else {
-			return 0;
-		}
-		total += v * unit;
-	}
-	if (total >= 1e12)
-		return 0;
-	*out = (long)total;
-	return 1;
-}
 
 int ctl_cluster_option(struct ctl_cluster *c, int ch, const char *value)
 {
@@ -74,7 +31,7 @@ int ctl_cluster_option(struct ctl_cluster *c, int ch, const char *value)
 			c->bad = 1;
 		return 1;
 	case CTL_OPT_REQUEST_TIMEOUT:
-		if (!parse_duration_ms(&c->request_timeout_ms, value)) {
+		if (!ctl_parse_duration_ms(&c->request_timeout_ms, value)) {
 			ctl_fail("invalid --request-timeout '%s' (e.g. 30s, 1m, 500ms or a number of seconds)", value);
 			c->bad = 1;
 		}
@@ -237,4 +194,34 @@ const char *ctl_job_state(const json_t *job)
 	size_t n = json_array_size(conds);
 	const char *t = n ? json_string_value(json_object_get(json_array_get(conds, n - 1), "type")) : NULL;
 	return t ? t : "";
+}
+
+int ctl_targets_of(struct ctl_target **out, size_t *n, int argc, char **argv, const struct ctl_inputs *in,
+                   const char *command)
+{
+	size_t count = in->count ? in->count : (size_t)(argc - optind);
+	struct ctl_target *targets = calloc(count ? count : 1, sizeof(*targets));
+	if (!targets)
+		return ctl_fail("out of memory");
+	for (size_t i = 0; i < count; i++) {
+		if (in->count) {
+			targets[i] = (struct ctl_target){ tfjob_job_namespace(in->docs[i].job), tfjob_job_name(in->docs[i].job) };
+			if (!targets[i].name || !targets[i].name[0]) {
+				free(targets);
+				fprintf(stderr, "tfjobctl: %s: ", command);
+				ctl_doc_prefix(stderr, &in->docs[i]);
+				fputs("a TFJob without metadata.name cannot be found by its file\n", stderr);
+				return EXIT_USAGE;
+			}
+		} else {
+			targets[i] = (struct ctl_target){ NULL, ctl_object_name(argv[optind + (int)i], command) };
+			if (!targets[i].name) {
+				free(targets);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	*out = targets;
+	*n = count;
+	return 0;
 }

@@ -49,6 +49,16 @@ const char *ctl_flag_value(const char *value);
 /* NAME from NAME or TYPE/NAME (TYPE: tfjob, tfjobs, tfjob.kubeflow.org, ..., as kubectl and
  * `get -o name` write it); NULL (reported) for another TYPE. */
 const char *ctl_object_name(const char *arg, const char *command);
+/* One TFJob named on the command line or by a -f document: its namespace (NULL: -n or the
+ * context's) and name. */
+struct ctl_target {
+	const char *ns, *name;
+};
+/* The targets of a command: the TFJobs of the -f documents when in holds some (each must have a
+ * metadata.name), else the NAMEs argv[optind...]. Reports errors; EXIT_USAGE on failure. The
+ * strings are in's and argv's; free() *out. */
+int ctl_targets_of(struct ctl_target **out, size_t *n, int argc, char **argv, const struct ctl_inputs *in,
+                   const char *command);
 /* Connect (tfjob_global_init + the Kubernetes backend); prints errors, returns EXIT_* on failure. */
 int ctl_connect(tfjob_transport **out, const struct ctl_cluster *c);
 void ctl_disconnect(tfjob_transport *t);

@@ -25,12 +25,7 @@ void usage_delete(FILE *out)
 	        "configuration or connection error.\n");
 }
 
-/* One TFJob to delete: its namespace (NULL: -n or the context's) and name. */
-struct target {
-	const char *ns, *name;
-};
-
-static int delete_all(tfjob_transport *t, const struct target *targets, size_t n, const tfjob_delete_options *opts,
+static int delete_all(tfjob_transport *t, const struct ctl_target *targets, size_t n, const tfjob_delete_options *opts,
                       int ignore_not_found)
 {
 	int status = EXIT_OK;
@@ -50,36 +45,6 @@ static int delete_all(tfjob_transport *t, const struct target *targets, size_t n
 		printf("tfjob.kubeflow.org \"%s\" deleted\n", targets[i].name);
 	}
 	return status;
-}
-
-/* The targets: the NAMEs of the command line, or the TFJobs of the -f sources (in). */
-static int collect(struct target **out, size_t *n, int argc, char **argv, struct ctl_inputs *in)
-{
-	size_t count = in->count ? in->count : (size_t)(argc - optind);
-	struct target *targets = calloc(count ? count : 1, sizeof(*targets));
-	if (!targets)
-		return ctl_fail("out of memory");
-	for (size_t i = 0; i < count; i++) {
-		if (in->count) {
-			targets[i] = (struct target){ tfjob_job_namespace(in->docs[i].job), tfjob_job_name(in->docs[i].job) };
-			if (!targets[i].name || !targets[i].name[0]) {
-				free(targets);
-				fputs("tfjobctl: delete: ", stderr);
-				ctl_doc_prefix(stderr, &in->docs[i]);
-				fputs("a TFJob without metadata.name cannot be deleted by its file\n", stderr);
-				return EXIT_USAGE;
-			}
-		} else {
-			targets[i] = (struct target){ NULL, ctl_object_name(argv[optind + (int)i], "delete") };
-			if (!targets[i].name) {
-				free(targets);
-				return EXIT_USAGE;
-			}
-		}
-	}
-	*out = targets;
-	*n = count;
-	return 0;
 }
 
 /* --cascade: kubectl's propagation policies, and its legacy true/false. Reports a bad value. */
@@ -135,11 +100,11 @@ int cmd_delete(int argc, char **argv)
 		return ctl_fail("delete: expected NAMEs or -f, not both, not neither (see tfjobctl delete --help)");
 	}
 	struct ctl_inputs in = { 0 };
-	struct target *targets = NULL;
+	struct ctl_target *targets = NULL;
 	size_t n = 0;
 	int status = sources.count ? ctl_inputs_read(&in, &sources) : EXIT_OK;
 	if (status == EXIT_OK)
-		status = collect(&targets, &n, argc, argv, &in);
+		status = ctl_targets_of(&targets, &n, argc, argv, &in, "delete");
 	tfjob_transport *t = NULL;
 	if (status == EXIT_OK)
 		status = ctl_connect(&t, &cl);

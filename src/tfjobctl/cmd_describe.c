@@ -12,11 +12,15 @@
 void usage_describe(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl describe NAME [--kubeconfig F] [--context C] [-n NS]\n\n"
+	        "usage: tfjobctl describe NAME...|-f FILE... [--kubeconfig F] [--context C] [-n NS]\n\n"
 	        "Describe a TFJob as kubectl describe does: metadata, run policy, the replica specs with\n"
 	        "their pod templates' containers (image, ports, command, args, limits, requests,\n"
 	        "environment, and the TF_CONFIG the operator sets, indented), conditions, replica statuses\n"
-	        "and the events recorded about it.\n\n" CTL_CLUSTER_USAGE "\n"
+	        "and the events recorded about it. Several TFJobs: one after the other, a blank line\n"
+	        "between them.\n\n"
+	        "  -f, --filename F  the TFJobs of a file, a directory (its .yaml, .yml and .json files) or\n"
+	        "                  '-', repeatable: each by its name, in its own namespace if it has one\n"
+	        CTL_CLUSTER_USAGE "\n"
 	        "Exit status: 0 ok, 1 the server answered with an error (e.g. NotFound), 2 usage,\n"
 	        "configuration or connection error.\n");
 }
@@ -331,32 +335,13 @@ static void describe(const json_t *job, const json_t *events, const char *text)
 	print_events(events);
 }
 
-int cmd_describe(int argc, char **argv)
+/* Describe one TFJob (ns NULL: -n or the context's). EXIT_* */
+static int describe_one(tfjob_transport *t, const char *ns, const char *name)
 {
-	static const struct option longopts[] = { CTL_CLUSTER_LONGOPTS, { NULL, 0, NULL, 0 } };
-	struct ctl_cluster cl = { 0 };
-	int ch;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":n:", longopts, NULL)) != -1) {
-		if (ctl_cluster_option(&cl, ch, optarg))
-			continue;
-		if (ch == ':')
-			return ctl_fail("describe: option '%s' needs a value", argv[optind - 1]);
-		return ctl_fail("describe: unknown option '%s' (see tfjobctl describe --help)", argv[optind - 1]);
-	}
-	if (optind != argc - 1)
-		return ctl_fail("describe: expected exactly one NAME (see tfjobctl describe --help)");
-	describe_compat = cl.compat;
-	const char *name = ctl_object_name(argv[optind], "describe");
-	if (!name)
-		return EXIT_USAGE;
-	tfjob_transport *t;
-	int rc = ctl_connect(&t, &cl);
-	if (rc)
-		return rc;
 	char *text = NULL, *evtext = NULL;
 	tfjob_error *err = NULL;
-	if (tfjob_transport_get(&text, t, &ctl_tfjobs, NULL, name, &err)) {
+	int rc;
+	if (tfjob_transport_get(&text, t, &ctl_tfjobs, ns, name, &err)) {
 		rc = ctl_api_fail(err);
 	} else {
 		char selector[512];
@@ -364,7 +349,7 @@ int cmd_describe(int argc, char **argv)
 		tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
 		lo.field_selector = selector;
 		json_t *job = ctl_parse_json(text), *events = NULL;
-		if (tfjob_transport_list(&evtext, t, &ctl_events, NULL, &lo, &err)) {
+		if (tfjob_transport_list(&evtext, t, &ctl_events, ns, &lo, &err)) {
 			/* Events are a courtesy: show the job anyway. */
 			fprintf(stderr, "tfjobctl: cannot list events: %s\n", tfjob_error_message(err));
 			tfjob_error_free(err);
@@ -379,6 +364,65 @@ int cmd_describe(int argc, char **argv)
 	}
 	tfjob_free(text);
 	tfjob_free(evtext);
-	ctl_disconnect(t);
 	return rc;
+}
+
+/* Each target in turn, as kubectl: a blank line between two descriptions; the worst status. */
+static int describe_all(const struct ctl_cluster *cl, const struct ctl_target *targets, size_t n)
+{
+	tfjob_transport *t;
+	int status = ctl_connect(&t, cl);
+	if (status)
+		return status;
+	bool printed = false;
+	for (size_t i = 0; i < n; i++) {
+		if (printed)
+			printf("\n\n");
+		fflush(stdout);
+		int rc = describe_one(t, targets[i].ns, targets[i].name);
+		printed = printed || rc == EXIT_OK;
+		if (rc > status)
+			status = rc;
+	}
+	ctl_disconnect(t);
+	return status;
+}
+
+int cmd_describe(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CTL_CLUSTER_LONGOPTS,
+		{ "filename", required_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctl_cluster cl = { 0 };
+	struct ctl_sources sources = { 0 };
+	int ch, status = EXIT_OK;
+	opterr = 0;
+	while (!status && (ch = getopt_long(argc, argv, ":n:f:", longopts, NULL)) != -1) {
+		if (ctl_cluster_option(&cl, ch, optarg))
+			continue;
+		if (ch == 'f')
+			status = ctl_sources_add(&sources, ctl_flag_value(optarg));
+		else if (ch == ':')
+			status = ctl_fail("describe: option '%s' needs a value", argv[optind - 1]);
+		else
+			status = ctl_fail("describe: unknown option '%s' (see tfjobctl describe --help)", argv[optind - 1]);
+	}
+	if (!status && (sources.count ? optind < argc : optind >= argc))
+		status = ctl_fail("describe: expected NAMEs or -f, not both, not neither (see tfjobctl describe --help)");
+	describe_compat = cl.compat;
+	struct ctl_inputs in = { 0 };
+	struct ctl_target *targets = NULL;
+	size_t n = 0;
+	if (!status && sources.count)
+		status = ctl_inputs_read(&in, &sources);
+	if (!status)
+		status = ctl_targets_of(&targets, &n, argc, argv, &in, "describe");
+	if (!status)
+		status = describe_all(&cl, targets, n);
+	free(targets);
+	ctl_inputs_free(&in);
+	free(sources.paths);
+	return status;
 }

@@ -13,12 +13,14 @@
 void usage_get(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl get [NAME...] [-o json|yaml|wide|name] [-l SELECTOR] [-A] [--chunk-size N]\n"
-	        "                    [--kubeconfig F] [--context C] [-n NS]\n\n"
+	        "usage: tfjobctl get [NAME...|-f FILE...] [-o json|yaml|wide|name] [-l SELECTOR] [-A]\n"
+	        "                    [--chunk-size N] [--kubeconfig F] [--context C] [-n NS]\n\n"
 	        "Show the TFJobs of a namespace (or those named) from the cluster, as kubectl would: a\n"
 	        "table NAME STATE AGE (wide: also the replicas and the clean pod policy), the objects\n"
 	        "(one object for one NAME, else a List), or their names (tfjob.kubeflow.org/NAME).\n\n"
 	        "  -o, --output F  'json', 'yaml', 'wide' or 'name' (default: the table)\n"
+	        "  -f, --filename F  the TFJobs of a file, a directory (its .yaml, .yml and .json files) or\n"
+	        "                  '-', repeatable: each by its name, in its own namespace if it has one\n"
 	        "  -l, --selector S  a label selector (e.g. team=ml,tier!=x)\n"
 	        "  -A, --all-namespaces  every namespace\n"
 	        "  --show-managed-fields  keep metadata.managedFields in json and yaml output\n"
@@ -194,77 +196,28 @@ static void show(json_t *items, const struct get_args *a, int single, int listed
 	print_table(items, f != NULL, a->all_ns, a->no_headers);
 }
 
-int cmd_get(int argc, char **argv)
+/* The TFJobs named (targets), else the list, printed as -o asks. */
+static int get_and_show(const struct ctl_cluster *cl, const struct ctl_target *targets, size_t names,
+                        const struct get_args *a)
 {
-	static const struct option longopts[] = {
-		CTL_CLUSTER_LONGOPTS,
-		{ "output", required_argument, NULL, 'o' },
-		{ "selector", required_argument, NULL, 'l' },
-		{ "all-namespaces", no_argument, NULL, 'A' },
-		{ "show-managed-fields", no_argument, NULL, 'M' },
-		{ "no-headers", no_argument, NULL, 'H' },
-		{ "chunk-size", required_argument, NULL, 'K' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct ctl_cluster cl = { 0 };
-	struct get_args a = { .chunk_size = 500 };
-	int ch;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":o:n:l:A", longopts, NULL)) != -1) {
-		if (ctl_cluster_option(&cl, ch, optarg))
-			continue;
-		if (ch == 'o') {
-			optarg = (char *)ctl_flag_value(optarg);
-			if (strcmp(optarg, "json") && strcmp(optarg, "yaml") && strcmp(optarg, "wide") && strcmp(optarg, "name"))
-				return ctl_fail("get: unknown output format '%s' (expected json, yaml, wide or name)", optarg);
-			a.format = optarg;
-		} else if (ch == 'l') {
-			a.selector = ctl_flag_value(optarg);
-		} else if (ch == 'A') {
-			a.all_ns = 1;
-		} else if (ch == 'M') {
-			a.show_managed_fields = 1;
-		} else if (ch == 'H') {
-			a.no_headers = 1;
-		} else if (ch == 'K') {
-			char *end;
-			optarg = (char *)ctl_flag_value(optarg);
-			long long n = strtoll(optarg, &end, 10);
-			if (!optarg[0] || *end || n < 0)
-				return ctl_fail("get: --chunk-size must be a number of items, 0 or more (got '%s')", optarg);
-			a.chunk_size = n;
-		} else if (ch == ':') {
-			return ctl_fail("get: option '%s' needs a value", argv[optind - 1]);
-		} else {
-			return ctl_fail("get: unknown option '%s' (see tfjobctl get --help)", argv[optind - 1]);
-		}
-	}
-	int names = argc - optind;
-	if (names > 0 && a.all_ns)
-		return ctl_fail("get: a resource cannot be retrieved by name across all namespaces");
-	if (names > 0 && a.selector)
-		return ctl_fail("get: name cannot be provided when a selector is specified");
-	for (int i = optind; i < argc; i++)
-		if (!ctl_object_name(argv[i], "get"))
-			return EXIT_USAGE;
 	tfjob_transport *t;
-	int rc = ctl_connect(&t, &cl);
+	int rc = ctl_connect(&t, cl);
 	if (rc)
 		return rc;
 	const char *ns = tfjob_transport_namespace(t);
 	json_t *items = NULL;
 	int status = EXIT_OK;
 	if (names == 0) {
-		status = list_all(&items, t, a.all_ns ? "" : NULL, &a);
+		status = list_all(&items, t, a->all_ns ? "" : NULL, a);
 		if (items)
-			show(items, &a, 0, 1, ns);
+			show(items, a, 0, 1, ns);
 	} else {
 		/* Each NAME in turn, as kubectl: what was found is printed, each error reported. */
 		items = json_array();
-		for (int i = optind; i < argc; i++) {
+		for (size_t i = 0; i < names; i++) {
 			char *text = NULL;
 			tfjob_error *err = NULL;
-			if (tfjob_transport_get(&text, t, &ctl_tfjobs, NULL, ctl_object_name(argv[i], "get"), &err)) {
+			if (tfjob_transport_get(&text, t, &ctl_tfjobs, targets[i].ns, targets[i].name, &err)) {
 				int r = ctl_api_fail(err);
 				if (r > status)
 					status = r;
@@ -279,10 +232,94 @@ int cmd_get(int argc, char **argv)
 		}
 		/* Nothing found: nothing printed, but an empty List for json/yaml of several NAMEs. */
 		if (json_array_size(items) > 0 ||
-		    (names > 1 && a.format && (!strcmp(a.format, "json") || !strcmp(a.format, "yaml"))))
-			show(items, &a, names == 1, 0, ns);
+		    (names > 1 && a->format && (!strcmp(a->format, "json") || !strcmp(a->format, "yaml"))))
+			show(items, a, names == 1, 0, ns);
 	}
 	json_decref(items);
 	ctl_disconnect(t);
+	return status;
+}
+
+/* NAMEs or -f, not both; neither with -A or -l (kubectl's rules). */
+static int check_names(int argc, const struct ctl_sources *sources, const struct get_args *a)
+{
+	bool named = optind < argc || sources->count;
+	if (optind < argc && sources->count)
+		return ctl_fail("get: give NAMEs or -f, not both (see tfjobctl get --help)");
+	if (named && a->all_ns)
+		return ctl_fail("get: a resource cannot be retrieved by name across all namespaces");
+	if (named && a->selector)
+		return ctl_fail("get: name cannot be provided when a selector is specified");
+	return EXIT_OK;
+}
+
+int cmd_get(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CTL_CLUSTER_LONGOPTS,
+		{ "output", required_argument, NULL, 'o' },
+		{ "selector", required_argument, NULL, 'l' },
+		{ "all-namespaces", no_argument, NULL, 'A' },
+		{ "show-managed-fields", no_argument, NULL, 'M' },
+		{ "no-headers", no_argument, NULL, 'H' },
+		{ "chunk-size", required_argument, NULL, 'K' },
+		{ "filename", required_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctl_cluster cl = { 0 };
+	struct ctl_sources sources = { 0 };
+	struct get_args a = { .chunk_size = 500 };
+	int ch;
+	opterr = 0;
+	int bad = EXIT_OK;
+	while (!bad && (ch = getopt_long(argc, argv, ":o:n:l:Af:", longopts, NULL)) != -1) {
+		if (ctl_cluster_option(&cl, ch, optarg))
+			continue;
+		if (ch == 'f') {
+			if (ctl_sources_add(&sources, ctl_flag_value(optarg)))
+				bad = EXIT_USAGE;
+		} else if (ch == 'o') {
+			optarg = (char *)ctl_flag_value(optarg);
+			if (strcmp(optarg, "json") && strcmp(optarg, "yaml") && strcmp(optarg, "wide") && strcmp(optarg, "name"))
+				bad = ctl_fail("get: unknown output format '%s' (expected json, yaml, wide or name)", optarg);
+			a.format = optarg;
+		} else if (ch == 'l') {
+			a.selector = ctl_flag_value(optarg);
+		} else if (ch == 'A') {
+			a.all_ns = 1;
+		} else if (ch == 'M') {
+			a.show_managed_fields = 1;
+		} else if (ch == 'H') {
+			a.no_headers = 1;
+		} else if (ch == 'K') {
+			char *end;
+			optarg = (char *)ctl_flag_value(optarg);
+			long long n = strtoll(optarg, &end, 10);
+			if (!optarg[0] || *end || n < 0)
+				bad = ctl_fail("get: --chunk-size must be a number of items, 0 or more (got '%s')", optarg);
+			a.chunk_size = n;
+		} else if (ch == ':') {
+			bad = ctl_fail("get: option '%s' needs a value", argv[optind - 1]);
+		} else {
+			bad = ctl_fail("get: unknown option '%s' (see tfjobctl get --help)", argv[optind - 1]);
+		}
+	}
+	if (bad) {
+		free(sources.paths);
+		return bad;
+	}
+	int status = check_names(argc, &sources, &a);
+	struct ctl_inputs in = { 0 };
+	struct ctl_target *targets = NULL;
+	size_t names = 0;
+	if (status == EXIT_OK && sources.count)
+		status = ctl_inputs_read(&in, &sources);
+	if (status == EXIT_OK && (in.count || optind < argc))
+		status = ctl_targets_of(&targets, &names, argc, argv, &in, "get");
+	if (status == EXIT_OK)
+		status = get_and_show(&cl, targets, names, &a);
+	free(targets);
+	ctl_inputs_free(&in);
+	free(sources.paths);
 	return status;
 }

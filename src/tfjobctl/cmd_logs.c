@@ -6,12 +6,19 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "local_view.h"
+#include "log_times.h"
+
+/* The one container of a pod the local runner runs, as kubectl logs -c and --prefix name it. */
+#define LOCAL_CONTAINER "tensorflow"
 
 static volatile sig_atomic_t stop_following;
 
@@ -23,19 +30,26 @@ static void on_signal(int sig)
 
 void usage_logs(FILE *out)
 {
-	fprintf(out, "usage: tfjobctl logs [--compat C] [-f] [--tail N] [--prefix] RUN POD\n"
-	             "       tfjobctl logs [--compat C] [-f] [--tail N] [--prefix] RUN --all\n\n"
+	fprintf(out, "usage: tfjobctl logs [--compat C] [-f] [--tail N] [--since D|--since-time T] [--timestamps]\n"
+	             "                     [--prefix] RUN POD\n"
+	             "       tfjobctl logs [same options] RUN --all\n\n"
 	             "Print the log (stdout and stderr) of replica POD of the local run in directory RUN\n"
 	             "(tfjobctl run). POD is the pod name (dist-worker-0) or its type-index (worker-0).\n\n"
-	             "  -f, --follow  keep printing what the replica writes until it has ended (its pod is\n"
-	             "                Succeeded, Failed or gone, or its process is) or Ctrl-C (exit 130)\n"
-	             "  --all         every replica's log, in pod name order (with -f: as they write,\n"
-	             "                line by line); implies --prefix\n"
-	             "  --tail N      only the last N lines of each log (then what follows, with -f);\n"
-	             "                -1 (default): all\n"
-	             "  --prefix      begin each line with [pod/NAME/tensorflow], as kubectl logs --prefix\n"
-	             "  --compat C    'documented' or 'training-operator-1.9': accepted as by every command;\n"
-	             "                a log does not depend on it\n\n"
+	             "  -f, --follow    keep printing what the replica writes until it has ended (its pod is\n"
+	             "                  Succeeded, Failed or gone, or its process is) or Ctrl-C (exit 130)\n"
+	             "  --all           every replica's log, in pod name order (with -f: as they write,\n"
+	             "                  line by line); implies --prefix\n"
+	             "  --tail N        only the last N lines of each log (then what follows, with -f);\n"
+	             "                  -1 (default): all\n"
+	             "  --since D       only the lines written in the last D (10s, 5m, 1h30m; a number: seconds)\n"
+	             "  --since-time T  only the lines written at or after T (RFC 3339, 2026-05-01T10:00:00Z)\n"
+	             "  --timestamps    begin each line with the time it was written (RFC 3339, UTC, ms), after\n"
+	             "                  the prefix; times come from the run's index of the log, <pod>.log.times\n"
+	             "                  (docs/local.md): the time the runner saw the line, within about 0.1 s\n"
+	             "  --prefix        begin each line with [pod/NAME/tensorflow], as kubectl logs --prefix\n"
+	             "  -c, --container tensorflow  accepted, as kubectl logs takes it: the container run locally\n"
+	             "  --compat C      'documented' or 'training-operator-1.9': accepted as by every command;\n"
+	             "                  a log does not depend on it\n\n"
 	             "Exit status: 0 ok, 2 usage error or no such log.\n");
 }
 
@@ -99,22 +113,64 @@ static FILE *open_log(char *name, size_t size, const char *run, const char *pod)
 	return f;
 }
 
-/* One log being printed: its file, the pod's name, and a line not yet complete (prefix mode). */
+/* One log being printed: its file and time index, the pod's name, and (line mode) a line not
+ * yet complete, which starts at byte `pos` of the log. */
 struct source {
 	FILE *f;
+	struct log_times times;
 	char name[1024];
 	char *partial;
 	size_t partial_len;
+	int64_t pos;
 	bool done;
 };
 
 struct log_flags {
-	bool follow, prefix;
-	long long tail; /* -1: all */
+	bool follow, prefix, timestamps;
+	int64_t tail;     /* -1: all */
+	int64_t since_ms; /* Unix ms; -1: from the start */
 };
 
-/* Seek f to the start of its last n lines (n >= 0). */
-static void seek_tail(FILE *f, long long n)
+/* Printed line by line (a prefix or a time before each), rather than as the bytes are. */
+static bool line_mode(const struct log_flags *lf)
+{
+	return lf->prefix || lf->timestamps;
+}
+
+static int64_t mtime_ms(FILE *f)
+{
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0)
+		return 0;
+	return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+}
+
+/* pos when a line starts there, else the start of the next line (or the end of f). */
+static int64_t line_start_from(FILE *f, int64_t pos)
+{
+	if (pos == 0 || fseeko(f, (off_t)(pos - 1), SEEK_SET) != 0)
+		return pos;
+	int c = getc(f); /* the byte before pos */
+	while (c != EOF && c != '\n') {
+		c = getc(f);
+		if (c != EOF)
+			pos++;
+	}
+	return pos;
+}
+
+/* The first line of f written at or after since_ms. */
+static int64_t since_start(struct source *s, int64_t since_ms)
+{
+	if (fseeko(s->f, 0, SEEK_END) != 0)
+		return 0;
+	int64_t size = (int64_t)ftello(s->f);
+	int64_t at = log_times_since(&s->times, since_ms, size, mtime_ms(s->f));
+	return at < size ? line_start_from(s->f, at) : size;
+}
+
+/* Seek f to the start of its last n lines (n >= 0) that begin at or after byte floor. */
+static void seek_tail(FILE *f, long long n, off_t floor)
 {
 	if (fseeko(f, 0, SEEK_END) != 0)
 		return;
@@ -124,8 +180,8 @@ static void seek_tail(FILE *f, long long n)
 		return; /* at the end: nothing of what is there */
 	char buf[8192];
 	/* A final newline ends the last line; it does not start another. */
-	while (pos > 0) {
-		size_t chunk = pos > (off_t)sizeof buf ? sizeof buf : (size_t)pos;
+	while (pos > floor) {
+		size_t chunk = pos - floor > (off_t)sizeof buf ? sizeof buf : (size_t)(pos - floor);
 		pos -= (off_t)chunk;
 		if (fseeko(f, pos, SEEK_SET) != 0 || fread(buf, 1, chunk, f) != chunk)
 			break;
@@ -138,18 +194,45 @@ static void seek_tail(FILE *f, long long n)
 			}
 		}
 	}
-	fseeko(f, 0, SEEK_SET);
+	fseeko(f, floor, SEEK_SET);
 }
 
-/* Print what the source has now: whole lines with the prefix (the rest kept until its newline,
- * or printed when `last`), or everything as it is without one. Returns the bytes read. */
-static size_t drain(struct source *s, bool prefix, bool last)
+/* Where printing starts: --since, then --tail within what is left. */
+static void seek_start(struct source *s, const struct log_flags *lf)
+{
+	off_t floor = lf->since_ms >= 0 ? (off_t)since_start(s, lf->since_ms) : 0;
+	if (lf->tail >= 0)
+		seek_tail(s->f, lf->tail, floor);
+	else
+		fseeko(s->f, floor, SEEK_SET);
+	s->pos = (int64_t)ftello(s->f);
+}
+
+static void print_line(struct source *s, const struct log_flags *lf, const char *text, size_t len, int64_t mtime)
+{
+	if (lf->prefix)
+		printf("[pod/%s/%s] ", s->name, LOCAL_CONTAINER);
+	if (lf->timestamps) {
+		char when[40];
+		log_times_format(when, sizeof when, log_times_of(&s->times, s->pos, mtime));
+		printf("%s ", when);
+	}
+	printf("%.*s\n", (int)len, text);
+	s->pos += (int64_t)len + 1;
+}
+
+/* Print what the source has now: whole lines with their prefix or time (the rest kept until its
+ * newline, or printed when `last`), or everything as it is in plain mode. Returns the bytes read. */
+static size_t drain(struct source *s, const struct log_flags *lf, bool last)
 {
 	char buf[8192];
 	size_t n, total = 0;
+	if (lf->timestamps)
+		log_times_refresh(&s->times);
+	int64_t mtime = lf->timestamps ? mtime_ms(s->f) : 0;
 	while ((n = fread(buf, 1, sizeof buf, s->f)) > 0) {
 		total += n;
-		if (!prefix) {
+		if (!line_mode(lf)) {
 			fwrite(buf, 1, n, stdout);
 			continue;
 		}
@@ -161,19 +244,49 @@ static size_t drain(struct source *s, bool prefix, bool last)
 		s->partial_len += n;
 		char *start = s->partial, *end = s->partial + s->partial_len, *nl;
 		while ((nl = memchr(start, '\n', (size_t)(end - start)))) {
-			printf("[pod/%s/tensorflow] %.*s\n", s->name, (int)(nl - start), start);
+			print_line(s, lf, start, (size_t)(nl - start), mtime);
 			start = nl + 1;
 		}
 		s->partial_len = (size_t)(end - start);
 		memmove(s->partial, start, s->partial_len);
 	}
 	clearerr(s->f);
-	if (last && prefix && s->partial_len) {
-		printf("[pod/%s/tensorflow] %.*s\n", s->name, (int)s->partial_len, s->partial);
+	if (last && line_mode(lf) && s->partial_len) {
+		print_line(s, lf, s->partial, s->partial_len, mtime);
 		s->partial_len = 0;
 	}
 	fflush(stdout);
 	return total;
+}
+
+static bool open_times(struct source *s, const char *run)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s.log", run, s->name);
+	return log_times_open(&s->times, path);
+}
+
+/* --since D (a duration before now) or --since-time T (RFC 3339): Unix ms. */
+static bool parse_since(int64_t *out, const char *flag, const char *value)
+{
+	if (!strcmp(flag, "--since")) {
+		long ms;
+		struct timespec now;
+		if (!ctl_parse_duration_ms(&ms, value) || ms <= 0) {
+			ctl_fail("logs: --since needs a positive duration (10s, 5m, 1h30m), got '%s'", value);
+			return false;
+		}
+		clock_gettime(CLOCK_REALTIME, &now);
+		*out = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - ms;
+		return true;
+	}
+	int64_t s;
+	if (tfjob_time_parse(&s, value)) {
+		ctl_fail("logs: --since-time needs an RFC 3339 time (2026-05-01T10:00:00Z), got '%s'", value);
+		return false;
+	}
+	*out = s * 1000;
+	return true;
 }
 
 /* The pods of the run with a log, in name order ("<pod>.log" in RUN). */
@@ -190,9 +303,8 @@ static int all_pods(char ***out, size_t *count, const char *run)
 static int print_logs(struct source *src, size_t n, const char *run, const struct log_flags *lf)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (lf->tail >= 0)
-			seek_tail(src[i].f, lf->tail);
-		drain(&src[i], lf->prefix, !lf->follow);
+		seek_start(&src[i], lf);
+		drain(&src[i], lf, !lf->follow);
 	}
 	if (!lf->follow)
 		return EXIT_OK;
@@ -205,10 +317,10 @@ static int print_logs(struct source *src, size_t n, const char *run, const struc
 			if (src[i].done)
 				continue;
 			bool alive = pod_alive(run, src[i].name); /* first: what it wrote before ending is read next */
-			size_t got = drain(&src[i], lf->prefix, !alive);
+			size_t got = drain(&src[i], lf, !alive);
 			read += got;
 			if (!alive && got == 0) {
-				drain(&src[i], lf->prefix, true);
+				drain(&src[i], lf, true);
 				src[i].done = true;
 				open_sources--;
 			}
@@ -223,19 +335,22 @@ int cmd_logs(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "follow", no_argument, NULL, 'f' },
-		{ "compat", required_argument, NULL, 'c' },
+		{ "compat", required_argument, NULL, 'm' },
+		{ "container", required_argument, NULL, 'c' },
 		{ "all", no_argument, NULL, 'A' },
 		{ "prefix", no_argument, NULL, 'P' },
 		{ "tail", required_argument, NULL, 'T' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "since-time", required_argument, NULL, 'U' },
+		{ "timestamps", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct log_flags lf = { false, false, -1 };
+	struct log_flags lf = { .tail = -1, .since_ms = -1 };
 	bool all = false;
 	tfjob_compat compat;
 	int ch;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":f", longopts, NULL)) != -1) {
-		char *end;
+	while ((ch = getopt_long(argc, argv, ":fc:", longopts, NULL)) != -1) {
 		if (ch == 'f')
 			lf.follow = true;
 		else if (ch == 'A')
@@ -243,13 +358,20 @@ int cmd_logs(int argc, char **argv)
 		else if (ch == 'P')
 			lf.prefix = true;
 		else if (ch == 'T') {
-			errno = 0;
-			lf.tail = strtoll(optarg, &end, 10);
-			if (!optarg[0] || *end || errno || lf.tail < -1)
-				return ctl_fail("logs: --tail needs a number of lines, 0 or more (-1: all), got '%s'", optarg);
-		} else if (ch == 'c') {
+			if (!ctl_parse_tail(&lf.tail, "logs", optarg, true, INT64_MAX))
+				return EXIT_USAGE;
+		} else if (ch == 'S' || ch == 'U') {
+			if (!parse_since(&lf.since_ms, ch == 'S' ? "--since" : "--since-time", optarg))
+				return EXIT_USAGE;
+		} else if (ch == 't') {
+			lf.timestamps = true;
+		} else if (ch == 'm') {
 			if (!ctl_parse_compat(&compat, optarg))
 				return EXIT_USAGE;
+		} else if (ch == 'c') {
+			if (strcmp(optarg, LOCAL_CONTAINER))
+				return ctl_fail("logs: container '%s' is not run locally: a local replica is its pod's "
+				                "%s container (docs/local.md)", optarg, LOCAL_CONTAINER);
 		} else if (ch == ':')
 			return ctl_fail("logs: option '%s' needs a value", argv[optind - 1]);
 		else
@@ -276,12 +398,15 @@ int cmd_logs(int argc, char **argv)
 		src[i].f = open_log(src[i].name, sizeof src[i].name, run, pod);
 		if (!src[i].f)
 			status = ctl_fail("logs: no log of pod '%s' in %s: %s", pod, run, strerror(errno));
+		else if (!open_times(&src[i], run))
+			status = ctl_fail("out of memory");
 	}
 	if (status == EXIT_OK)
 		status = print_logs(src, n, run, &lf);
 	for (size_t i = 0; src && i < n; i++) {
 		if (src[i].f)
 			fclose(src[i].f);
+		log_times_close(&src[i].times);
 		free(src[i].partial);
 	}
 	free(src);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "tfjobctl.h"
@@ -131,6 +132,23 @@ static void print_plan(char *text, enum ctl_format format)
 	json_decref(plan);
 }
 
+/* --job FILE or -f FILE|DIR: a directory (its .yaml, .yml and .json files) must hold exactly one
+ * TFJob, as a file must. */
+static int load_plan_job(tfjob_job **job, const char *path)
+{
+	struct stat st;
+	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		struct ctl_sources sources = { 0 };
+		char *file = NULL;
+		int rc = ctl_sources_add(&sources, path);
+		if (!rc)
+			rc = ctl_inputs_one_job(job, &file, &sources, "plan", "a plan is one reconcile of one TFJob: give one");
+		free(file);
+		return rc;
+	}
+	return ctl_load_job(job, path) ? EXIT_USAGE : EXIT_OK;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -209,7 +227,7 @@ int cmd_plan(int argc, char **argv)
 		return EXIT_USAGE;
 
 	tfjob_job *job = NULL;
-	if (ctl_load_job(&job, job_path))
+	if (load_plan_job(&job, job_path))
 		return EXIT_USAGE;
 	tfjob_objects *pods = NULL, *services = NULL;
 	int status = EXIT_USAGE;

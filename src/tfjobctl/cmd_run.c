@@ -40,7 +40,8 @@ static void on_signal(int sig)
 void usage_run(FILE *out)
 {
 	fprintf(out,
-	        "usage: tfjobctl run [--run-dir DIR] [--compat C] [--grace-period S] [--restart-backoff MS] [--tail N] [--gpus LIST] FILE\n\n"
+	        "usage: tfjobctl run [--run-dir DIR] [--compat C] [--grace-period S] [--restart-backoff MS] [--tail N] [--gpus LIST] FILE\n"
+	        "       tfjobctl run [OPTIONS] -f FILE|DIR|- [-f ...]\n\n"
 	        "Run a TFJob on this machine: each replica is a process (the tensorflow container's command\n"
 	        "and args, its env and workingDir, TF_CONFIG with 127.0.0.1 addresses on free ports), driven by\n"
 	        "the same planner as the operator: restart policies, exit codes, backoffLimit,\n"
@@ -61,8 +62,12 @@ void usage_run(FILE *out)
 	        "                         container asks for nvidia.com/gpu: N gets N of its own in\n"
 	        "                         CUDA_VISIBLE_DEVICES; one that asks for none gets it empty. A job\n"
 	        "                         asking for more GPUs than there are is refused (exit 2)\n\n"
+	        "  -f, --filename F       a file, a directory (its .yaml, .yml and .json files) or '-'; may be\n"
+	        "                         repeated; together they must hold exactly one TFJob (a run is one\n"
+	        "                         job in one run directory): several are refused, named, before\n"
+	        "                         anything starts\n\n"
 	        "Relative paths: the working directory of a replica is its workingDir resolved against the\n"
-	        "directory of FILE (the current directory for '-'); a relative command path is resolved\n"
+	        "directory of FILE, or of the file the -f input held it in (the current directory for '-'); a relative command path is resolved\n"
 	        "against that working directory. Replicas see TFJOB_RUN_DIR and TFJOB_POD_NAME.\n\n"
 	        "Exit status: 0 the job Succeeded, 1 it Failed, 2 usage or input error (invalid spec,\n"
 	        "a replica without command), 130 interrupted (Ctrl-C, SIGTERM).\n");
@@ -339,6 +344,28 @@ static char *manifest_dir(const char *file)
 	return dir;
 }
 
+/*
+ * The one TFJob to run and the file it came from ("-" for standard input): FILE, or -f
+ * FILE|DIR|- (repeatable) holding exactly one TFJob. A run is one job in one run directory, so
+ * inputs with several are refused, naming them, before anything starts.
+ */
+static int load_the_job(tfjob_job **job, char **file, struct ctl_sources *sources, int argc, char **argv)
+{
+	if (!sources->count) {
+		if (optind != argc - 1)
+			return ctl_fail("run: expected exactly one FILE (see tfjobctl run --help)");
+		*file = strdup(argv[optind]);
+		return *file ? ctl_load_job(job, argv[optind]) : ctl_fail("out of memory");
+	}
+	if (optind != argc) {
+		free(sources->paths);
+		*sources = (struct ctl_sources){ 0 };
+		return ctl_fail("run: give FILE or -f, not both (see tfjobctl run --help)");
+	}
+	return ctl_inputs_one_job(job, file, sources, "run",
+	                          "a run is one TFJob in one run directory: give one, and a tfjobctl run to each");
+}
+
 static int check_job(tfjob_job *job, tfjob_compat compat)
 {
 	tfjob_validate_options vopts = TFJOB_VALIDATE_OPTIONS_INIT;
@@ -380,58 +407,72 @@ int cmd_run(int argc, char **argv)
 		{ "restart-backoff", required_argument, NULL, 'b' },
 		{ "tail", required_argument, NULL, 't' },
 		{ "gpus", required_argument, NULL, 'G' },
+		{ "filename", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	tfjob_local_options lopts = TFJOB_LOCAL_OPTIONS_INIT;
 	tfjob_local_run_options ropts = TFJOB_LOCAL_RUN_OPTIONS_INIT;
 	const char *run_dir = NULL;
 	int64_t v, tail = CTL_DEFAULT_TAIL;
+	struct ctl_sources sources = { 0 };
 	int ch;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+	int bad = EXIT_OK;
+	while (!bad && (ch = getopt_long(argc, argv, ":f:", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'f':
+			if (ctl_sources_add(&sources, optarg))
+				bad = EXIT_USAGE;
+			break;
 		case 'r':
 			run_dir = optarg;
 			break;
 		case 'c':
 			if (!ctl_parse_compat(&ropts.compat, optarg))
-				return EXIT_USAGE;
+				bad = EXIT_USAGE;
 			break;
 		case 'g':
 			if (!parse_int(&v, optarg, 86400))
-				return ctl_fail("run: --grace-period needs seconds from 0 to 86400, got '%s'", optarg);
-			lopts.grace_period_ms = v * 1000;
+				bad = ctl_fail("run: --grace-period needs seconds from 0 to 86400, got '%s'", optarg);
+			else
+				lopts.grace_period_ms = v * 1000;
 			break;
 		case 'b':
-			if (!parse_int(&v, optarg, 3600000) || v == 0)
-				return ctl_fail("run: --restart-backoff needs milliseconds from 1 to 3600000, got '%s'", optarg);
+			if (!parse_int(&v, optarg, 3600000) || v == 0) {
+				bad = ctl_fail("run: --restart-backoff needs milliseconds from 1 to 3600000, got '%s'", optarg);
+				break;
+			}
 			lopts.backoff_initial_ms = v;
 			if (v > 300000)
 				lopts.backoff_max_ms = v;
 			break;
 		case 't':
-			if (!ctl_parse_tail(&tail, optarg))
-				return EXIT_USAGE;
+			if (!ctl_parse_tail(&tail, "run", optarg, false, CTL_REPORT_TAIL_MAX))
+				bad = EXIT_USAGE;
 			break;
 		case 'G':
 			lopts.gpus = optarg;
 			break;
 		case ':':
-			return ctl_fail("run: option '%s' needs a value", argv[optind - 1]);
+			bad = ctl_fail("run: option '%s' needs a value", argv[optind - 1]);
+			break;
 		default:
-			return ctl_fail("run: unknown option '%s' (see tfjobctl run --help)", argv[optind - 1]);
+			bad = ctl_fail("run: unknown option '%s' (see tfjobctl run --help)", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1)
-		return ctl_fail("run: expected exactly one FILE (see tfjobctl run --help)");
-	const char *file = argv[optind];
+	if (bad) {
+		free(sources.paths);
+		return bad;
+	}
+	char *file = NULL;
 	tfjob_job *job = NULL;
-	int rc = ctl_load_job(&job, file);
+	int rc = load_the_job(&job, &file, &sources, argc, argv);
 	if (rc)
 		return rc;
 	rc = check_job(job, ropts.compat);
 	if (rc) {
 		tfjob_job_free(job);
+		free(file);
 		return rc;
 	}
 	/* metadata.generateName: the store picks the name; the run directory uses the prefix. */
@@ -440,6 +481,7 @@ int cmd_run(int argc, char **argv)
 	tfjob_error *err = NULL;
 	if (tfjob_local_run_dir(&dir, run_dir, shown, &err)) {
 		tfjob_job_free(job);
+		free(file);
 		fprintf(stderr, "tfjobctl: run: %s\n", tfjob_error_message(err));
 		tfjob_error_free(err);
 		return EXIT_USAGE;
@@ -449,6 +491,7 @@ int cmd_run(int argc, char **argv)
 	lopts.base_dir = base;
 	if (tfjob_local_new(&g_local, &lopts, &err)) {
 		tfjob_job_free(job);
+		free(file);
 		free(dir);
 		free(base);
 		return ctl_fail_err(err);
@@ -513,6 +556,7 @@ int cmd_run(int argc, char **argv)
 	json_decref(view.failures);
 	free(view.conditions);
 	tfjob_job_free(job);
+	free(file);
 	free(dir);
 	free(base);
 	return status;

@@ -334,3 +334,32 @@ void ctl_print_doc_errors(FILE *out, const tfjob_field_errors *errs, const struc
 		fprintf(out, "%s\n", tfjob_field_errors_message(errs, i));
 	}
 }
+
+/* " tfjob/a (x.yaml:1), tfjob/b (x.yaml:12)": the TFJobs of the inputs, for a refusal. */
+static void print_jobs(FILE *out, const struct ctl_inputs *in)
+{
+	for (size_t i = 0; i < in->count; i++)
+		fprintf(out, "%s tfjob/%s (%s:%u)", i ? "," : "", ctl_job_label(in->docs[i].job), in->docs[i].file,
+		        in->docs[i].line);
+}
+
+int ctl_inputs_one_job(tfjob_job **job, char **file, struct ctl_sources *s, const char *command, const char *why)
+{
+	struct ctl_inputs in = { 0 };
+	int rc = ctl_inputs_read(&in, s);
+	if (rc == EXIT_OK && in.count != 1) {
+		fprintf(stderr, "tfjobctl: %s: the input holds %zu TFJobs%s", command, in.count, in.count ? ":" : "");
+		print_jobs(stderr, &in);
+		fprintf(stderr, "; %s\n", why);
+		rc = EXIT_USAGE;
+	}
+	if (rc == EXIT_OK) {
+		const char *from = in.docs[0].file;
+		*file = strdup(strcmp(from, "<stdin>") ? from : "-");
+		*job = in.docs[0].job;
+		in.docs[0].job = NULL;
+		rc = *file ? EXIT_OK : ctl_fail("out of memory");
+	}
+	ctl_inputs_free(&in);
+	return rc;
+}

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,13 +105,17 @@ void ctl_print_replica_statuses(FILE *out, const json_t *status)
 		        (long long)json_integer_value(json_object_get(r, "failed")));
 }
 
-bool ctl_parse_tail(int64_t *out, const char *text)
+bool ctl_parse_tail(int64_t *out, const char *command, const char *text, bool all_allowed, int64_t max)
 {
 	char *end;
 	errno = 0;
 	long long v = strtoll(text, &end, 10);
-	if (errno || end == text || *end || v < 0 || v > 10000) {
-		ctl_fail("--tail needs a number of lines from 0 to 10000, got '%s'", text);
+	if (errno || end == text || *end || v < (all_allowed ? -1 : 0) || v > max) {
+		char range[64] = "0 or more";
+		if (max < INT64_MAX)
+			snprintf(range, sizeof range, "from 0 to %lld", (long long)max);
+		ctl_fail("%s: --tail needs a number of lines %s%s, got '%s'", command, range, all_allowed ? " (-1: all)" : "",
+		         text);
 		return false;
 	}
 	*out = v;
@@ -199,12 +204,13 @@ void ctl_run_describe(FILE *out, const char *run_dir, int64_t tail)
 
 void usage_get_run_dir(FILE *out)
 {
-	fprintf(out, "usage: tfjobctl get --run-dir DIR [--compat C] [--tail N] [-o json]\n\n"
+	fprintf(out, "usage: tfjobctl get --run-dir DIR [--compat C] [--tail N] [-o json|yaml|name]\n\n"
 	             "Show a local run (tfjobctl run): the TFJob's conditions and replica statuses, its pods\n"
 	             "with their exit codes and restarts, what happened to each replica (with the last N lines\n"
 	             "of the output of those that failed, default 20, and the log's path) and its events.\n"
 	             "-o json prints {\"job\":...,\"pods\":[...],\"events\":[...],\"report\":{...}} as kept in\n"
-	             "DIR (report: tfjob_local_report(), docs/local.md).\n"
+	             "DIR (report: tfjob_local_report(), docs/local.md); -o yaml the same as YAML; -o name\n"
+	             "the TFJob's name (tfjob.kubeflow.org/NAME).\n"
 	             "--compat C ('documented' or 'training-operator-1.9') is accepted as by every command;\n"
 	             "the run keeps the mode it was started with.\n\n"
 	             "Exit status: 0 ok, 2 usage error or no run in DIR.\n");
@@ -219,7 +225,8 @@ int cmd_get_run_dir(int argc, char **argv)
 		{ "tail", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dir = NULL, *format = NULL;
+	const char *dir = NULL;
+	enum ctl_format format = CTL_FORMAT_DEFAULT;
 	int64_t tail = CTL_DEFAULT_TAIL;
 	tfjob_compat compat; /* accepted as by every command; the run's state is shown as saved */
 	int ch;
@@ -228,10 +235,13 @@ int cmd_get_run_dir(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
 		if (ch == 'r')
 			dir = optarg;
-		else if (ch == 'o')
-			format = optarg;
+		else if (ch == 'o') {
+			if (!ctl_parse_format(&format, optarg, CTL_FORMAT_BIT(CTL_FORMAT_JSON) | CTL_FORMAT_BIT(CTL_FORMAT_YAML) |
+			                      CTL_FORMAT_BIT(CTL_FORMAT_NAME), "get --run-dir"))
+				return EXIT_USAGE;
+		}
 		else if (ch == 't') {
-			if (!ctl_parse_tail(&tail, optarg))
+			if (!ctl_parse_tail(&tail, "get", optarg, false, CTL_REPORT_TAIL_MAX))
 				return EXIT_USAGE;
 		}
 		else if (ch == 'c') {
@@ -244,12 +254,15 @@ int cmd_get_run_dir(int argc, char **argv)
 	}
 	if (!dir || optind != argc)
 		return ctl_fail("get: --run-dir DIR takes no other argument");
-	if (format && strcmp(format, "json"))
-		return ctl_fail("get: with --run-dir, -o takes only 'json'");
 	json_t *job = ctl_run_load(dir, "job.json");
 	if (!job)
 		return ctl_fail("get: %s holds no run (no readable job.json)", dir);
-	if (format) {
+	if (format == CTL_FORMAT_NAME) {
+		ctl_print_name(stdout, job);
+		json_decref(job);
+		return EXIT_OK;
+	}
+	if (format != CTL_FORMAT_DEFAULT) {
 		json_t *pods = ctl_run_load(dir, "pods.json"), *events = ctl_run_load(dir, "events.json");
 		json_t *items = json_object_get(pods, "items");
 		json_t *report = ctl_run_report(dir, tail);
@@ -257,9 +270,13 @@ int cmd_get_run_dir(int argc, char **argv)
 		                        events ? events : json_array(), "report", report ? report : json_object());
 		json_decref(pods);
 		json_decref(events);
-		char *text = json_dumps(all, JSON_INDENT(2));
-		printf("%s\n", text ? text : "null");
-		free(text);
+		if (format == CTL_FORMAT_YAML) {
+			ctl_print_yaml(stdout, all);
+		} else {
+			char *text = json_dumps(all, JSON_INDENT(2));
+			printf("%s\n", text ? text : "null");
+			free(text);
+		}
 		json_decref(all);
 		return EXIT_OK;
 	}

@@ -21,8 +21,11 @@ void ctl_print_conditions(FILE *out, const json_t *status);
 void ctl_print_replica_statuses(FILE *out, const json_t *status);
 /* Lines of a failed replica's output shown by default (--tail N). */
 #define CTL_DEFAULT_TAIL 20
-/* --tail N: 0 to 10000; false (after a message) otherwise. */
-bool ctl_parse_tail(int64_t *out, const char *text);
+/* The most lines of a failed replica's output a report shows (tfjob_local_report()). */
+#define CTL_REPORT_TAIL_MAX 10000
+/* --tail N of `command`: a number of lines from 0 to max, or -1 (every line) when all_allowed;
+ * false (after a message) otherwise. */
+bool ctl_parse_tail(int64_t *out, const char *command, const char *text, bool all_allowed, int64_t max);
 /* tfjob_local_report() of the run directory, parsed (NULL when there is none). New reference. */
 json_t *ctl_run_report(const char *run_dir, int64_t tail);
 /* A failed replica's log path and its last lines (a replica entry of the report), indented. */

@@ -105,6 +105,10 @@ int ctl_inputs_whole_file(struct ctl_inputs *in, const char *path);
  * argv[optind...]), else the one FILE. Reports errors; EXIT_* as ctl_inputs_read(). */
 int ctl_inputs_of_command(struct ctl_inputs *in, struct ctl_sources *s, int argc, char **argv, const char *command);
 void ctl_inputs_free(struct ctl_inputs *in);
+/* The one TFJob of the -f sources (then released) and the file that held it ("-" for standard
+ * input; free() it). Inputs holding none or several are refused, naming each with its file and
+ * line, then `why` ("the input holds 2 TFJobs: tfjob/a (x.yaml:1), ...; WHY"). EXIT_*. */
+int ctl_inputs_one_job(tfjob_job **job, char **file, struct ctl_sources *s, const char *command, const char *why);
 /* The job's name, else its generateName, else "(unnamed)". */
 const char *ctl_job_label(const tfjob_job *job);
 /* "FILE:LINE: tfjob/NAME: " of a document, as the results of -f inputs are prefixed. */
@@ -157,6 +161,9 @@ void usage_plan(FILE *out);
 int cmd_simulate(int argc, char **argv);
 void usage_simulate(FILE *out);
 
+/* A duration as kubectl takes it (--request-timeout, --since): a number of seconds, or a Go
+ * duration such as 1m30s or 500ms, below 10^12 ms. 1 with *out set, 0 when it is not one. */
+int ctl_parse_duration_ms(long *out, const char *s);
 /* --now: parse an RFC 3339 time, or read the clock when value is NULL. Prints errors; EXIT_USAGE on failure. */
 int ctl_parse_now(int64_t *out, const char *value);
 int cmd_apply(int argc, char **argv);

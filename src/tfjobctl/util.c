@@ -225,3 +225,46 @@ int ctl_write_stdout(const char *data, size_t len, void *payload)
 	(void)payload;
 	return fwrite(data, 1, len, stdout) != len;
 }
+
+int ctl_parse_duration_ms(long *out, const char *s)
+{
+	char *end;
+	double total = 0;
+	if (!s || !s[0])
+		return 0;
+	double v = strtod(s, &end);
+	if (end == s || v < 0)
+		return 0;
+	if (*end == '\0') {
+		*out = (long)(v * 1000.0);
+		return *out >= 0 && v < 1e9;
+	}
+	const char *p = s;
+	while (*p) {
+		v = strtod(p, &end);
+		if (end == p || v < 0)
+			return 0;
+		p = end;
+		double unit;
+		if (!strncmp(p, "ms", 2)) {
+			unit = 1;
+			p += 2;
+		} else if (*p == 's') {
+			unit = 1000;
+			p++;
+		} else if (*p == 'm') {
+			unit = 60000;
+			p++;
+		} else if (*p == 'h') {
+			unit = 3600000;
+			p++;
+		} else {
+			return 0;
+		}
+		total += v * unit;
+	}
+	if (total >= 1e12)
+		return 0;
+	*out = (long)total;
+	return 1;
+}

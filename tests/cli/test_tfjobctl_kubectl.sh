@@ -242,18 +242,53 @@ same "logs --all: name order, prefixed" "$TMP/out" "[pod/t-ps-0/tensorflow] beta
 [pod/t-ps-0/tensorflow] no newline
 [pod/t-worker-0/tensorflow] three
 [pod/t-worker-0/tensorflow] four"
+run 0 "logs -c tensorflow" -- logs -c tensorflow --tail 1 "$RUN" worker-0
+same "logs -c tensorflow" "$TMP/out" "four"
+run 2 "logs -c sidecar" -- logs --container sidecar "$RUN" worker-0
+contains "logs -c sidecar: why" "$TMP/err" "logs: container 'sidecar' is not run locally"
 run 2 "logs --all with a POD" -- logs --all "$RUN" worker-0
+# follow_while_writing WORD N ARGS...: `tfjobctl logs ARGS` (with -f) runs while a writer, the
+# replica's process, appends "WORD 1".."WORD N" to t-ps-0.log; the writer starts once the follower
+# has the log open (a loaded machine can take longer than any fixed delay to start tfjobctl).
+follow_while_writing() {
+  local word=$1 n=$2 go="$TMP/go.$1"
+  shift 2
+  rm -f "$go"
+  ( while [ ! -e "$go" ]; do sleep 0.05; done
+    for i in $(seq "$n"); do echo "$word $i" >>"$RUN/t-ps-0.log"; sleep 0.3; done ) &
+  local writer=$!
+  pods_json "$writer"
+  timeout 20 "$CTL" logs "$@" >"$TMP/out" 2>"$TMP/err" &
+  local follower=$! p
+  for _ in $(seq 200); do
+    for p in $(pgrep -P "$follower"); do
+      if ls -l "/proc/$p/fd" 2>/dev/null | grep -q 't-ps-0\.log$'; then break 2; fi
+    done
+    sleep 0.05
+  done
+  sleep 0.2
+  touch "$go"
+  wait "$follower"
+  rc=$?
+  wait "$writer" 2>/dev/null
+}
 # -f --all: follows the replica that still writes, until its process has ended.
-( sleep 0.5; for i in 1 2 3; do echo "tick $i" >>"$RUN/t-ps-0.log"; sleep 0.3; done ) &
-writer=$!
-pods_json "$writer"
-timeout 20 "$CTL" logs -f --all --tail 0 "$RUN" >"$TMP/out" 2>"$TMP/err"
-rc=$?
-wait "$writer" 2>/dev/null
+follow_while_writing tick 3 -f --all --tail 0 "$RUN"
 [ "$rc" -eq 0 ] && ok || bad "logs -f --all: exit $rc: $(cat "$TMP/err")"
 same "logs -f --all: what was written meanwhile" "$TMP/out" "[pod/t-ps-0/tensorflow] tick 1
 [pod/t-ps-0/tensorflow] tick 2
 [pod/t-ps-0/tensorflow] tick 3"
+# -f --timestamps: each line with its time as it comes (no index here: the log's modification time).
+follow_while_writing tock 2 -f --timestamps --tail 0 "$RUN" ps-0
+[ "$rc" -eq 0 ] && ok || bad "logs -f --timestamps: exit $rc: $(cat "$TMP/err")"
+pycheck "logs -f --timestamps: timed lines as written" '
+import sys, re, time, datetime
+lines = sys.stdin.read().splitlines()
+assert [l.split(" ", 1)[1] for l in lines] == ["tock 1", "tock 2"], lines
+for l in lines:
+    t = datetime.datetime.strptime(l.split(" ")[0], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+    assert abs(t.timestamp() - time.time()) < 60, l
+'
 # Ctrl-C ends -f with 130, as every command.
 sleep 30 &
 sleeper=$!
@@ -266,6 +301,140 @@ wait "$follower"
 rc=$?
 kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
 [ "$rc" -eq 130 ] && ok || bad "logs -f Ctrl-C: exit $rc, want 130"
+
+# ---- logs --since, --since-time, --timestamps: the run's time index of each log ----
+# t-worker-0.log: one\n two\n three\n four\n (bytes 0-3, 4-7, 8-13, 14-18). Its index says bytes
+# 0-3 were written by T0 (2001-09-09T01:46:40Z), 4-13 by T0+10s; four\n is past the index and
+# takes the log's modification time, T0+20s.
+TL="$RUN/t-worker-0.log"
+printf '4 1000000000000\n14 1000000010000\n' >"$TL.times"
+touch -d @1000000020 "$TL"
+run 0 "logs with an index: plain output" -- logs "$RUN" worker-0
+cmp -s "$TMP/out" "$TL" && ok || bad "logs with a time index: not the log byte for byte"
+run 0 "logs --since-time T0+5s" -- logs --since-time 2001-09-09T01:46:45Z "$RUN" worker-0
+same "logs --since-time: lines written after it" "$TMP/out" "two
+three
+four"
+run 0 "logs --since-time T0" -- logs --since-time 2001-09-09T01:46:40Z "$RUN" worker-0
+same "logs --since-time: a time the index names" "$TMP/out" "one
+two
+three
+four"
+run 0 "logs --since-time T0+15s" -- logs --since-time 2001-09-09T01:46:55Z "$RUN" worker-0
+same "logs --since-time: past the index, the log's modification time" "$TMP/out" "four"
+run 0 "logs --since-time T0+25s" -- logs --since-time 2001-09-09T01:47:05Z "$RUN" worker-0
+empty "logs --since-time after the last write" "$TMP/out"
+run 0 "logs --since-time --tail" -- logs --since-time 2001-09-09T01:46:45Z --tail 9 "$RUN" worker-0
+same "logs --tail does not reach before --since" "$TMP/out" "two
+three
+four"
+run 0 "logs --since-time --tail 1" -- logs --since-time 2001-09-09T01:46:45Z --tail 1 "$RUN" worker-0
+same "logs --since-time --tail 1" "$TMP/out" "four"
+run 0 "logs --timestamps --prefix" -- logs --timestamps --prefix "$RUN" worker-0
+same "logs --timestamps: after the prefix, RFC 3339 UTC" "$TMP/out" "[pod/t-worker-0/tensorflow] 2001-09-09T01:46:40.000Z one
+[pod/t-worker-0/tensorflow] 2001-09-09T01:46:50.000Z two
+[pod/t-worker-0/tensorflow] 2001-09-09T01:46:50.000Z three
+[pod/t-worker-0/tensorflow] 2001-09-09T01:47:00.000Z four"
+# A record in the middle of a line: the line began before it, so it is older than the record.
+printf '6 1000000000000\n' >"$TL.times"
+run 0 "logs --since-time, record inside a line" -- logs --since-time 2001-09-09T01:46:41Z "$RUN" worker-0
+same "logs --since-time: a line begun before is left out" "$TMP/out" "three
+four"
+# A damaged index: named with its line, the lines after the last good record take the mtime.
+printf '4 1000000000000\n8 x\n' >"$TL.times"
+run 0 "logs --timestamps, damaged index" -- logs --timestamps --tail 2 "$RUN" worker-0
+contains "damaged index named" "$TMP/err" "$TL.times:2: not a record 'OFFSET MILLISECONDS'"
+same "damaged index: mtime after it" "$TMP/out" "2001-09-09T01:47:00.000Z three
+2001-09-09T01:47:00.000Z four"
+# A record too long to be one: named too, not taken for one being written.
+{ printf '4 1000000000000\n'; printf '%0200d\n' 7; } >"$TL.times"
+run 0 "logs --timestamps, overlong record" -- logs --timestamps --tail 1 "$RUN" worker-0
+contains "overlong record named" "$TMP/err" "$TL.times:2: not a record"
+# No index at all (a run of an older version): every line takes the log's modification time.
+rm -f "$TL.times"
+run 0 "logs --since, old log" -- logs --since 1h "$RUN" worker-0
+empty "logs --since 1h of a log last written in 2001" "$TMP/out"
+touch "$TL"
+run 0 "logs --since, fresh log" -- logs --since 1h "$RUN" worker-0
+same "logs --since 1h of a log written now" "$TMP/out" "one
+two
+three
+four"
+run 2 "logs --since 0" -- logs --since 0 "$RUN" worker-0
+contains "--since 0 refused" "$TMP/err" "logs: --since needs a positive duration (10s, 5m, 1h30m), got '0'"
+run 2 "logs --since-time bad" -- logs --since-time yesterday "$RUN" worker-0
+contains "--since-time bad" "$TMP/err" "logs: --since-time needs an RFC 3339 time"
+run 2 "logs --tail -2" -- logs --tail -2 "$RUN" worker-0
+same "one --tail message (logs)" "$TMP/err" "tfjobctl: logs: --tail needs a number of lines 0 or more (-1: all), got '-2'"
+run 2 "get --run-dir --tail -1" -- get --run-dir "$RUN" --tail -1
+same "one --tail message (get)" "$TMP/err" "tfjobctl: get: --tail needs a number of lines from 0 to 10000, got '-1'"
+# A real run: the engine writes the index as the replicas write; a line written 2 s after the
+# first one gets a time about 2 s later, and --since-time between them splits the log there.
+local_job() { # local_job NAME CONTAINER-FIELDS: a TFJob of one Never worker, run by tfjobctl run
+  printf 'apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: %s}\nspec:\n  tfReplicaSpecs:\n' "$1"
+  printf '    Worker:\n      replicas: 1\n      restartPolicy: Never\n      template:\n        spec:\n'
+  printf '          containers:\n          - {name: tensorflow, image: x, %s}\n' "$2"
+}
+local_job times 'command: [sh, -c, "echo early; sleep 2; echo late; printf unterminated"]' >"$TMP/times.yaml"
+run 0 "run for the time index" -- run --run-dir "$TMP/trun" "$TMP/times.yaml"
+[ -s "$TMP/trun/times-worker-0.log.times" ] && ok || bad "tfjobctl run wrote no time index"
+run 0 "logs --timestamps of a run" -- logs --timestamps "$TMP/trun" worker-0
+pycheck "--timestamps of a run: early about 2 s before late" '
+import sys, datetime
+t = {}
+for line in sys.stdin:
+    stamp, text = line.rstrip("\n").split(" ", 1)
+    t[text] = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+assert sorted(t) == ["early", "late", "unterminated"], t
+assert 1.5 <= t["late"] - t["early"] <= 10, t
+assert t["unterminated"] == t["late"], t
+'
+MID="$(python3 -c 'import sys, datetime
+s = sys.stdin.readline().split(" ")[0]
+t = datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ") + datetime.timedelta(seconds=1.2)
+print(t.strftime("%Y-%m-%dT%H:%M:%SZ"))' <"$TMP/out")"
+run 0 "logs --since-time of a run" -- logs --since-time "$MID" "$TMP/trun" worker-0
+same "logs --since-time splits a run's log" "$TMP/out" "late
+unterminated"
+run 0 "logs --since of a run" -- logs --since 1h "$TMP/trun" worker-0
+cmp -s "$TMP/out" "$TMP/trun/times-worker-0.log" && ok || bad "logs --since 1h of a run: not the whole log"
+
+# get --run-dir prints the run as kubectl prints objects: -o yaml the same object as -o json, -o name.
+run 0 "get --run-dir -o name" -- get --run-dir "$TMP/trun" -o name
+same "get --run-dir -o name" "$TMP/out" "tfjob.kubeflow.org/times"
+"$CTL" get --run-dir "$TMP/trun" -o json >"$TMP/run.json"
+run 0 "get --run-dir -o yaml" -- get --run-dir "$TMP/trun" -o yaml
+pycheck "get --run-dir -o yaml equals -o json" '
+import sys, json, yaml
+assert yaml.safe_load(sys.stdin) == json.load(open(sys.argv[1]))
+' "$TMP/run.json"
+run 2 "get --run-dir -o wide" -- get --run-dir "$TMP/trun" -o wide
+
+# ---- run -f FILE|DIR|-: exactly one TFJob; several are refused, named, before anything starts ----
+mkdir -p "$TMP/rundir-in" "$TMP/rundir-in/sub"
+local_job quick 'workingDir: sub, command: [sh, -c, "pwd"]' >"$TMP/rundir-in/quick.yaml"
+run 0 "run -f DIR" -- run -f "$TMP/rundir-in" --run-dir "$TMP/r-dir"
+contains "run -f DIR: from its file" "$TMP/out" "Running TFJob quick from $TMP/rundir-in/quick.yaml"
+same "run -f DIR: workingDir against the file's directory" "$TMP/r-dir/quick-worker-0.log" "$TMP/rundir-in/sub"
+sed 's/workingDir: sub, //' "$TMP/rundir-in/quick.yaml" >"$TMP/quick-here.yaml"
+STDIN="$TMP/quick-here.yaml" run 0 "run -f -" -- run --run-dir "$TMP/r-stdin" -f -
+contains "run -f -: from standard input" "$TMP/out" "Running TFJob quick from -"
+run 2 "run -f multi" -- run -f "$TMP/multi.yaml" --run-dir "$TMP/r-multi"
+contains "run -f multi: the bad document named" "$TMP/err" "$TMP/multi.yaml:9: not a TFJob"
+run 2 "run -f two files" -- run -f "$TMP/one.yaml" -f "$TMP/two.yaml" --run-dir "$TMP/r-two"
+same "run -f two TFJobs: refused, named" "$TMP/err" "tfjobctl: run: the input holds 2 TFJobs: tfjob/one ($TMP/one.yaml:1), tfjob/two ($TMP/two.yaml:1); a run is one TFJob in one run directory: give one, and a tfjobctl run to each"
+[ ! -e "$TMP/r-two" ] && ok || bad "run -f with two TFJobs made a run directory"
+mkdir -p "$TMP/plan-one" "$TMP/plan-two" && cp "$TMP/one.yaml" "$TMP/plan-one/"
+cp "$TMP/one.yaml" "$TMP/two.yaml" "$TMP/plan-two/"
+run 2 "plan -f DIR of two" -- plan -f "$TMP/plan-two"
+same "plan -f DIR of two: refused, named" "$TMP/err" "tfjobctl: plan: the input holds 2 TFJobs: tfjob/one ($TMP/plan-two/one.yaml:1), tfjob/two ($TMP/plan-two/two.yaml:1); a plan is one reconcile of one TFJob: give one"
+run 0 "plan -f DIR of one" -- plan -f "$TMP/plan-one" -o name
+same "plan -f DIR of one" "$TMP/out" "create pod/one-worker-0
+create pod/one-worker-1
+create service/one-worker-0
+create service/one-worker-1"
+run 2 "run FILE and -f" -- run -f "$TMP/one.yaml" "$TMP/two.yaml"
+contains "run FILE and -f" "$TMP/err" "run: give FILE or -f, not both"
 
 echo "tfjobctl kubectl conventions: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

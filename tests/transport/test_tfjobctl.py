@@ -573,6 +573,38 @@ class TfjobctlTest(unittest.TestCase):
         rc, out, err = self.run_ctl("delete", "x", "-f", "-", stdin=json.dumps(a))
         self.assertEqual(rc, 2, err)
 
+    def test_get_and_describe_by_file(self):
+        # -f, as kubectl get/describe -f: each TFJob of the files by its name, in its own namespace.
+        a, b = job("a", ns="team", state="Running"), job("b", state="Succeeded")
+        del b["metadata"]["namespace"]
+        stream = "---\n" + json.dumps(a) + "\n---\n" + json.dumps(b)
+        self.rules({"path": BASE + "/team/tfjobs/a", "body": a, "times": -1},
+                   {"path": BASE + "/other/tfjobs/b", "body": b, "times": -1},
+                   {"path": "/api/v1/namespaces/team/events", "body": {"kind": "EventList", "items": []}, "times": -1},
+                   {"path": "/api/v1/namespaces/other/events", "body": {"kind": "EventList", "items": []}, "times": -1})
+        rc, out, err = self.run_ctl("get", "-n", "other", "-f", "-", "-o", "name", stdin=stream)
+        self.assertEqual((rc, out), (0, "tfjob.kubeflow.org/a\ntfjob.kubeflow.org/b\n"), err)
+        self.assertEqual([e["path"] for e in self.log()], [BASE + "/team/tfjobs/a", BASE + "/other/tfjobs/b"])
+        rc, out, err = self.run_ctl("get", "-n", "other", "-f", "-", "-o", "json", stdin=json.dumps(a))
+        self.assertEqual((rc, json.loads(out)["metadata"]["name"]), (0, "a"), err)  # one: the object itself
+        rc, out, err = self.run_ctl("describe", "-n", "other", "-f", "-", stdin=stream)
+        self.assertEqual(rc, 0, err)
+        first, second = out.split("\n\n\nName:")
+        self.assertIn("Name:        a", first)
+        self.assertTrue(second.lstrip().startswith("b"), out)
+        self.assertEqual(self.run_ctl("get", "a", "-f", "-", stdin=stream)[0], 2)
+        self.assertEqual(self.run_ctl("describe", "a", "-f", "-", stdin=stream)[0], 2)
+        self.assertEqual(self.run_ctl("get", "-A", "-f", "-", stdin=stream)[0], 2)
+        # A missing one: the others are shown, the status says it.
+        self.rules({"path": BASE + "/team/tfjobs/a", "body": a},
+                   {"path": BASE + "/team/tfjobs/nope", "status": 404,
+                    "body": status(404, "NotFound", 'tfjobs.kubeflow.org "nope" not found')},
+                   {"path": "/api/v1/namespaces/team/events", "body": {"kind": "EventList", "items": []}})
+        rc, out, err = self.run_ctl("describe", "a", "nope", "-n", "team")
+        self.assertEqual(rc, 1)
+        self.assertIn("Name:        a", out)
+        self.assertIn('"nope" not found', err)
+
     def test_watch_until_succeeded(self):
         def ev(t, obj):
             return json.dumps({"type": t, "object": obj}) + "\n"

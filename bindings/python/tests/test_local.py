@@ -213,3 +213,57 @@ def test_run_local_hands_out_gpus(tmp_path):
         tfjob.run_local(job, tmp_path / "none", gpus="")
     plain = tfjob.run_local(sh('echo "[${CUDA_VISIBLE_DEVICES-unset}]"', replicas={"Worker": 1}), tmp_path / "plain")
     assert plain.log("worker-0") == "[]\n"  # no GPU limit: no GPU, as in a pod
+
+
+def _sleeps(tag):
+    """pids of the live processes whose command line is `sleep <n>.<tag>`."""
+    import os
+
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as f:
+                zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except (OSError, IndexError):
+            continue
+        if not zombie and len(argv) >= 2 and argv[0] == b"sleep" and argv[1].endswith(f".{tag}".encode()):
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="subreaper and /proc: Linux")
+def test_a_killed_program_leaves_no_replica_process_behind(tmp_path):
+    """A program running run_local in a thread (while other threads run) is killed with SIGKILL:
+    every replica and everything it started (setsid included) dies with it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    tag = f"{os.getpid() % 100000}{time.monotonic_ns() % 1000}"
+    job = sh(f'sleep 7781.{tag} & setsid sleep 7782.{tag} & wait', replicas={"Worker": 2})
+    program = (
+        "import json, sys, threading, time, tfjob\n"
+        "for _ in range(3): threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+        "t = threading.Thread(target=tfjob.run_local, args=(json.loads(sys.argv[1]), sys.argv[2]))\n"
+        "t.start(); t.join()\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.Popen([sys.executable, "-c", program, json.dumps(job), str(tmp_path / "run")], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while len(_sleeps(tag)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_sleeps(tag)) == 4
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while _sleeps(tag) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _sleeps(tag) == []
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in _sleeps(tag):
+            os.kill(pid, signal.SIGKILL)
