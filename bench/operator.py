@@ -2,20 +2,30 @@
 """One measurement of bench/operator.sh: one operator, alone, on a fresh kube-apiserver of the
 head-to-head rig (tests/h2h/rig.sh start; KUBE_* of its env in the environment), N TFJobs of
 1 PS + 2 workers (or one job of WIDE workers) created at once, the stand-in kubelet
-(tests/h2h/kubelet.py) binding and running every pod, then ending every worker with exit code 0.
+(tests/h2h/kubelet.py, with STANDIN_WORKERS threads) binding and running every pod, then ending
+every worker with exit code 0.
 
   operator.py --jobs N [--wide W] --agent PREFIX --audit LOG --apiserver-pid PID -- ARGV...
+  operator.py --jobs N [--wide W] --standin-only
 
-Prints one JSON object: seconds until every pod exists (from the first create), until every job
-says Running after the stand-in has marked the last pod Running, until every job says Succeeded
-after it has marked the last worker Succeeded; the operator's CPU seconds (utime + stime of
-/proc/PID/stat, children included) and peak RSS (VmHWM) over the whole run, the kube-apiserver's
-CPU seconds in the same window, and the operator's requests by verb (audit log)."""
+Prints one JSON object: seconds until every pod exists (from the first create); how long the
+stand-in took after that to mark the last pod Running (its lag: when it is small, the stand-in is
+not what the operator waits for) and to end every worker; seconds until every job says Running
+after the stand-in has marked the last pod Running, and until every job says Succeeded after it has marked the last
+worker Succeeded (both seen on a watch of the jobs); the operator's CPU seconds (utime + stime of
+/proc/PID/stat, children included) from just before the creates to 2 s after the last job
+Succeeded, its RSS when idle (VmRSS once it has reconciled a first job, before the creates) and its
+peak RSS (VmHWM, whole life), the kube-apiserver's CPU seconds in the same window, the operator's
+requests by verb (audit log), its status writes (update/patch tfjobs/status) and the status
+changes the job watch saw (a new status different from the job's previous one).
+
+--standin-only: no operator; the pods an operator would create (3 per job, or 1 + WIDE) are
+created by the bench itself from 8 threads, to show how fast the stand-in alone binds, runs and
+ends them."""
 import argparse
 import concurrent.futures
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -30,6 +40,8 @@ import scenarios  # noqa: E402
 
 NS = "bench"
 TICK = os.sysconf("SC_CLK_TCK")
+STATUS_WRITES = ("update tfjobs/status", "patch tfjobs/status")
+CREATORS = 8  # threads that create the jobs (or, --standin-only, the pods)
 
 
 def cpu_seconds(pid):
@@ -38,102 +50,168 @@ def cpu_seconds(pid):
     return sum(int(x) for x in fields[11:15]) / TICK  # utime stime cutime cstime
 
 
-def vm_hwm_kib(pid):
+def proc_status_kib(pid, field):
+    """A memory field of /proc/PID/status (VmRSS, VmHWM) in KiB."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
 
+def container():
+    return {"name": "tensorflow", "image": "tensorflow/tensorflow:2.15.0", "command": ["python", "/opt/train.py"]}
+
+
 def tfjob(name, workers):
     def rs(n):
-        return {"replicas": n, "restartPolicy": "Never", "template": {"spec": {"containers": [
-            {"name": "tensorflow", "image": "tensorflow/tensorflow:2.15.0", "command": ["python", "/opt/train.py"]}]}}}
+        return {"replicas": n, "restartPolicy": "Never", "template": {"spec": {"containers": [container()]}}}
     return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name},
             "spec": {"tfReplicaSpecs": {"PS": rs(1), "Worker": rs(workers)}}}
 
 
-def count_jobs_with(user, cond):
-    n = 0
-    for j in user.items(f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs"):
-        for c in (j.get("status") or {}).get("conditions") or []:
-            if c.get("type") == cond and c.get("status") == "True":
-                n += 1
-                break
-    return n
+class JobWatch:
+    """The jobs of the namespace as a watch shows them: which conditions are True, and how many
+    times a job's status changed (a MODIFIED event whose status differs from the previous one)."""
+
+    def __init__(self, user):
+        self.status = {}
+        self.changes = 0
+        self.lock = threading.Condition()
+        self.watcher = user.watch(f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs", self._event)
+
+    def _event(self, typ, job):
+        name, status = job["metadata"]["name"], job.get("status") or {}
+        with self.lock:
+            if typ == "DELETED":
+                self.status.pop(name, None)
+            else:
+                if name in self.status and status != self.status[name]:
+                    self.changes += 1
+                self.status[name] = status
+            self.lock.notify_all()
+
+    def count_with(self, cond):
+        with self.lock:
+            return sum(any(c.get("type") == cond and c.get("status") == "True" for c in s.get("conditions") or [])
+                       for s in self.status.values())
+
+    def close(self):
+        self.watcher.close()
 
 
-def wait_until(pred, timeout, what):
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return time.time()
-        time.sleep(0.25)
-    raise RuntimeError(f"timed out after {timeout} s: {what}")
+def create_all(user, path, objects):
+    with concurrent.futures.ThreadPoolExecutor(CREATORS) as pool:
+        codes = list(pool.map(lambda o: user.request("POST", path, o)[0], objects))
+    if any(c != 201 for c in codes):
+        raise RuntimeError(f"creating {path}: {Counter(codes)}")
+
+
+def wait_pods(kubelet, pods, phase, timeout):
+    if not kubelet.wait_for(lambda ps: sum((p.get("status") or {}).get("phase") == phase for p in ps) >= pods,
+                            timeout):
+        raise RuntimeError(f"timed out after {timeout} s waiting for {pods} pods {phase}")
+    return time.time()
+
+
+def end_workers(kubelet):
+    """The stand-in ends every worker with exit code 0; returns when it has marked the last one."""
+    workers = [p for p in kubelet.snapshot() if "-worker-" in p["metadata"]["name"]]
+    with concurrent.futures.ThreadPoolExecutor(CREATORS) as pool:
+        list(pool.map(lambda p: kubelet._exit_one(p, 0), workers))
+    return time.time()
+
+
+def drive(user, kubelet, jobs, pods, create, timeout, watch=None):
+    """Create, let the stand-in run every pod, end the workers; the times of each stage."""
+    t = {"start": time.time()}
+    create()
+    if not kubelet.wait_for(lambda ps: len(ps) >= pods, timeout):
+        raise RuntimeError(f"timed out after {timeout} s waiting for the {pods} pods")
+    t["pods"] = time.time()
+    t["marked_running"] = wait_pods(kubelet, pods, "Running", timeout)
+    if watch:
+        t["running"] = scenarios.wait_until("every job Running", lambda: watch.count_with("Running") == jobs,
+                                            timeout, 0.05)
+    t["ending"] = time.time()
+    t["marked_done"] = end_workers(kubelet)
+    if watch:
+        t["done"] = scenarios.wait_until("every job Succeeded", lambda: watch.count_with("Succeeded") == jobs,
+                                         timeout, 0.05)
+    return t
+
+
+def stage_times(t):
+    out = {"pods_exist_s": round(t["pods"] - t["start"], 2),
+           "standin_lag_s": round(t["marked_running"] - t["pods"], 2),
+           "standin_end_workers_s": round(t["marked_done"] - t["ending"], 2)}
+    if "running" in t:
+        out["running_after_marked_s"] = round(t["running"] - t["marked_running"], 2)
+        out["succeeded_after_marked_s"] = round(t["done"] - t["marked_done"], 2)
+    return out
+
+
+def standin_only(a, user, kubelet, jobs, pods):
+    """The stand-in by itself: the bench creates the pods an operator would."""
+    objs = [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"{j['metadata']['name']}-{rt.lower()}-{i}"},
+             "spec": {"restartPolicy": "Never", "containers": [container()]}}
+            for j in jobs for rt, spec in j["spec"]["tfReplicaSpecs"].items() for i in range(spec["replicas"])]
+    t = drive(user, kubelet, len(jobs), pods, lambda: create_all(user, f"/api/v1/namespaces/{NS}/pods", objs),
+              a.timeout)
+    return dict(stage_times(t), jobs=len(jobs), pods=pods)
+
+
+def with_operator(a, user, kubelet, jobs, pods):
+    op = subprocess.Popen(a.operator, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    watch = JobWatch(user)
+    try:
+        scenarios.wait_ready(op)
+        time.sleep(1)  # the first reconcile's garbage, if any, is freed
+        idle = proc_status_kib(op.pid, "VmRSS")
+        cpu0, api0 = cpu_seconds(op.pid), cpu_seconds(a.apiserver_pid)
+        t = drive(user, kubelet, len(jobs), pods,
+                  lambda: create_all(user, f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs", jobs), a.timeout, watch)
+        time.sleep(2)  # what the operator does right after (cleanup, last status writes) counts too
+        cpu1, api1, hwm = cpu_seconds(op.pid), cpu_seconds(a.apiserver_pid), proc_status_kib(op.pid, "VmHWM")
+    finally:
+        watch.close()
+        scenarios.stop_operator(op)
+    time.sleep(1)  # the audit log is written asynchronously
+    verbs = scenarios.audit_requests(a.audit, a.agent).get(NS, Counter())
+    return dict(stage_times(t), **{
+        "jobs": len(jobs), "pods": pods,
+        "operator_cpu_s": round(cpu1 - cpu0, 2), "operator_idle_rss_mib": round(idle / 1024, 1),
+        "operator_vmhwm_mib": round(hwm / 1024, 1), "rss_growth_kib_per_job": round((hwm - idle) / len(jobs), 1),
+        "apiserver_cpu_s": round(api1 - api0, 2),
+        "status_writes": sum(verbs[k] for k in STATUS_WRITES), "status_changes": watch.changes,
+        "requests": dict(sorted(verbs.items())), "requests_total": sum(verbs.values())})
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, required=True)
     ap.add_argument("--wide", type=int, default=0)
-    ap.add_argument("--agent", required=True)
-    ap.add_argument("--audit", required=True)
-    ap.add_argument("--apiserver-pid", type=int, required=True)
-    ap.add_argument("--timeout", type=int, default=900)
-    ap.add_argument("operator", nargs="+")
+    ap.add_argument("--agent")
+    ap.add_argument("--audit")
+    ap.add_argument("--apiserver-pid", type=int)
+    ap.add_argument("--timeout", type=int, default=1800)
+    ap.add_argument("--standin-only", action="store_true")
+    ap.add_argument("operator", nargs="*")
     a = ap.parse_args()
+    if not a.standin_only and not (a.operator and a.agent and a.audit and a.apiserver_pid):
+        ap.error("--agent, --audit, --apiserver-pid and the operator's command line are needed")
     user = Kube("h2h-user")
     user.request("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
-    kubelet = StandIn(NS)
+    kubelet = StandIn(NS, workers=int(os.environ.get("STANDIN_WORKERS", "8")))
     jobs = [tfjob(f"wide-{i}", a.wide) for i in range(a.jobs)] if a.wide else \
         [tfjob(f"job-{i}", 2) for i in range(a.jobs)]
     pods = sum(1 + j["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] for j in jobs)
-
-    op = subprocess.Popen(a.operator, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        scenarios.wait_ready(op)
-        cpu0, api0 = cpu_seconds(op.pid), cpu_seconds(a.apiserver_pid)
-        t0 = time.time()
-        with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            codes = list(pool.map(lambda j: user.request("POST", f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs", j)[0], jobs))
-        if any(c != 201 for c in codes):
-            raise RuntimeError(f"creating jobs: {Counter(codes)}")
-        t_pods = kubelet.wait_for(lambda ps: len(ps) >= pods, a.timeout) and time.time()
-        if not t_pods:
-            raise RuntimeError("timed out waiting for the pods")
-        kubelet.wait_for(lambda ps: sum((p.get("status") or {}).get("phase") == "Running" for p in ps) >= pods, a.timeout)
-        t_marked_running = time.time()
-        t_running = wait_until(lambda: count_jobs_with(user, "Running") == len(jobs), a.timeout, "every job Running")
-        workers = [p for p in kubelet.snapshot() if "-worker-" in p["metadata"]["name"]]
-        with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda p: kubelet._exit_one(p, 0), workers))
-        t_marked_done = time.time()
-        t_done = wait_until(lambda: count_jobs_with(user, "Succeeded") == len(jobs), a.timeout, "every job Succeeded")
-        time.sleep(2)  # what the operator does right after (cleanup, last status writes) counts too
-        cpu1, api1, hwm = cpu_seconds(op.pid), cpu_seconds(a.apiserver_pid), vm_hwm_kib(op.pid)
+        r = (standin_only if a.standin_only else with_operator)(a, user, kubelet, jobs, pods)
     finally:
         kubelet.close()
-        os.killpg(op.pid, signal.SIGTERM)
-        try:
-            op.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(op.pid, signal.SIGKILL)
-            op.wait()
-    time.sleep(1)
-    verbs = Counter()
-    for ns, c in scenarios.audit_requests(a.audit, a.agent).items():
-        if ns == NS:
-            for k, n in c.items():
-                verbs[k] += n
-    print(json.dumps({
-        "jobs": len(jobs), "pods": pods,
-        "pods_exist_s": round(t_pods - t0, 2),
-        "running_after_marked_s": round(t_running - t_marked_running, 2),
-        "succeeded_after_marked_s": round(t_done - t_marked_done, 2),
-        "operator_cpu_s": round(cpu1 - cpu0, 2), "operator_vmhwm_mib": round(hwm / 1024, 1),
-        "apiserver_cpu_s": round(api1 - api0, 2),
-        "requests": dict(sorted(verbs.items())), "requests_total": sum(verbs.values())}))
+    print(json.dumps(r))
     return 0
 
 

@@ -6,17 +6,20 @@
 #   bench/operator.sh                       N = 100 and 500, qps 20/burst 30, 1 thread, 3 runs
 #   SIZES="100 500 2000" WIDE=1000 QPS="20:30 500:1000" THREADS="1 4" RUNS=3 bench/operator.sh
 #
-# SIZES: numbers of TFJobs of 1 PS + 2 workers created at once; WIDE: also one job of that many
-# workers (1 PS); QPS: --kube-api-qps:--kube-api-burst pairs; THREADS: --controller-threads;
-# RUNS: runs per setting, alternating which operator goes first; OPERATORS (default
+# SIZES: numbers of TFJobs of 1 PS + 2 workers created at once (SIZES= for none); WIDE: also one
+# job of that many workers (1 PS); QPS: --kube-api-qps:--kube-api-burst pairs; THREADS:
+# --controller-threads; RUNS: runs per setting, alternating which operator goes first; OPERATORS (default
 # "ours v1.9.2"; ours-documented is tfjob-operator in its documented mode, ours is
 # --compat training-operator-1.9). tfjob-operator is built with -O3 (build-bench, as bench/run.sh);
 # training-operator v1.9.2 from the Go module proxy (tests/h2h/rig.sh build-v19).
-# BENCH_JSON=FILE also appends every measurement as a JSON line.
+# OPERATORS=standin measures the stand-in kubelet alone (the bench creates the pods itself);
+# STANDIN_WORKERS: its request threads (default 8). BENCH_JSON=FILE also appends every
+# measurement as a JSON line (bench/operator_table.py FILE... prints the table of such lines). The
+# load average at the start and the end is printed with the table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-SIZES="${SIZES:-100 500}" WIDE="${WIDE:-}" QPS="${QPS:-20:30}" THREADS="${THREADS:-1}" RUNS="${RUNS:-3}"
+SIZES="${SIZES-100 500}" WIDE="${WIDE:-}" QPS="${QPS:-20:30}" THREADS="${THREADS:-1}" RUNS="${RUNS:-3}"
 OPERATORS="${OPERATORS:-ours v1.9.2}"
 export TFJOB_KUBE_CACHE="${TFJOB_KUBE_CACHE:-$root/.cache/kube}"
 
@@ -39,11 +42,15 @@ measure() {  # OPERATOR JOBS WIDE QPS BURST THREADS: one JSON line
   tests/h2h/rig.sh start "$dir" 2>/dev/null
   # shellcheck disable=SC1091
   set -a; . "$dir/env"; set +a
-  tests/h2h/rig.sh argv "$op" "$dir" --controller-threads "$threads" --kube-api-qps "$qps" \
-    --kube-api-burst "$burst" >"$dir/argv"
-  mapfile -t argv <"$dir/argv"
-  python3 bench/operator.py --jobs "$jobs" --wide "$wide" --agent "$(tests/h2h/rig.sh agent "$op")" \
-    --audit "$dir/audit.log" --apiserver-pid "$KUBE_APISERVER_PID" -- "${argv[@]}" >"$dir/result" || rc=$?
+  if [ "$op" = standin ]; then
+    python3 bench/operator.py --jobs "$jobs" --wide "$wide" --standin-only >"$dir/result" || rc=$?
+  else
+    tests/h2h/rig.sh argv "$op" "$dir" --controller-threads "$threads" --kube-api-qps "$qps" \
+      --kube-api-burst "$burst" >"$dir/argv"
+    mapfile -t argv <"$dir/argv"
+    python3 bench/operator.py --jobs "$jobs" --wide "$wide" --agent "$(tests/h2h/rig.sh agent "$op")" \
+      --audit "$dir/audit.log" --apiserver-pid "$KUBE_APISERVER_PID" -- "${argv[@]}" >"$dir/result" || rc=$?
+  fi
   tests/h2h/rig.sh stop "$dir" >/dev/null 2>&1 || true
   if [ $rc = 0 ]; then
     python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r.update(operator=sys.argv[2], wide=int(sys.argv[3]), qps=int(sys.argv[4]), burst=int(sys.argv[5]), threads=int(sys.argv[6])); print(json.dumps(r))' \
@@ -54,6 +61,8 @@ measure() {  # OPERATOR JOBS WIDE QPS BURST THREADS: one JSON line
   rm -rf "$dir"
 }
 
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+load_start="$(load)"
 results="$(mktemp /tmp/h2h-bench-results.XXXXXX)"
 trap 'rm -f "$results"' EXIT
 shapes=()
@@ -75,27 +84,5 @@ for shape in "${shapes[@]}"; do
     done
   done
 done
-python3 - "$results" <<'EOF'
-import json, sys
-from collections import defaultdict
-rows = defaultdict(list)
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    shape = f"1 job x {r['wide']} workers" if r["wide"] else f"{r['jobs']} jobs"
-    rows[(shape, f"{r['qps']}/{r['burst']}", r["threads"], r["operator"])].append(r)
-def span(rs, k, fmt="{:.1f}"):
-    v = sorted(x[k] for x in rs)
-    med = v[len(v) // 2]
-    return fmt.format(med) + (f" ({fmt.format(v[0])}-{fmt.format(v[-1])})" if len(v) > 1 else "")
-print("| jobs | qps/burst | threads | operator | runs | pods exist s | Running after marked s | Succeeded after marked s | operator CPU s | CPU ms/job | VmHWM MiB | apiserver CPU s | requests (median run) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-for (shape, q, t, op), rs in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], kv[0][3])):
-    for x in rs:
-        x["cpu_ms_per_job"] = 1000 * x["operator_cpu_s"] / x["jobs"]
-    med = sorted(rs, key=lambda x: x["requests_total"])[len(rs) // 2]
-    reqs = ", ".join(f"{k} {v}" for k, v in med["requests"].items())
-    print(f"| {shape} | {q} | {t} | {op} | {len(rs)} | {span(rs, 'pods_exist_s')} | {span(rs, 'running_after_marked_s')} | "
-          f"{span(rs, 'succeeded_after_marked_s')} | {span(rs, 'operator_cpu_s', '{:.2f}')} | {span(rs, 'cpu_ms_per_job')} | "
-          f"{span(rs, 'operator_vmhwm_mib')} | {span(rs, 'apiserver_cpu_s')} | {med['requests_total']}: {reqs} |")
-print("\nmedian (min-max) over the runs; times in seconds of wall clock; CPU from /proc/PID/stat; VmHWM from /proc/PID/status")
-EOF
+python3 bench/operator_table.py "$results" \
+  --note "commit $(git rev-parse --short HEAD); load average $load_start at the start, $(load) at the end"

@@ -930,17 +930,20 @@ END_TEST
 
 /* A job of `workers` workers asking for `each` GPUs and one PS asking for none; each prints its
  * CUDA_VISIBLE_DEVICES. */
+/* Each worker prints its devices, then waits (10 s at most) until every worker has printed: GPUs
+ * are handed out again when a replica ends, so only replicas that overlap must get disjoint ones. */
 static tfjob_job *gpu_job(int workers, int each)
 {
-	char text[2048];
+	char text[4096];
 	snprintf(text, sizeof text,
 	         "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: g}\nspec:\n  tfReplicaSpecs:\n"
 	         "    PS:\n      replicas: 1\n      template:\n        spec:\n          containers:\n"
 	         "          - name: tensorflow\n            image: x\n            command: [sh, -c, 'echo \"[${CUDA_VISIBLE_DEVICES-unset}]\"; sleep 1']\n"
 	         "    Worker:\n      replicas: %d\n      template:\n        spec:\n          containers:\n"
-	         "          - name: tensorflow\n            image: x\n            command: [sh, -c, 'echo \"[${CUDA_VISIBLE_DEVICES-unset}]\"']\n"
+	         "          - name: tensorflow\n            image: x\n            command: [sh, -c, 'echo \"[${CUDA_VISIBLE_DEVICES-unset}]\"; "
+	         "i=0; while [ $i -lt 200 ] && [ $(cat %s/g-worker-*.log 2>/dev/null | wc -l) -lt %d ]; do sleep 0.05; i=$((i+1)); done']\n"
 	         "            resources: {limits: {nvidia.com/gpu: %d}}\n",
-	         workers, each);
+	         workers, run_dir, workers, each);
 	return tu_parse(text);
 }
 

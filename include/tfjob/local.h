@@ -223,7 +223,10 @@ TFJOB_EXTERN int tfjob_local_check(const tfjob_job *job, tfjob_error **err);
  * are terminated with a "Killing" event: nothing is left behind. On interrupt the processes are
  * stopped (tfjob_local_shutdown()) and *out is TFJOB_LOCAL_INTERRUPTED.
  * The run directory holds, kept up to date: job.json (the TFJob with status), pods.json (the
- * Pods), events.json (the events), plus the logs. Time is the wall clock.
+ * Pods), events.json (the events), plus the logs; once pods.json or events.json reaches 64 KiB
+ * (a large job: each Pod holds the whole TF_CONFIG) its rewrites, and the TFJOB_LOCAL_UPDATE_PODS
+ * updates with them, are spaced to at most a tenth of the run's time, and the end of the run
+ * writes both. Time is the wall clock.
  * *out: the outcome. Errors: the above, any of tfjob_plan_new(), TFJOB_EIO, TFJOB_ESTATE when
  * the job can never finish (every Pod has ended for good, the job is neither Succeeded nor Failed,
  * the planner has nothing to do and no activeDeadlineSeconds: e.g. only PS replicas, which never

@@ -72,6 +72,30 @@ static int lb_get(void *data, char **out, const tfjob_resource *res, const char 
 	return dump_out(out, pod, err);
 }
 
+json_t *tfjob__local_pods_matching(tfjob_local *l, const char *ns, const struct tfjob__selector *sel,
+                                   const struct tfjob__selector *fsel, bool full, uint64_t *generation)
+{
+	json_t *items = json_array();
+	pthread_mutex_lock(&l->lock);
+	if (generation)
+		*generation = l->generation;
+	for (lpod *p = l->pods; p && items; p = p->next) {
+		if (ns && ns[0] && strcmp(ns, p->ns))
+			continue;
+		if (sel && !tfjob__selector_matches(sel, tfjob__obj(tfjob__obj(p->obj, "metadata"), "labels")))
+			continue;
+		if (fsel && !tfjob__field_selector_matches(fsel, p->obj))
+			continue;
+		json_t *pod = full ? tfjob__local_pod_json(p) : tfjob__local_pod_summary_json(p);
+		if (!pod || json_array_append_new(items, pod)) {
+			json_decref(items);
+			items = NULL;
+		}
+	}
+	pthread_mutex_unlock(&l->lock);
+	return items;
+}
+
 static int lb_list(void *data, char **out, const tfjob_resource *res, const char *ns, const tfjob_list_options *opts,
                    tfjob_error **err)
 {
@@ -86,23 +110,7 @@ static int lb_list(void *data, char **out, const tfjob_resource *res, const char
 		tfjob__selector_free(sel);
 		return rc;
 	}
-	json_t *items = json_array();
-	pthread_mutex_lock(&b->local->lock);
-	for (lpod *p = b->local->pods; p && items; p = p->next) {
-		if (ns && ns[0] && strcmp(ns, p->ns))
-			continue;
-		json_t *labels = tfjob__obj(tfjob__obj(p->obj, "metadata"), "labels");
-		if (sel && !tfjob__selector_matches(sel, labels))
-			continue;
-		if (fsel && !tfjob__field_selector_matches(fsel, p->obj))
-			continue;
-		json_t *pod = tfjob__local_pod_json(p);
-		if (!pod || json_array_append_new(items, pod)) {
-			json_decref(items);
-			items = NULL;
-		}
-	}
-	pthread_mutex_unlock(&b->local->lock);
+	json_t *items = tfjob__local_pods_matching(b->local, ns, sel, fsel, true, NULL);
 	tfjob__selector_free(sel);
 	tfjob__selector_free(fsel);
 	if (!items)
@@ -147,7 +155,7 @@ static int lb_create(void *data, char **out, const tfjob_resource *res, const ch
 		rc = tfjob__local_add(b->local, ns, pod, &launch, err);
 	}
 	json_t *result = NULL;
-	if (!rc) {
+	if (!rc && out) { /* the Pod as created: its whole spec is copied, only when asked for */
 		lpod *p = tfjob__local_find(b->local, ns, name);
 		result = p ? tfjob__local_pod_json(p) : NULL;
 	}
@@ -155,7 +163,7 @@ static int lb_create(void *data, char **out, const tfjob_resource *res, const ch
 	json_decref(pod);
 	if (rc)
 		return rc;
-	return dump_out(out, result, err);
+	return out ? dump_out(out, result, err) : 0;
 }
 
 static int lb_update(void *data, char **out, const tfjob_resource *res, const char *ns, const char *name,

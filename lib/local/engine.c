@@ -128,6 +128,7 @@ fail:
 
 static void pod_free(lpod *p)
 {
+	json_decref(p->summary);
 	free(p->ns);
 	free(p->name);
 	json_decref(p->obj);
@@ -188,8 +189,10 @@ lpod *tfjob__local_find(tfjob_local *l, const char *ns, const char *name)
 
 /* ---- what happened to each Pod (the report's source: a deleted Pod leaves the table) ---- */
 
+/* The history entry of a Pod, to be changed: the history's generation moves on. */
 static json_t *history_of(tfjob_local *l, const lpod *p)
 {
+	l->history_generation++;
 	json_t *h = json_object_get(l->history, p->name);
 	if (h)
 		return h;
@@ -258,12 +261,15 @@ static void record_state(tfjob_local *l, const lpod *p)
 void tfjob__local_note_deleted(tfjob_local *l, const char *name, const char *why)
 {
 	json_t *h = json_object_get(l->history, name);
-	if (h && !json_object_get(h, "deleted"))
+	if (h && !json_object_get(h, "deleted")) {
 		json_object_set_new(h, "deleted", json_string(why));
+		l->history_generation++;
+	}
 }
 
-json_t *tfjob__local_history(tfjob_local *l)
+json_t *tfjob__local_history(tfjob_local *l, uint64_t *generation)
 {
+	*generation = l->history_generation;
 	json_t *out = json_array();
 	const char *name;
 	json_t *h;
@@ -301,10 +307,12 @@ int tfjob__local_add(tfjob_local *l, const char *ns, json_t *obj, tfjob__launch 
 	p->state = LPOD_PENDING;
 	p->created_wall = tfjob__local_wall();
 	p->backoff_ms = l->backoff_initial_ms;
-	lpod **tail = &l->pods;
-	while (*tail)
-		tail = &(*tail)->next;
-	*tail = p;
+	if (l->pods_tail)
+		l->pods_tail->next = p;
+	else
+		l->pods = p;
+	l->pods_tail = p;
+	l->generation++;
 	json_t *h = history_of(l, p);
 	json_object_del(h, "deleted"); /* a replica created again under the same name */
 	json_object_set_new(h, "finished", json_false());
@@ -325,9 +333,13 @@ oom:
 static void unlink_pod(tfjob_local *l, lpod *p)
 {
 	tfjob__local_gpus_release(l, p);
-	for (lpod **pp = &l->pods; *pp; pp = &(*pp)->next) {
+	l->generation++;
+	lpod *prev = NULL;
+	for (lpod **pp = &l->pods; *pp; prev = *pp, pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
+			if (l->pods_tail == p)
+				l->pods_tail = prev;
 			pod_free(p);
 			return;
 		}
@@ -369,6 +381,7 @@ int tfjob__local_delete(tfjob_local *l, const char *ns, const char *name, int64_
 	}
 	if (!p->deleting) {
 		p->deleting = true;
+		l->generation++;
 		p->deletion_wall = tfjob__local_wall();
 		terminate(l, p, grace_of(l, p, grace_ms));
 	} else if (grace_ms >= 0 && tfjob__local_now_ms() + grace_ms < p->kill_at_ms) {
@@ -451,11 +464,24 @@ static void start(tfjob_local *l, lpod *p)
 	record_state(l, p);
 }
 
+/* Has a child of this process exited and not been reaped? One system call per tick instead of a
+ * waitpid per running Pod. Conservative: an error, or a child that is not ours (the embedding
+ * program's), says yes, and each Pod's waitpid decides. */
+static bool some_child_exited(void)
+{
+	siginfo_t info;
+	memset(&info, 0, sizeof info);
+	if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+		return true;
+	return info.si_pid != 0;
+}
+
 /* One pass over the Pods; returns the number of changes and the next timer (monotonic ms, or -1). */
 static int work(tfjob_local *l, int64_t *next_timer)
 {
 	int changes = 0;
 	int64_t now = tfjob__local_now_ms();
+	bool reap = some_child_exited();
 	*next_timer = -1;
 	for (lpod *p = l->pods, *n; p; p = n) {
 		n = p->next;
@@ -478,8 +504,8 @@ static int work(tfjob_local *l, int64_t *next_timer)
 				*next_timer = p->restart_at_ms;
 			}
 		} else if (p->state == LPOD_RUNNING) {
-			int status;
-			pid_t r = waitpid(p->supervisor, &status, WNOHANG);
+			int status = 0;
+			pid_t r = reap ? waitpid(p->supervisor, &status, WNOHANG) : 0;
 			if (r == p->supervisor || (r < 0 && errno == ECHILD)) {
 				if (r < 0)
 					status = 0; /* reaped by someone else (SIGCHLD ignored): nothing to report */
@@ -502,6 +528,7 @@ static int work(tfjob_local *l, int64_t *next_timer)
 			}
 		}
 	}
+	l->generation += (uint64_t)changes;
 	tfjob__local_log_times_tick(l, now);
 	return changes;
 }
@@ -573,6 +600,7 @@ int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void
 		}
 		if (p->state == LPOD_BACKOFF || p->state == LPOD_PENDING) {
 			p->state = LPOD_DONE;
+			l->generation++;
 			record_state(l, p);
 		}
 		if (p->state != LPOD_RUNNING)

@@ -39,6 +39,17 @@ typedef struct tfjob__launch {
 	int64_t grace_ms; /* -1: default */
 } tfjob__launch;
 
+/* What a Pod's status and live metadata are made of (podstatus.c): when it is unchanged, so is
+ * the Pod's summary (zeroed before it is filled: compared with memcmp). */
+typedef struct lpod_shown {
+	int64_t created_wall, started_wall, finished_wall, deletion_wall, backoff_wait_ms;
+	int64_t last_started_wall, last_finished_wall;
+	const char *spawn_error;
+	pid_t pid;
+	int state, restarts, code, signal, last_code, last_signal;
+	bool deleting, has_last;
+} lpod_shown;
+
 typedef struct lpod {
 	struct lpod *next;
 	char *ns, *name;
@@ -63,6 +74,8 @@ typedef struct lpod {
 	char *spawn_error;    /* why the process could not start */
 	bool has_gpus;        /* CUDA_VISIBLE_DEVICES set: its GPUs are held until it ends for good */
 	int64_t log_times_size; /* the log's size in the last record of its time index */
+	json_t *summary;      /* tfjob__local_pod_summary_json() as last made, for the state in shown */
+	lpod_shown shown;
 } lpod;
 
 struct tfjob_local {
@@ -72,12 +85,16 @@ struct tfjob_local {
 	tfjob_local_event_cb on_event;
 	void *event_payload;
 	lpod *pods;
+	lpod *pods_tail;      /* the last of pods: a Pod is appended in O(1) */
+	uint64_t generation;  /* bumped whenever what a Pod reports may have changed (pods.json, the
+	                         run's progress): a reader compares it instead of the Pods' text */
 	int wake[2];
 	volatile sig_atomic_t interrupts;
 	bool stopping;        /* shutdown: no (re)start any more */
 	json_t *ports;        /* "type/index" -> port */
 	json_t *ignored;      /* set of reported ignored fields */
 	json_t *history;      /* pod name -> what happened to it (engine.c record_*), kept after deletion */
+	uint64_t history_generation; /* bumped whenever history changes (replicas.json is behind) */
 	char *gpus_option;    /* tfjob_local_options.gpus (NULL: look for them) */
 	json_t *gpus;         /* GPU id -> the pod holding it, or null (gpus.c); NULL until known */
 	int64_t log_times_at_ms; /* monotonic time of the last look at the logs (logtimes.c) */
@@ -97,14 +114,22 @@ void tfjob__local_wake(tfjob_local *l);
 /* Why a Pod was deleted ("by cleanPodPolicy Running", ...), for the report (lock held). */
 void tfjob__local_note_deleted(tfjob_local *l, const char *name, const char *why);
 /* The history of every Pod the engine ran, in creation order (JSON array; new reference; lock
- * held): pod, replicaType, replicaIndex, log, exits, failures, exitCode, signal, failedExitCode,
+ * held), and its generation (history_generation): pod, replicaType, replicaIndex, log, exits, failures, exitCode, signal, failedExitCode,
  * failedAt, stoppedBy, restartAt, backoffSeconds, deleted, finished. */
-json_t *tfjob__local_history(tfjob_local *l);
+json_t *tfjob__local_history(tfjob_local *l, uint64_t *generation);
 /* "10s", "2m40s", "5m0s": a duration as Kubernetes (Go) prints it. */
 char *tfjob__local_duration(char *buf, size_t size, int64_t ms);
 /* tfjob_local_shutdown(), calling tick (when not NULL, without the lock) after each pass while it
  * waits for the processes: the run shows the engine's events (Killing, Exited) as they happen. */
 int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void *payload);
+
+/* backend.c: the Pods in ns (NULL or "": all) whose labels match sel and fields fsel (NULL: any),
+ * in creation order, whole (tfjob__local_pod_json) or without their spec (full false); the
+ * engine's generation they show in *generation (may be NULL). New array; NULL when out of memory.
+ * Takes the lock. */
+struct tfjob__selector;
+json_t *tfjob__local_pods_matching(tfjob_local *l, const char *ns, const struct tfjob__selector *sel,
+                                   const struct tfjob__selector *fsel, bool full, uint64_t *generation);
 
 /* gpus.c: the GPUs this engine hands out (looked for on first use; lock held). */
 int tfjob__local_gpus_known(tfjob_local *l, tfjob_error **err);
@@ -151,6 +176,9 @@ _Noreturn void tfjob__local_supervise(const tfjob__exec *x, int report_fd, pid_t
 
 /* podstatus.c: the Pod with its live status (new reference). */
 json_t *tfjob__local_pod_json(const lpod *p);
+/* The same without the spec (apiVersion, kind, metadata, status): what the planner reads, in
+ * size independent of the job's (new reference; the engine's JSON is shared, not copied). */
+json_t *tfjob__local_pod_summary_json(lpod *p);
 
 
 #endif

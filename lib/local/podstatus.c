@@ -76,36 +76,105 @@ static json_t *container_status(const lpod *p)
 	return cs;
 }
 
-json_t *tfjob__local_pod_json(const lpod *p)
+/* What the engine adds to the Pod's metadata: deletionTimestamp while it is deleted, the pid
+ * annotation while a process runs. meta is the Pod's own copy. */
+static void add_live_metadata(json_t *meta, const lpod *p)
 {
-	json_t *pod = json_deep_copy(p->obj);
-	if (!pod)
-		return NULL;
-	json_t *meta = tfjob__obj(pod, "metadata");
-	if (meta && p->deleting)
+	if (p->deleting)
 		json_object_set_new(meta, "deletionTimestamp", time_str(p->deletion_wall));
-	if (meta && p->pid > 0) {
-		json_t *ann = tfjob__obj(meta, "annotations");
-		if (!ann) {
-			ann = json_object();
-			json_object_set_new(meta, "annotations", ann);
-		}
-		char buf[32];
-		snprintf(buf, sizeof buf, "%d", (int)p->pid);
-		json_object_set_new(ann, TFJOB__LOCAL_PID_ANNOTATION, json_string(buf));
-	}
+	if (p->pid <= 0)
+		return;
+	json_t *ann = tfjob__obj(meta, "annotations");
+	ann = ann ? json_copy(ann) : json_object(); /* shallow: the engine's annotations stay as created */
+	if (!ann)
+		return;
+	char buf[32];
+	snprintf(buf, sizeof buf, "%d", (int)p->pid);
+	json_object_set_new(ann, TFJOB__LOCAL_PID_ANNOTATION, json_string(buf));
+	json_object_set_new(meta, "annotations", ann);
+}
+
+static json_t *pod_status(const lpod *p)
+{
 	json_t *status = json_pack("{s:s, s:s, s:s, s:o}", "phase", phase_of(p), "hostIP", "127.0.0.1", "podIP", "127.0.0.1",
 	                           "containerStatuses", json_pack("[o]", container_status(p)));
-	if (!status) {
-		json_decref(pod);
+	if (!status)
 		return NULL;
-	}
 	if (p->started_wall)
 		json_object_set_new(status, "startTime", time_str(p->started_wall));
 	if (p->spawn_error) {
 		json_object_set_new(status, "reason", json_string("FailedToStart"));
 		json_object_set_new(status, "message", json_string(p->spawn_error));
 	}
-	json_object_set_new(pod, "status", status);
-	return pod;
+	return status;
+}
+
+/* The Pod with its live metadata and status; with_spec false leaves out everything but
+ * apiVersion, kind, metadata and status (the spec holds the whole TF_CONFIG: O(n) bytes). The
+ * engine's JSON is shared, never changed: only the objects changed here are copies. */
+static json_t *pod_view(const lpod *p, bool with_spec)
+{
+	json_t *pod = json_object(), *status = pod_status(p);
+	if (!pod || !status)
+		goto fail;
+	const char *key;
+	json_t *v;
+	json_object_foreach(p->obj, key, v) {
+		if (!strcmp(key, "metadata")) {
+			json_t *meta = json_copy(v); /* shallow: labels and the rest stay shared */
+			if (!meta || json_object_set_new(pod, key, meta))
+				goto fail;
+			add_live_metadata(meta, p);
+		} else if ((with_spec || !strcmp(key, "apiVersion") || !strcmp(key, "kind")) && json_object_set(pod, key, v)) {
+			goto fail;
+		}
+	}
+	if (json_object_set_new(pod, "status", status) == 0)
+		return pod;
+	status = NULL; /* taken, also on failure */
+fail:
+	json_decref(status);
+	json_decref(pod);
+	return NULL;
+}
+
+json_t *tfjob__local_pod_json(const lpod *p) { return pod_view(p, true); }
+
+static void shown_of(lpod_shown *out, const lpod *p)
+{
+	memset(out, 0, sizeof *out); /* padding too: compared with memcmp */
+	out->created_wall = p->created_wall;
+	out->started_wall = p->started_wall;
+	out->finished_wall = p->finished_wall;
+	out->deletion_wall = p->deletion_wall;
+	out->backoff_wait_ms = p->backoff_wait_ms;
+	out->last_started_wall = p->last_started_wall;
+	out->last_finished_wall = p->last_finished_wall;
+	out->spawn_error = p->spawn_error;
+	out->pid = p->pid;
+	out->state = (int)p->state;
+	out->restarts = p->restarts;
+	out->code = p->code;
+	out->signal = p->signal;
+	out->last_code = p->last_code;
+	out->last_signal = p->last_signal;
+	out->deleting = p->deleting;
+	out->has_last = p->has_last;
+}
+
+/* Made again only when what it shows changed: a steady step shares the Pods' summaries. The
+ * summary is never changed once made (the planner may still read the last one). */
+json_t *tfjob__local_pod_summary_json(lpod *p)
+{
+	lpod_shown now;
+	shown_of(&now, p);
+	if (!p->summary || memcmp(&now, &p->shown, sizeof now)) {
+		json_t *fresh = pod_view(p, false);
+		if (!fresh)
+			return NULL;
+		json_decref(p->summary);
+		p->summary = fresh;
+		p->shown = now;
+	}
+	return json_incref(p->summary);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/job.h"
+#include "core/objects.h"
 #include "local/internal.h"
 #include "local/run.h"
 #include "util/versions.h"
@@ -93,22 +94,52 @@ static int store_job(run *r, tfjob_error **err)
 	return 0;
 }
 
-static int list_items(char **out, run *r, const char *resource, tfjob_error **err)
+/* The run's Services as parsed objects (from the in-memory store, through the transport). */
+static int list_services(tfjob_objects **out, run *r, tfjob_error **err)
 {
-	const tfjob_resource *res = tfjob_resource_lookup(resource);
+	*out = NULL;
 	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
-	char sel[400];
-	snprintf(sel, sizeof sel, TFJOB_LABEL_JOB_NAME "=%s", r->name);
+	char sel[512];
+	int rc = tfjob__run_selector(sel, sizeof sel, r);
+	if (rc)
+		return tfjob__fail(err, rc, "TFJob name too long for a label selector: %s", r->name);
 	lo.label_selector = sel;
 	char *text = NULL;
-	int rc = tfjob_transport_list(&text, r->t, res, r->ns, &lo, err);
+	tfjob_resource res = TFJOB_RESOURCE_SERVICES_INIT;
+	rc = tfjob_transport_list(&text, r->t, &res, r->ns, &lo, err);
 	if (rc)
 		return rc;
 	json_t *list = json_loads(text, 0, NULL);
 	tfjob_free(text);
-	*out = list ? json_dumps(json_object_get(list, "items"), JSON_COMPACT) : NULL;
+	json_t *items = json_incref(json_object_get(list, "items"));
 	json_decref(list);
-	return *out ? 0 : tfjob__oom(err);
+	return items ? tfjob__objects_wrap(out, items, "services", err) : tfjob__oom(err);
+}
+
+/* The run's Services, listed again only after the run created or deleted one: it is their only
+ * writer (the in-memory store is its own), so a steady step does not parse them. Borrowed. */
+static int services(const tfjob_objects **out, run *r, tfjob_error **err)
+{
+	if (r->services_stale) {
+		tfjob_objects *fresh = NULL;
+		int rc = list_services(&fresh, r, err);
+		if (rc)
+			return rc;
+		tfjob_objects_free(r->services);
+		r->services = fresh;
+		r->services_stale = false;
+	}
+	*out = r->services;
+	return 0;
+}
+
+/* The run's Pods as the planner reads them: metadata and status, without the spec (which holds
+ * the whole TF_CONFIG): a step costs time linear in the number of Pods, not in their bytes. */
+static int list_pods(tfjob_objects **out, run *r, tfjob_error **err)
+{
+	json_t *items = NULL;
+	int rc = tfjob__run_pods(&items, r, false, NULL, err);
+	return rc ? rc : tfjob__objects_wrap(out, items, "pods", err);
 }
 
 /* Will the job be finished once this plan's status is written? */
@@ -174,6 +205,8 @@ static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **er
 		if (type == TFJOB_ACTION_WAIT || kind == TFJOB_OBJECT_PODGROUP)
 			continue; /* no gang scheduler runs local processes */
 		*acted = true;
+		if (kind == TFJOB_OBJECT_SERVICE)
+			r->services_stale = true;
 		const tfjob_resource *res = tfjob_resource_lookup(tfjob_object_kind_name(kind));
 		if (kind == TFJOB_OBJECT_TFJOB) {
 			r->deleted = true;
@@ -295,12 +328,13 @@ static bool any_live(tfjob_local *l)
 /* One reconcile step. *done when the job is finished and nothing is left to do. */
 static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 {
-	char *pods = NULL, *svcs = NULL;
-	int rc = list_items(&pods, r, "pods", err);
+	tfjob_objects *pods = NULL;
+	const tfjob_objects *svcs = NULL;
+	int rc = list_pods(&pods, r, err);
 	if (!rc)
-		rc = list_items(&svcs, r, "services", err);
+		rc = services(&svcs, r, err);
 	if (!rc)
-		rc = tfjob__run_pods_changed(r, pods, err);
+		rc = tfjob__run_save_pods(r, false, err);
 	tfjob_plan *plan = NULL;
 	if (!rc) {
 		r->popts.now = tfjob__local_wall();
@@ -308,23 +342,16 @@ static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 		 * bounds ExitCode restarts too (documented mode); v1.9's operator always reports 0. */
 		r->popts.requeues = r->compat == TFJOB_COMPAT_TRAINING_OPERATOR_1_9 ? 0 : r->restarts;
 		r->restarted = false;
-		rc = tfjob_plan_new(&plan, r->job, pods, svcs, &r->popts, err);
+		rc = tfjob_plan_new_with_objects(&plan, r->job, pods, svcs, &r->popts, err);
 	}
-	free(pods);
-	free(svcs);
+	tfjob_objects_free(pods);
 	bool acted = false;
 	if (!rc)
 		rc = execute(r, plan, &acted, err);
 	if (!rc) /* the plan's events at once (one events.json write per step, not one per event) */
 		rc = tfjob__run_flush_events(r, err);
-	if (!rc && acted) {
-		/* What the actions made is shown before the engine starts it: new Pods are Pending. */
-		char *now = NULL;
-		rc = list_items(&now, r, "pods", err);
-		if (!rc)
-			rc = tfjob__run_pods_changed(r, now, err);
-		free(now);
-	}
+	if (!rc && acted) /* what the actions made is shown before the engine starts it: new Pods are Pending */
+		rc = tfjob__run_save_pods(r, false, err);
 	if (!rc && tfjob_plan_status_changed(plan))
 		rc = write_status(r, plan, err);
 	if (!rc)
@@ -364,6 +391,9 @@ static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 		*wait_ms = after > 0 ? (after * 1000 < IDLE_WAIT_MS ? after * 1000 : IDLE_WAIT_MS) : (quiet ? QUIET_REQUEUE_MS : 0);
 	else if (!quiet)
 		*wait_ms = 0;
+	int64_t files_due = tfjob__run_files_due_ms(r);
+	if (files_due >= 0 && files_due < *wait_ms) /* a deferred pods.json or events.json write */
+		*wait_ms = files_due;
 	return 0;
 }
 
@@ -374,25 +404,24 @@ static int collect(run *r, tfjob_error **err)
 	tfjob_transport_delete(NULL, r->t, &res, r->ns, r->name, NULL, NULL);
 	tfjob__run_event(r, "TFJob", r->name, "Normal", "Deleted",
 	                 "TFJob deleted (ttlSecondsAfterFinished): its pods and services are deleted with it", true);
-	const char *kinds[] = { "pods", "services" };
-	for (size_t k = 0; k < 2; k++) {
-		char *items = NULL;
-		int rc = list_items(&items, r, kinds[k], err);
-		if (rc)
-			return rc;
-		json_t *arr = json_loads(items, 0, NULL);
-		free(items);
-		size_t i;
-		json_t *o;
-		json_array_foreach(arr, i, o) {
-			const char *name = tfjob__str(tfjob__obj(o, "metadata"), "name");
-			if (tfjob_transport_delete(NULL, r->t, tfjob_resource_lookup(kinds[k]), r->ns, name, NULL, NULL) == 0 && !k)
+	tfjob_objects *kids[2] = { NULL, NULL };
+	int rc = list_pods(&kids[0], r, err);
+	if (!rc)
+		rc = list_services(&kids[1], r, err);
+	for (size_t k = 0; k < 2 && !rc; k++) {
+		const tfjob_resource *kind = tfjob_resource_lookup(k ? "services" : "pods");
+		for (size_t i = 0; i < tfjob__objects_size(kids[k]); i++) {
+			const char *name = kids[k]->sums[i].name;
+			if (name && tfjob_transport_delete(NULL, r->t, kind, r->ns, name, NULL, NULL) == 0 && !k)
 				note_deleted(r, name, "deleted with the TFJob (ttlSecondsAfterFinished)");
 		}
-		json_decref(arr);
 	}
+	tfjob_objects_free(kids[0]);
+	tfjob_objects_free(kids[1]);
+	if (rc)
+		return rc;
 	while (any_deleting(r->local) && !r->local->interrupts) {
-		int rc = tfjob_local_poll(r->local, IDLE_WAIT_MS, err);
+		rc = tfjob_local_poll(r->local, IDLE_WAIT_MS, err);
 		if (rc < 0)
 			return rc;
 	}
@@ -418,11 +447,13 @@ static int loop(run *r, tfjob_error **err)
 			return rc;
 		/* Rate-limited after a restart: keep the processes reaped, but do not reconcile yet. */
 		while (!r->local->interrupts && tfjob__local_now_ms() < r->not_before_ms) {
-			rc = tfjob_local_poll(r->local, r->not_before_ms - tfjob__local_now_ms(), err);
+			int64_t wait = r->not_before_ms - tfjob__local_now_ms(), files_due = tfjob__run_files_due_ms(r);
+			rc = tfjob_local_poll(r->local, files_due >= 0 && files_due < wait ? files_due : wait, err);
 			if (rc < 0)
 				return rc;
 			if (rc > 0)
 				tfjob__run_flush_events(r, NULL);
+			tfjob__run_save_files(r, false, NULL);
 		}
 	}
 }
@@ -439,12 +470,9 @@ static void finish(run *r, const char *why)
 	if (left && why)
 		tfjob__run_event(r, "TFJob", r->name ? r->name : "", "Normal", "LocalRunEnded", why, true);
 	tfjob__local_shutdown_tick(r->local, flush_tick, r);
-	char *pods = NULL;
-	if (r->name && list_items(&pods, r, "pods", NULL) == 0)
-		tfjob__run_pods_changed(r, pods, NULL);
-	free(pods);
 	tfjob__run_save_replicas(r, NULL);
 	tfjob__run_flush_events(r, NULL);
+	tfjob__run_save_files(r, true, NULL);
 }
 
 int tfjob_local_run(tfjob_local_outcome *out, tfjob_local *local, const tfjob_job *job,

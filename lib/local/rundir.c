@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "core/job.h"
+#include "core/objects.h"
 #include "local/run.h"
+#include "transport/internal.h"
 
 /* mkdir -p: path and its parents. 0, or -1 with errno. */
 static int make_dirs(const char *path)
@@ -163,7 +165,9 @@ int tfjob__run_init(run *r, tfjob_local *local, const tfjob_local_run_options *o
 	r->popts.render = &r->ropts;
 	r->events = json_array();
 	r->pending = json_array();
-	if (!r->events || !r->pending) {
+	r->event_index = json_object();
+	r->services_stale = true;
+	if (!r->events || !r->pending || !r->event_index) {
 		tfjob__run_free(r);
 		return tfjob__oom(err);
 	}
@@ -179,8 +183,8 @@ void tfjob__run_free(run *r)
 	tfjob_job_free(r->job);
 	json_decref(r->events);
 	json_decref(r->pending);
-	free(r->last_pods);
-	free(r->last_replicas);
+	json_decref(r->event_index);
+	tfjob_objects_free(r->services);
 	memset(r, 0, sizeof *r);
 }
 
@@ -198,22 +202,22 @@ void tfjob__run_event(run *r, const char *kind, const char *name, const char *ty
 	free(obj);
 	/* The same event again (planner events repeat every step) is counted, as Kubernetes'
 	 * event recorder aggregates it, and not reported again. */
-	size_t i;
-	json_t *old;
-	json_array_foreach(r->events, i, old) {
-		static const char *const keys[] = { "type", "reason", "object", "message" };
-		bool same = true;
-		for (size_t k = 0; k < 4 && same; k++)
-			same = !strcmp(tfjob__str(old, keys[k]), tfjob__str(e, keys[k]));
-		if (same) {
-			int64_t n = 1;
-			tfjob__int(&n, old, "count");
-			json_object_set_new(old, "count", json_integer(n + 1));
-			json_object_set(old, "lastTime", json_object_get(e, "time"));
-			json_decref(e);
-			return;
-		}
+	char *key = tfjob__strdup_printf("%s\n%s\n%s\n%s", tfjob__str(e, "type"), tfjob__str(e, "reason"),
+	                                 tfjob__str(e, "object"), tfjob__str(e, "message"));
+	json_t *old = key ? json_object_get(r->event_index, key) : NULL;
+	if (old) {
+		int64_t n = 1;
+		tfjob__int(&n, old, "count");
+		json_object_set_new(old, "count", json_integer(n + 1));
+		json_object_set(old, "lastTime", json_object_get(e, "time"));
+		json_decref(e);
+		free(key);
+		return;
 	}
+	if (key)
+		json_object_set(r->event_index, key, e);
+	free(key);
+	r->events_dirty = true;
 	json_object_set_new(e, "count", json_integer(1));
 	json_array_append(r->events, e);
 	json_array_append_new(r->pending, e);
@@ -242,8 +246,6 @@ static void send_event(run *r, json_t *e)
 
 int tfjob__run_flush_events(run *r, tfjob_error **err)
 {
-	if (!json_array_size(r->pending))
-		return 0;
 	size_t i;
 	json_t *e;
 	json_array_foreach(r->pending, i, e) {
@@ -257,53 +259,152 @@ int tfjob__run_flush_events(run *r, tfjob_error **err)
 		}
 	}
 	json_array_clear(r->pending);
+	return tfjob__run_save_files(r, false, err);
+}
+
+/* May a file be rewritten now? Unless forced, not before its spacing after the last write. */
+static bool spacing_allows(int64_t not_before_ms, bool force)
+{
+	return force || tfjob__local_now_ms() >= not_before_ms;
+}
+
+/* The spacing after a write of bytes that began at began_ms (monotonic). */
+static int64_t spaced_after(int64_t began_ms, size_t bytes)
+{
+	int64_t ended = tfjob__local_now_ms();
+	return bytes < RUN_FILE_SPACED_BYTES ? ended : ended + RUN_FILE_SPACING * (ended - began_ms);
+}
+
+static int save_events(run *r, bool force, tfjob_error **err)
+{
+	if (!r->events_dirty || !spacing_allows(r->events_not_before_ms, force))
+		return 0;
+	int64_t began = tfjob__local_now_ms();
 	char *text = json_dumps(r->events, JSON_INDENT(2));
 	if (!text)
 		return tfjob__oom(err);
 	int rc = tfjob__write_file(r->local->run_dir, "events.json", text, err);
+	r->events_not_before_ms = spaced_after(began, strlen(text));
 	free(text);
+	r->events_dirty = false;
 	return rc;
 }
 
-int tfjob__run_pods_changed(run *r, const char *pods, tfjob_error **err)
+int tfjob__run_save_files(run *r, bool force, tfjob_error **err)
 {
-	if (r->last_pods && !strcmp(r->last_pods, pods))
-		return 0;
-	free(r->last_pods);
-	r->last_pods = tfjob__strdup(pods);
-	if (!r->last_pods)
-		return tfjob__oom(err);
-	json_t *arr = json_loads(pods, 0, NULL);
-	json_t *list = json_pack("{s:s, s:s, s:o}", "kind", "PodList", "apiVersion", "v1", "items", arr ? arr : json_array());
+	int rc = save_events(r, force, err);
+	if (!rc && r->name)
+		rc = tfjob__run_save_pods(r, force, err);
+	return rc;
+}
+
+int tfjob__run_selector(char *buf, size_t size, const run *r)
+{
+	int n = snprintf(buf, size, TFJOB_LABEL_JOB_NAME "=%s", r->name ? r->name : "");
+	return n >= 0 && (size_t)n < size ? 0 : TFJOB_EINVAL;
+}
+
+static bool pods_changed(run *r)
+{
+	pthread_mutex_lock(&r->local->lock);
+	bool changed = !r->pods_saved || r->local->generation != r->pods_generation;
+	pthread_mutex_unlock(&r->local->lock);
+	return changed;
+}
+
+/* Milliseconds until a write deferred to not_before_ms is due; -1 when none waits. */
+static int64_t due_ms(bool waiting, int64_t not_before_ms)
+{
+	if (!waiting)
+		return -1;
+	int64_t left = not_before_ms - tfjob__local_now_ms();
+	return left > 0 ? left : 0;
+}
+
+int64_t tfjob__run_files_due_ms(run *r)
+{
+	int64_t pods = due_ms(pods_changed(r), r->pods_not_before_ms);
+	int64_t events = due_ms(r->events_dirty, r->events_not_before_ms);
+	return pods < 0 || (events >= 0 && events < pods) ? events : pods;
+}
+
+/* Every Pod of the run with its live status (a JSON array), and the generation it shows. */
+int tfjob__run_pods(json_t **out, run *r, bool full, uint64_t *generation, tfjob_error **err)
+{
+	char text[512];
+	tfjob__selector *sel = NULL;
+	int rc = tfjob__run_selector(text, sizeof text, r);
+	if (rc)
+		return tfjob__fail(err, rc, "TFJob name too long for a label selector: %s", r->name);
+	rc = tfjob__selector_parse(&sel, text, err);
+	if (rc)
+		return rc;
+	*out = tfjob__local_pods_matching(r->local, r->ns, sel, NULL, full, generation);
+	tfjob__selector_free(sel);
+	return *out ? 0 : tfjob__oom(err);
+}
+
+/* Write pods.json (*bytes: its size), then tell on_update. */
+static int write_pods(run *r, json_t *items, size_t *bytes, tfjob_error **err)
+{
+	json_t *list = json_pack("{s:s, s:s, s:O}", "kind", "PodList", "apiVersion", "v1", "items", items);
 	char *text = list ? json_dumps(list, JSON_INDENT(2)) : NULL;
 	json_decref(list);
 	if (!text)
 		return tfjob__oom(err);
+	*bytes = strlen(text);
 	int rc = tfjob__write_file(r->local->run_dir, "pods.json", text, err);
 	free(text);
 	if (!rc) /* before the update: a view of the Pods reads the report of this moment */
 		rc = tfjob__run_save_replicas(r, err);
-	if (r->on_update)
-		r->on_update(TFJOB_LOCAL_UPDATE_PODS, pods, r->payload);
+	if (r->on_update) {
+		char *arr = json_dumps(items, JSON_COMPACT);
+		if (!arr)
+			return rc ? rc : tfjob__oom(err);
+		r->on_update(TFJOB_LOCAL_UPDATE_PODS, arr, r->payload);
+		free(arr);
+	}
+	return rc;
+}
+
+int tfjob__run_save_pods(run *r, bool force, tfjob_error **err)
+{
+	if (!pods_changed(r) || !spacing_allows(r->pods_not_before_ms, force))
+		return 0;
+	int64_t began = tfjob__local_now_ms();
+	uint64_t generation = 0;
+	json_t *items = NULL;
+	int rc = tfjob__run_pods(&items, r, true, &generation, err);
+	if (rc)
+		return rc;
+	size_t bytes = 0;
+	rc = write_pods(r, items, &bytes, err);
+	json_decref(items);
+	r->pods_generation = generation;
+	r->pods_saved = true;
+	r->pods_not_before_ms = spaced_after(began, bytes);
 	return rc;
 }
 
 int tfjob__run_save_replicas(run *r, tfjob_error **err)
 {
+	uint64_t generation = 0;
+	json_t *history = NULL;
 	pthread_mutex_lock(&r->local->lock);
-	json_t *history = tfjob__local_history(r->local);
+	bool behind = !r->replicas_saved || r->local->history_generation != r->replicas_generation;
+	if (behind)
+		history = tfjob__local_history(r->local, &generation);
 	pthread_mutex_unlock(&r->local->lock);
+	if (!behind)
+		return 0;
 	char *text = history ? json_dumps(history, JSON_INDENT(2)) : NULL;
 	json_decref(history);
 	if (!text)
 		return tfjob__oom(err);
-	if (r->last_replicas && !strcmp(r->last_replicas, text)) {
-		free(text);
-		return 0;
-	}
 	int rc = tfjob__write_file(r->local->run_dir, "replicas.json", text, err);
-	free(r->last_replicas);
-	r->last_replicas = text;
+	free(text);
+	r->replicas_generation = generation;
+	r->replicas_saved = true;
 	return rc;
 }
 

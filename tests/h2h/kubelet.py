@@ -8,7 +8,12 @@ of one namespace and does what a kubelet and the scheduler would, through the AP
   - finishes graceful deletions: a pod with deletionTimestamp is deleted with grace period 0
     three seconds later (DELETION_SECONDS), as a kubelet does once its containers have stopped, so
     that an operator always sees a pod terminating, as on a real node.
-User agent `h2h-kubelet`, so its requests are told apart in the audit log."""
+User agent `h2h-kubelet`, so its requests are told apart in the audit log.
+
+With workers > 0 its requests are sent from that many threads instead of the watch thread, so
+that thousands of pods created at once are bound and run in parallel, as on many nodes, and its
+view of the pods (snapshot, wait_for) never lags behind the watch (bench/operator.py)."""
+import concurrent.futures
 import datetime
 import fnmatch
 import threading
@@ -37,8 +42,9 @@ def terminated(code):
 
 
 class StandIn:
-    def __init__(self, namespace, schedule=True, kube=None):
+    def __init__(self, namespace, schedule=True, kube=None, workers=0):
         self.ns = namespace
+        self.pool = concurrent.futures.ThreadPoolExecutor(workers) if workers else None
         self.kube = kube or Kube("h2h-kubelet")
         self.schedule = schedule
         self.pods = {}          # name -> latest pod seen
@@ -50,6 +56,15 @@ class StandIn:
 
     def close(self):
         self.watcher.close()
+        if self.pool:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _act(self, fn, pod):
+        """fn(pod) now, or on the worker threads when there are some."""
+        if self.pool:
+            self.pool.submit(fn, pod)
+        else:
+            fn(pod)
 
     # --- what a kubelet does by itself
 
@@ -72,9 +87,9 @@ class StandIn:
                 t.start()
         elif not pod["spec"].get("nodeName"):
             if self.schedule:  # it stands in for every scheduler, gang schedulers too
-                self._bind(pod)
+                self._act(self._bind, pod)
         elif (pod.get("status") or {}).get("phase", "Pending") == "Pending":
-            self._run(pod)
+            self._act(self._run, pod)
 
     def _bind(self, pod):
         m = pod["metadata"]
@@ -83,9 +98,11 @@ class StandIn:
             "target": {"apiVersion": "v1", "kind": "Node", "name": NODE}})
 
     def _run(self, pod):
-        self.ip += 1
+        with self.lock:
+            self.ip += 1
+            ip = self.ip
         t = now()
-        status = {"phase": "Running", "hostIP": "127.0.0.1", "podIP": f"10.1.{self.ip // 250}.{self.ip % 250 + 1}",
+        status = {"phase": "Running", "hostIP": "127.0.0.1", "podIP": f"10.1.{ip // 250}.{ip % 250 + 1}",
                   "startTime": t,
                   "conditions": [{"type": c, "status": "True", "lastTransitionTime": t}
                                  for c in ("PodScheduled", "Initialized", "ContainersReady", "Ready")],

@@ -89,6 +89,17 @@ class WaitTimeout(Exception):
     pass
 
 
+def wait_until(what, pred, timeout, poll=0.2):
+    """Poll pred() until it is true; returns the time it became true, raises WaitTimeout (naming
+    what) after timeout seconds."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return time.time()
+        time.sleep(poll)
+    raise WaitTimeout(f"timed out after {timeout} s waiting for {what}")
+
+
 def owner_refs(meta):
     return [{k: r.get(k) for k in ("apiVersion", "kind", "name", "controller", "blockOwnerDeletion")}
             for r in meta.get("ownerReferences") or []]
@@ -199,12 +210,7 @@ class Scenario:
         return last
 
     def wait(self, what, pred, timeout):
-        end = time.time() + timeout
-        while time.time() < end:
-            if pred():
-                return
-            time.sleep(0.2)
-        raise WaitTimeout(f"timed out after {timeout} s waiting for {what}")
+        wait_until(what, pred, timeout)
 
     # --- the scenario
 
@@ -417,12 +423,17 @@ def run_group(argv, group, log, ready):
         for t in threads:
             t.join()
     finally:
-        os.killpg(op.pid, signal.SIGTERM)
-        try:
-            op.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(op.pid, signal.SIGKILL)
-            op.wait()
+        stop_operator(op)
+
+
+def stop_operator(op):
+    """SIGTERM to the operator's process group; SIGKILL if it has not exited 20 s later."""
+    os.killpg(op.pid, signal.SIGTERM)
+    try:
+        op.wait(20)
+    except subprocess.TimeoutExpired:
+        os.killpg(op.pid, signal.SIGKILL)
+        op.wait()
 
 
 def install_podgroup_crd(kind):

@@ -14,7 +14,9 @@ def sh(script, name="tiny", replicas=None, **kw):
 
 def test_run_local_succeeds(tmp_path):
     updates, events = [], []
-    result = tfjob.run_local(sh('echo "hello from $TFJOB_POD_NAME"; echo "$TF_CONFIG"; exit 0'), tmp_path / "run",
+    job = sh('echo "hello from $TFJOB_POD_NAME"; echo "$TF_CONFIG"; exit 0')
+    job["spec"]["successPolicy"] = "AllWorkers"  # worker-1 is not stopped before it has printed
+    result = tfjob.run_local(job, tmp_path / "run",
                              on_update=lambda what, value: updates.append((what, value)),
                              on_event=lambda *e: events.append(e))
     assert result.outcome == "Succeeded" and result.succeeded
@@ -204,6 +206,7 @@ def test_run_local_makes_a_fresh_run_directory(tmp_path, monkeypatch):
 
 def test_run_local_hands_out_gpus(tmp_path):
     job = sh('echo "[${CUDA_VISIBLE_DEVICES-unset}]"', name="gpu")
+    job["spec"]["successPolicy"] = "AllWorkers"  # worker-1 is not stopped before it has printed
     job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
         "limits": {"nvidia.com/gpu": 1}}
     result = tfjob.run_local(job, tmp_path / "run", gpus=["3", "5"])

@@ -242,6 +242,7 @@ def test_close_waits_for_calls_in_flight_on_other_threads():
         b.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"}})
     outcomes = []
     go = threading.Event()
+    listed = threading.Semaphore(0)  # one release per thread, after its first list
 
     def hammer():
         go.wait()
@@ -250,7 +251,11 @@ def test_close_waits_for_calls_in_flight_on_other_threads():
             try:
                 b.items("pods")
                 n += 1
+                if n == 1:
+                    listed.release()
             except tfjob.Error as e:
+                if n == 0:
+                    listed.release()
                 outcomes.append((n, e.code))
                 return
 
@@ -258,7 +263,9 @@ def test_close_waits_for_calls_in_flight_on_other_threads():
     for t in threads:
         t.start()
     go.set()
-    time.sleep(0.05)
+    for _ in threads:  # every thread is listing (a loaded machine may not start one in 50 ms)
+        assert listed.acquire(timeout=10)
+    time.sleep(0.01)
     b.close()  # must wait for the lists in flight, never free under them
     for t in threads:
         t.join(10)
