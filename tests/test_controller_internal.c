@@ -234,6 +234,48 @@ START_TEST(store_index_and_versions)
 }
 END_TEST
 
+/* TFJobs and PodGroups are kept as text and parsed when read; versions are respected. */
+START_TEST(store_keeps_text)
+{
+	tfjob__store s;
+	tfjob__store_init(&s);
+	json_t *job = json_pack("{s:{s:s,s:s,s:s},s:{s:[i,i]}}", "metadata", "name", "j", "namespace", "ns",
+	                        "resourceVersion", "7", "spec", "x", 1, 2);
+	ck_assert_int_eq(tfjob__store_put(&s, json_incref(job)), 0);
+	json_t *got = tfjob__store_get(&s, "ns/j");
+	ck_assert(json_equal(got, job));
+	json_decref(got);
+	char *text = tfjob__store_text(&s, "ns/j");
+	ck_assert_str_eq(text, "{\"metadata\":{\"name\":\"j\",\"namespace\":\"ns\",\"resourceVersion\":\"7\"},"
+	                       "\"spec\":{\"x\":[1,2]}}");
+	free(text);
+	ck_assert_uint_gt(s.bytes, 0);
+	/* an older version does not replace it; a newer one does */
+	json_t *older = json_deep_copy(job);
+	json_object_set_new(json_object_get(older, "metadata"), "resourceVersion", json_string("6"));
+	ck_assert_int_eq(tfjob__store_put(&s, older), 1);
+	json_t *newer = json_deep_copy(job);
+	json_object_set_new(json_object_get(newer, "metadata"), "resourceVersion", json_string("8"));
+	ck_assert_int_eq(tfjob__store_put(&s, json_incref(newer)), 0);
+	got = tfjob__store_get(&s, "ns/j");
+	ck_assert(json_equal(got, newer));
+	json_decref(got);
+	ck_assert_ptr_null(tfjob__store_get(&s, "ns/other"));
+	ck_assert_int_eq(tfjob__store_put(&s, json_pack("{s:{}}", "metadata")), TFJOB_EINVAL);
+	json_t *removed = NULL;
+	ck_assert_int_eq(tfjob__store_del(&s, job, &removed), 1);
+	ck_assert(json_equal(removed, newer));
+	json_decref(removed);
+	ck_assert_int_eq(tfjob__store_del(&s, job, &removed), 0);
+	ck_assert_ptr_null(removed);
+	ck_assert_uint_eq(s.bytes, 0);
+	ck_assert_ptr_null(tfjob__store_get(&s, "ns/j"));
+	json_decref(newer);
+	json_decref(job);
+	tfjob__store_clear(&s);
+}
+END_TEST
+
 /* A pod of a large job: its spec (the whole TF_CONFIG) is not kept; what the planner reads is. */
 START_TEST(child_is_compact)
 {
@@ -317,6 +359,37 @@ START_TEST(child_loads_without_spec)
 }
 END_TEST
 
+/* Objects are parsed without metadata.managedFields; everything else is kept. */
+START_TEST(object_loads_without_managed_fields)
+{
+	const char *job = "{\"metadata\":{\"name\":\"j\",\"managedFields\":[{\"manager\":\"x\",\"fieldsV1\":"
+	                  "{\"f:status\":{\"f:conditions\":{}}},\"note\":\"]}\"}],\"labels\":{\"a\":\"b\"}},"
+	                  "\"spec\":{\"x\":1},\"status\":{\"phase\":\"Running\"}}";
+	json_t *o = tfjob__object_loads(job);
+	json_t *md = json_object_get(o, "metadata");
+	ck_assert_ptr_null(json_object_get(md, "managedFields"));
+	ck_assert_str_eq(json_string_value(json_object_get(md, "name")), "j");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(md, "labels"), "a")), "b");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "spec"), "x")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "status"), "phase")), "Running");
+	json_decref(o);
+	/* a "managedFields" outside metadata is data: kept */
+	o = tfjob__object_loads("{\"spec\":{\"managedFields\":1},\"metadata\":{\"name\":\"j\"}}");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "spec"), "managedFields")), 1);
+	json_decref(o);
+	ck_assert_ptr_null(tfjob__object_loads("{\"metadata\":{\"managedFields\":[1,2}}"));
+	ck_assert_ptr_null(tfjob__object_loads("not json"));
+	/* a child loses both its spec and its managedFields */
+	o = tfjob__child_loads("{\"metadata\":{\"name\":\"p\",\"managedFields\":[{\"manager\":\"m\"}]},"
+	                       "\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"a-long-image-name:1.2.3\"}]},"
+	                       "\"status\":{\"phase\":\"Running\"}}");
+	ck_assert(json_is_null(json_object_get(o, "spec")));
+	ck_assert_ptr_null(json_object_get(json_object_get(o, "metadata"), "managedFields"));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "metadata"), "name")), "p");
+	json_decref(o);
+}
+END_TEST
+
 static int collect_names(json_t *item, void *payload)
 {
 	json_t *names = payload;
@@ -380,8 +453,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, queue_blocking_get_wakes);
 	tcase_add_test(tc, expectations);
 	tcase_add_test(tc, store_index_and_versions);
+	tcase_add_test(tc, store_keeps_text);
 	tcase_add_test(tc, child_is_compact);
 	tcase_add_test(tc, child_loads_without_spec);
+	tcase_add_test(tc, object_loads_without_managed_fields);
 	tcase_add_test(tc, list_parse_items_one_by_one);
 	tcase_add_test(tc, map_basics);
 	suite_add_tcase(s, tc);

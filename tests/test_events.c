@@ -96,6 +96,37 @@ START_TEST(repeat_becomes_count_patch)
 }
 END_TEST
 
+/* The correlator keeps at most 4,096 keys: the least recently used is forgotten first. */
+START_TEST(correlator_forgets_least_recent_keys)
+{
+	ck_assert_int_eq(tfjob__recorder_start(C->events), 0);
+	post(&JOB, "SuccessfulCreatePod", "Created pod: job1-worker-0", 1);
+	flush();
+	enum { OTHERS = 4100 };
+	for (int i = 0; i < OTHERS; i++) {
+		char name[32], uid[32];
+		snprintf(name, sizeof(name), "other-%d", i);
+		snprintf(uid, sizeof(uid), "uid-other-%d", i);
+		tfjob__event_ref other = JOB;
+		other.name = name;
+		other.uid = uid;
+		post(&other, "SuccessfulCreatePod", "Created pod: x", 1);
+		if (i % 500 == 499)
+			flush();
+	}
+	flush();
+	ck_assert_uint_eq(C->m.events_created, 1 + OTHERS);
+	/* the first key was evicted: a new Event, not a PATCH; then it is known again */
+	post(&JOB, "SuccessfulCreatePod", "Created pod: job1-worker-0", 1);
+	flush();
+	ck_assert_uint_eq(C->m.events_created, 2 + OTHERS);
+	ck_assert_uint_eq(C->m.events_patched, 0);
+	post(&JOB, "SuccessfulCreatePod", "Created pod: job1-worker-0", 1);
+	flush();
+	ck_assert_uint_eq(C->m.events_patched, 1);
+}
+END_TEST
+
 START_TEST(similar_events_are_combined)
 {
 	ck_assert_int_eq(tfjob__recorder_start(C->events), 0);
@@ -226,6 +257,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, repeat_becomes_count_patch);
+	tcase_add_test(tc, correlator_forgets_least_recent_keys);
 	tcase_add_test(tc, similar_events_are_combined);
 	tcase_add_test(tc, spam_filter_drops_and_counts);
 	tcase_add_test(tc, full_queue_drops_and_counts);

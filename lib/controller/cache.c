@@ -43,21 +43,22 @@ static size_t json_bytes(json_t *v)
 	return n;
 }
 
-/* ---- whole objects ---- */
+/* ---- whole objects, as compact JSON text ---- */
+
+/* A stored object: its compact JSON text, then its resourceVersion (compared without parsing). */
+typedef struct stored_obj {
+	const char *rv; /* NULL when it has none */
+	char text[];
+} stored_obj;
 
 void tfjob__store_init(tfjob__store *s)
 {
 	memset(s, 0, sizeof(*s));
 }
 
-static void decref(void *v)
-{
-	json_decref(v);
-}
-
 void tfjob__store_clear(tfjob__store *s)
 {
-	tfjob__map_clear(&s->objs, decref);
+	tfjob__map_clear(&s->objs, free);
 	s->bytes = 0;
 }
 
@@ -98,6 +99,26 @@ static const char *rv_of(json_t *obj)
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
+/* obj as a stored object; NULL when out of memory. */
+static stored_obj *stored_new(json_t *obj)
+{
+	char *text = json_dumps(obj, JSON_COMPACT);
+	const char *rv = rv_of(obj);
+	size_t tn = text ? strlen(text) + 1 : 0, rn = rv ? strlen(rv) + 1 : 0;
+	stored_obj *so = text ? malloc(sizeof(*so) + tn + rn) : NULL;
+	if (so) {
+		memcpy(so->text, text, tn);
+		so->rv = rv ? memcpy(so->text + tn, rv, rn) : NULL;
+	}
+	free(text);
+	return so;
+}
+
+static size_t stored_bytes(const stored_obj *so)
+{
+	return sizeof(*so) + strlen(so->text) + 1 + (so->rv ? strlen(so->rv) + 1 : 0) + ALLOC_OVERHEAD;
+}
+
 int tfjob__store_put(tfjob__store *s, json_t *obj)
 {
 	char *key = tfjob__object_key(obj);
@@ -105,33 +126,50 @@ int tfjob__store_put(tfjob__store *s, json_t *obj)
 		json_decref(obj);
 		return TFJOB_EINVAL;
 	}
-	json_t *old = tfjob__map_get(&s->objs, key);
-	if (old && newer(rv_of(old), rv_of(obj))) {
+	stored_obj *old = tfjob__map_get(&s->objs, key);
+	if (old && newer(old->rv, rv_of(obj))) {
 		free(key);
 		json_decref(obj);
 		return 1;
 	}
+	stored_obj *so = stored_new(obj);
+	json_decref(obj);
 	void *replaced = NULL;
-	int rc = tfjob__map_put(&s->objs, key, obj, &replaced) ? TFJOB_ENOMEM : 0;
+	int rc = !so || tfjob__map_put(&s->objs, key, so, &replaced) ? TFJOB_ENOMEM : 0;
 	if (rc) {
-		json_decref(obj);
+		free(so);
 	} else {
-		s->bytes += json_bytes(obj) + (replaced ? 0 : map_entry_bytes(key));
-		s->bytes -= replaced ? json_bytes(replaced) : 0;
+		s->bytes += stored_bytes(so) + (replaced ? 0 : map_entry_bytes(key));
+		s->bytes -= replaced ? stored_bytes(replaced) : 0;
 	}
-	json_decref(replaced);
+	free(replaced);
 	free(key);
 	return rc;
 }
 
-json_t *tfjob__store_del(tfjob__store *s, json_t *obj)
+json_t *tfjob__store_get(const tfjob__store *s, const char *key)
+{
+	const stored_obj *so = tfjob__map_get(&s->objs, key);
+	return so ? json_loads(so->text, 0, NULL) : NULL;
+}
+
+char *tfjob__store_text(const tfjob__store *s, const char *key)
+{
+	const stored_obj *so = tfjob__map_get(&s->objs, key);
+	return so ? strdup(so->text) : NULL;
+}
+
+int tfjob__store_del(tfjob__store *s, json_t *obj, json_t **removed)
 {
 	char *key = tfjob__object_key(obj);
-	json_t *old = key ? tfjob__map_del(&s->objs, key) : NULL;
+	stored_obj *old = key ? tfjob__map_del(&s->objs, key) : NULL;
 	if (old)
-		s->bytes -= json_bytes(old) + map_entry_bytes(key);
+		s->bytes -= stored_bytes(old) + map_entry_bytes(key);
+	if (removed)
+		*removed = old ? json_loads(old->text, 0, NULL) : NULL;
 	free(key);
-	return old;
+	free(old);
+	return old != NULL;
 }
 
 /* ---- compact children ---- */
@@ -183,10 +221,12 @@ static const char *skip_value(const char *p)
 	return NULL;
 }
 
-/* Where the value of the top-level member "spec" starts and ends; 0 when there is none (or the
-   text is not a plain object). */
-static int find_spec(const char *text, const char **start, const char **end)
+/* Where the value of the member `key` (quoted, e.g. "\"spec\"") of the object starting at text
+   starts and ends; 0 when there is none (or the text is not a plain object). The walk stops at
+   the object's end, so text may go on past it. */
+static int find_member(const char *text, const char *key, const char **start, const char **end)
 {
+	size_t klen = strlen(key);
 	const char *p = skip_ws(text);
 	if (*p++ != '{')
 		return 0;
@@ -194,17 +234,17 @@ static int find_spec(const char *text, const char **start, const char **end)
 		p = skip_ws(p);
 		if (*p != '"')
 			return 0;
-		const char *key = p;
+		const char *k = p;
 		if (!(p = skip_string(p)))
 			return 0;
-		int spec = p - key == 6 && !memcmp(key, "\"spec\"", 6);
+		int found = (size_t)(p - k) == klen && !memcmp(k, key, klen);
 		p = skip_ws(p);
 		if (*p++ != ':')
 			return 0;
 		const char *v = skip_ws(p);
 		if (!(p = skip_value(v)))
 			return 0;
-		if (spec) {
+		if (found) {
 			*start = v;
 			*end = p;
 			return 1;
@@ -215,6 +255,38 @@ static int find_spec(const char *text, const char **start, const char **end)
 	}
 }
 
+/* A copy of text with [a, b) replaced by null; NULL when out of memory. */
+static char *with_null(const char *text, const char *a, const char *b)
+{
+	size_t head = (size_t)(a - text), tail = strlen(b);
+	char *out = malloc(head + 4 + tail + 1);
+	if (out) {
+		memcpy(out, text, head);
+		memcpy(out + head, "null", 4);
+		memcpy(out + head + 4, b, tail + 1);
+	}
+	return out;
+}
+
+/* Where metadata.managedFields's value starts and ends; 0 when there is none. */
+static int find_managed_fields(const char *text, const char **start, const char **end)
+{
+	const char *md, *md_end;
+	return find_member(text, "\"metadata\"", &md, &md_end) && find_member(md, "\"managedFields\"", start, end);
+}
+
+json_t *tfjob__object_loads(const char *text)
+{
+	const char *a, *b;
+	if (!find_managed_fields(text, &a, &b))
+		return json_loads(text, 0, NULL);
+	char *lean = with_null(text, a, b);
+	json_t *obj = lean ? json_loads(lean, 0, NULL) : NULL;
+	free(lean);
+	json_object_del(json_object_get(obj, "metadata"), "managedFields");
+	return obj;
+}
+
 /* Parse text[0..len) (copied: the parsers want a terminated string). */
 static json_t *loads_part(const char *text, size_t len, int lean)
 {
@@ -223,7 +295,7 @@ static json_t *loads_part(const char *text, size_t len, int lean)
 		return NULL;
 	memcpy(copy, text, len);
 	copy[len] = '\0';
-	json_t *v = lean ? tfjob__child_loads(copy) : json_loads(copy, 0, NULL);
+	json_t *v = lean ? tfjob__child_loads(copy) : tfjob__object_loads(copy);
 	free(copy);
 	return v;
 }
@@ -296,16 +368,10 @@ int tfjob__list_parse(const char *text, int lean, json_t **meta, int (*on_item)(
 json_t *tfjob__child_loads(const char *text)
 {
 	const char *a, *b;
-	if (!find_spec(text, &a, &b) || b - a < 64)
-		return json_loads(text, 0, NULL);
-	size_t head = (size_t)(a - text), tail = strlen(b);
-	char *lean = malloc(head + 4 + tail + 1);
-	if (!lean)
-		return NULL;
-	memcpy(lean, text, head);
-	memcpy(lean + head, "null", 4);
-	memcpy(lean + head + 4, b, tail + 1);
-	json_t *obj = json_loads(lean, 0, NULL);
+	if (!find_member(text, "\"spec\"", &a, &b) || b - a < 64)
+		return tfjob__object_loads(text);
+	char *lean = with_null(text, a, b);
+	json_t *obj = lean ? tfjob__object_loads(lean) : NULL;
 	free(lean);
 	return obj;
 }

@@ -38,16 +38,50 @@ struct tfjob__event {
 	char data[];
 };
 
-/* ---- a least-recently-used string map ---- */
+/* ---- a least-recently-used map, keyed by a digest of the key ---- */
+
+/*
+ * The correlator's keys (source, involved object, type, reason, message) are a few hundred bytes
+ * and 3 x 4,096 of them are kept: an entry keeps a 128-bit digest of its key instead (as hex),
+ * from two unrelated 64-bit hashes; a collision (two keys taken for one) is not to be expected
+ * in the lifetime of the universe at these sizes.
+ */
+#define DIGEST_HEX 33
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+static uint64_t mix64(uint64_t h) /* splitmix64's finaliser */
+{
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
+static uint64_t hash64(const char *s, size_t n, uint64_t h, uint64_t mul)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * mul;
+	return mix64(h ^ n);
+}
+
+static void digest(char out[DIGEST_HEX], const char *s)
+{
+	size_t n = strlen(s);
+	uint64_t a = hash64(s, n, FNV_OFFSET, FNV_PRIME);
+	uint64_t b = hash64(s, n, 0x9e3779b97f4a7c15ull, 0xff51afd7ed558ccdull); /* another odd multiplier */
+	snprintf(out, DIGEST_HEX, "%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
+}
 
 typedef struct lru_entry {
 	struct lru_entry *prev, *next;
 	void *val;
-	char *key; /* in the same allocation, after the entry (no flexible member: the list head is one) */
+	char key[DIGEST_HEX];
 } lru_entry;
 
 typedef struct lru {
-	tfjob__map map; /* key -> lru_entry */
+	tfjob__map map; /* digest -> lru_entry */
 	lru_entry head; /* head.next: most recent */
 	void (*free_val)(void *);
 } lru;
@@ -75,7 +109,9 @@ static void lru_push_front(lru *l, lru_entry *e)
 
 static void *lru_get(lru *l, const char *key)
 {
-	lru_entry *e = tfjob__map_get(&l->map, key);
+	char d[DIGEST_HEX];
+	digest(d, key);
+	lru_entry *e = tfjob__map_get(&l->map, d);
 	if (!e)
 		return NULL;
 	lru_unlink(e);
@@ -94,13 +130,10 @@ static void lru_drop(lru *l, lru_entry *e)
 /* Insert a new key (absent: callers lru_get first); takes val, frees it on failure. */
 static int lru_add(lru *l, const char *key, void *val)
 {
-	size_t n = strlen(key) + 1;
-	lru_entry *e = malloc(sizeof(*e) + n);
-	if (e) {
-		e->key = (char *)(e + 1);
-		memcpy(e->key, key, n);
-	}
-	if (!e || tfjob__map_put(&l->map, key, e, NULL)) {
+	lru_entry *e = malloc(sizeof(*e));
+	if (e)
+		digest(e->key, key);
+	if (!e || tfjob__map_put(&l->map, e->key, e, NULL)) {
 		free(e);
 		l->free_val(val);
 		return TFJOB_ENOMEM;
@@ -127,7 +160,7 @@ static void lru_clear(lru *l)
 /* ---- correlator state ---- */
 
 typedef struct aggregate_record {
-	char *messages[AGGREGATE_MAX_EVENTS]; /* distinct messages seen (client-go's localKeys) */
+	uint64_t messages[AGGREGATE_MAX_EVENTS]; /* hashes of the distinct messages seen (client-go's localKeys) */
 	int n;
 	int64_t last_s;
 } aggregate_record;
@@ -141,14 +174,6 @@ typedef struct spam_record {
 	double tokens;
 	int64_t last_s;
 } spam_record;
-
-static void free_aggregate(void *v)
-{
-	aggregate_record *a = v;
-	for (int i = 0; a && i < a->n; i++)
-		free(a->messages[i]);
-	free(a);
-}
 
 static void free_seen(void *v)
 {
@@ -181,7 +206,7 @@ int tfjob__recorder_new(tfjob__recorder **out, tfjob_controller *c)
 	r->c = c;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cond, NULL);
-	lru_init(&r->aggregate, free_aggregate);
+	lru_init(&r->aggregate, free);
 	lru_init(&r->seen, free_seen);
 	lru_init(&r->spam, free);
 	*out = r;
@@ -314,10 +339,15 @@ static int spam_allows(tfjob__recorder *r, const char *okey, int64_t now_s)
 	return 1;
 }
 
-static int has_message(const aggregate_record *a, const char *message)
+static uint64_t message_hash(const char *message)
+{
+	return hash64(message, strlen(message), FNV_OFFSET, FNV_PRIME);
+}
+
+static int has_message(const aggregate_record *a, uint64_t message)
 {
 	for (int i = 0; i < a->n; i++)
-		if (!strcmp(a->messages[i], message))
+		if (a->messages[i] == message)
 			return 1;
 	return 0;
 }
@@ -329,26 +359,19 @@ static int has_message(const aggregate_record *a, const char *message)
 static int aggregate(tfjob__recorder *r, const char *akey, const char *message, int64_t now_s)
 {
 	aggregate_record *a = lru_get(&r->aggregate, akey);
-	if (a && now_s - a->last_s > AGGREGATE_INTERVAL_S) {
-		for (int i = 0; i < a->n; i++)
-			free(a->messages[i]);
+	if (a && now_s - a->last_s > AGGREGATE_INTERVAL_S)
 		a->n = 0;
-	}
 	if (!a) {
 		a = calloc(1, sizeof(*a));
 		if (!a || lru_add(&r->aggregate, akey, a))
 			return 0;
 	}
 	a->last_s = now_s;
-	if (!has_message(a, message)) {
-		char *copy = strdup(message);
-		if (!copy)
-			return 0;
-		if (a->n == AGGREGATE_MAX_EVENTS) { /* client-go pops one to keep the set bounded */
-			free(a->messages[a->n - 1]);
+	uint64_t h = message_hash(message);
+	if (!has_message(a, h)) {
+		if (a->n == AGGREGATE_MAX_EVENTS) /* client-go pops one to keep the set bounded */
 			a->n--;
-		}
-		a->messages[a->n++] = copy;
+		a->messages[a->n++] = h;
 	}
 	return a->n >= AGGREGATE_MAX_EVENTS;
 }

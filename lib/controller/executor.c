@@ -202,7 +202,7 @@ static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 /* Put a child the server answered a write with into the cache (newer than, or the same as, the cached). */
 static void cache_child(rctx *r, int kind, const char *text)
 {
-	json_t *obj = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *obj = text ? tfjob__child_loads(text) : NULL;
 	tfjob__child *ch = NULL;
 	if (obj && tfjob__child_new(&ch, obj) == 0 && ch) {
 		pthread_mutex_lock(&r->c->cache_mu);
@@ -224,7 +224,7 @@ static void cache_put(tfjob_controller *c, int kind, json_t *obj)
 /* Keep an object the server answered a write with (newer than the cache, or the same) in a store. */
 static void store_answer(rctx *r, int kind, const char *text)
 {
-	json_t *obj = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *obj = text ? tfjob__object_loads(text) : NULL;
 	if (obj)
 		cache_put(r->c, kind, obj);
 }
@@ -312,7 +312,9 @@ static json_t *take_pod_group(rctx *r, const char *name)
 {
 	json_t *id = json_pack("{s:{s:s,s:s}}", "metadata", "namespace", r->ns, "name", name);
 	pthread_mutex_lock(&r->c->cache_mu);
-	json_t *pg = id ? tfjob__store_del(&r->c->stores[INF_PODGROUPS], id) : NULL;
+	json_t *pg = NULL;
+	if (id)
+		tfjob__store_del(&r->c->stores[INF_PODGROUPS], id, &pg);
 	pthread_mutex_unlock(&r->c->cache_mu);
 	json_decref(id);
 	return pg;
@@ -321,7 +323,7 @@ static json_t *take_pod_group(rctx *r, const char *name)
 /* A DELETE's answer when it is the object that finalizers keep (new reference), else NULL. */
 static json_t *still_there(const char *answer)
 {
-	json_t *obj = answer ? json_loads(answer, 0, NULL) : NULL;
+	json_t *obj = answer ? tfjob__object_loads(answer) : NULL;
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	if (obj && !(kind && !strcmp(kind, "Status")) && meta_str(obj, "deletionTimestamp"))
 		return obj;
@@ -465,10 +467,8 @@ static char *pod_group_text(rctx *r)
 	if (r->c->o.gang_scheduler == TFJOB_GANG_NONE)
 		return NULL;
 	pthread_mutex_lock(&r->c->cache_mu);
-	json_t *pg = json_incref(tfjob__map_get(&r->c->stores[INF_PODGROUPS].objs, r->key));
+	char *text = tfjob__store_text(&r->c->stores[INF_PODGROUPS], r->key);
 	pthread_mutex_unlock(&r->c->cache_mu);
-	char *text = pg ? json_dumps(pg, JSON_COMPACT) : NULL;
-	json_decref(pg);
 	return text;
 }
 
@@ -599,7 +599,7 @@ static int reread_job(rctx *r)
 	char *fresh = NULL;
 	int rc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, r->ns, r->name, &r->err);
 	tfjob__count(c, TFJOB_API_GET, rc);
-	json_t *f = rc == 0 ? json_loads(fresh, 0, NULL) : NULL;
+	json_t *f = rc == 0 ? tfjob__object_loads(fresh) : NULL;
 	tfjob_free(fresh);
 	if (f)
 		cache_job(c, f);
@@ -644,7 +644,7 @@ static int write_status(rctx *r)
 	}
 	/* Counted as soon as the write has succeeded, before the checks of what was stored. */
 	count_transitions(r);
-	json_t *s = stored ? json_loads(stored, 0, NULL) : NULL;
+	json_t *s = stored ? tfjob__object_loads(stored) : NULL;
 	tfjob_free(stored);
 	char where[256] = "";
 	if (s && status_lost(r->new_status, json_object_get(s, "status"), where, sizeof(where))) {
@@ -720,7 +720,7 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 	}
 	for (int attempt = 0; attempt < 5; attempt++) {
 		pthread_mutex_lock(&c->cache_mu);
-		r.job = json_incref(tfjob__map_get(&c->stores[INF_JOBS].objs, key));
+		r.job = tfjob__store_get(&c->stores[INF_JOBS], key);
 		pthread_mutex_unlock(&c->cache_mu);
 		if (!r.job) {
 			tfjob__exp_delete(c->exp, key);

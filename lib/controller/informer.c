@@ -87,14 +87,14 @@ static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *o
 	}
 	pthread_mutex_lock(&c->cache_mu);
 	char *key = tfjob__object_key(obj);
-	json_t *old = key ? json_incref(tfjob__map_get(&c->stores[INF_PODGROUPS].objs, key)) : NULL;
+	json_t *old = key ? tfjob__store_get(&c->stores[INF_PODGROUPS], key) : NULL;
 	/* A DELETED event of a PodGroup the cache no longer has is our own delete (executor.c
 	   takes it out of the cache before the call): the reconcile that deleted it knew. */
 	int changed = type == TFJOB_WATCH_DELETED ? old != NULL
 	              : !old || !json_equal(json_object_get(old, "spec"), json_object_get(obj, "spec")) ||
 	                !json_equal(json_object_get(old, "status"), json_object_get(obj, "status"));
 	if (type == TFJOB_WATCH_DELETED)
-		json_decref(tfjob__store_del(&c->stores[INF_PODGROUPS], obj));
+		tfjob__store_del(&c->stores[INF_PODGROUPS], obj, NULL);
 	else
 		tfjob__store_put(&c->stores[INF_PODGROUPS], json_incref(obj));
 	pthread_mutex_unlock(&c->cache_mu);
@@ -166,7 +166,7 @@ static int on_event(tfjob_watch_event type, const char *object_json, void *paylo
 	tfjob__informer *inf = payload;
 	tfjob_controller *c = inf->c;
 	inf->connected = 1;
-	json_t *obj = is_child_kind(inf->kind) ? tfjob__child_loads(object_json) : json_loads(object_json, 0, NULL);
+	json_t *obj = is_child_kind(inf->kind) ? tfjob__child_loads(object_json) : tfjob__object_loads(object_json);
 	if (!json_is_object(obj)) {
 		json_decref(obj);
 		return 0;
@@ -189,7 +189,7 @@ static int on_event(tfjob_watch_event type, const char *object_json, void *paylo
 		}
 		pthread_mutex_lock(&c->cache_mu);
 		if (type == TFJOB_WATCH_DELETED) {
-			json_decref(tfjob__store_del(&c->stores[INF_JOBS], obj));
+			tfjob__store_del(&c->stores[INF_JOBS], obj, NULL);
 			json_decref(obj);
 		} else {
 			tfjob__store_put(&c->stores[INF_JOBS], obj);

@@ -85,7 +85,9 @@ void tfjob__exp_delete(tfjob__expectations *e, const char *job_key);
 
 /* ---- cache.c: TFJobs and PodGroups by key; Pods and Services, compact, by key and by owner ---- */
 
-/* Whole objects ("ns/name" -> json_t*, immutable once stored): TFJobs and PodGroups. */
+/* Whole objects ("ns/name" -> compact JSON text, immutable once stored): TFJobs and PodGroups.
+   Text, not trees: a jansson tree of a TFJob takes about ten times its text, and a reconcile
+   parses the one job it works on. */
 typedef struct tfjob__store {
 	tfjob__map objs;
 	size_t bytes; /* estimated heap held (objects and map entries) */
@@ -93,10 +95,16 @@ typedef struct tfjob__store {
 
 void tfjob__store_init(tfjob__store *s);
 void tfjob__store_clear(tfjob__store *s);
-/* Insert or replace (takes the reference) unless the stored resourceVersion is newer (then 1). */
+/* Insert or replace (takes the reference; kept as text) unless the stored resourceVersion is
+   newer (then 1); TFJOB_EINVAL without metadata.name, TFJOB_ENOMEM. */
 int tfjob__store_put(tfjob__store *s, json_t *obj);
-/* Remove by the object's key; returns the removed object (caller decrefs) or NULL. */
-json_t *tfjob__store_del(tfjob__store *s, json_t *obj);
+/* The object stored under key, parsed (a new reference), or NULL. */
+json_t *tfjob__store_get(const tfjob__store *s, const char *key);
+/* The same as compact JSON text (malloc'd), or NULL. */
+char *tfjob__store_text(const tfjob__store *s, const char *key);
+/* Remove by the object's key; 1 when something was removed. With removed non-NULL, *removed gets
+   the removed object, parsed (a new reference; NULL when none or out of memory). */
+int tfjob__store_del(tfjob__store *s, json_t *obj, json_t **removed);
 char *tfjob__object_key(json_t *obj); /* "ns/name", malloc'd; NULL when no name */
 
 /*
@@ -119,12 +127,16 @@ typedef struct tfjob__child {
 	char text[];
 } tfjob__child;
 
+/* Parse an object's JSON without its metadata.managedFields (not built: nothing reads them, they
+   are most of a cached TFJob's size, and the server keeps them when a write leaves them out);
+   NULL when not JSON. */
+json_t *tfjob__object_loads(const char *text);
 /* Parse a Pod's or Service's JSON without building its spec (replaced by null: a pod's spec holds
-   the whole TF_CONFIG, and nothing of it is kept); NULL when not JSON. */
+   the whole TF_CONFIG, and nothing of it is kept) nor its managedFields; NULL when not JSON. */
 json_t *tfjob__child_loads(const char *text);
 /*
  * Read a List (JSON text) item by item, never holding the whole list as a tree: on_item gets
- * each element of "items" (borrowed; parsed with tfjob__child_loads when lean) and stops the
+ * each element of "items" (borrowed; parsed with tfjob__child_loads when lean, else tfjob__object_loads) and stops the
  * walk by returning non-zero; *meta gets the List's metadata (a new reference, may be NULL).
  * 0, or TFJOB_EPARSE when the text is not such a List (or on_item stopped it).
  */
