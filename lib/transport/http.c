@@ -189,6 +189,7 @@ CURL *tfjob__http_easy(struct tfjob__kube *k, const char *method, const char *pa
 	curl_easy_setopt(easy, CURLOPT_URL, url);
 	free(url);
 	curl_easy_setopt(easy, CURLOPT_SHARE, k->share);
+	curl_easy_setopt(easy, CURLOPT_MAXCONNECTS, TFJOB__HTTP_MAX_CONNECTIONS);
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(easy, CURLOPT_USERAGENT, k->user_agent);
 	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long)k->connect_timeout_ms);
