@@ -13,15 +13,10 @@ export TFJOBCTL="$PWD/build/src/tfjobctl/tfjobctl"
 export EXAMPLE="$PWD/examples/tensorflow-mwms/tfjob.yaml"
 exec python3 - <<'PY'
 import json, os, re, subprocess, sys, tempfile, time
+sys.path.insert(0, "tests/suites/lib")
+from suite_checks import check, finish  # noqa: E402
 
 run_dir = tempfile.mkdtemp(prefix="tfjob-76-")
-failures = 0
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what, flush=True)
 
 t0 = time.time()
 p = subprocess.run([os.environ["TFJOBCTL"], "run", "--run-dir", run_dir, os.environ["EXAMPLE"]],
@@ -54,8 +49,5 @@ for pod in pods:
     check(specs and json.loads(env["TF_CONFIG"])["cluster"] == specs[0], "TF_CONFIG's cluster == TensorFlow's cluster spec")
 check(len(pods) == 2 and all(p["status"]["phase"] == "Succeeded" for p in pods), "both worker pods Succeeded")
 subprocess.run(["rm", "-rf", run_dir])
-if failures:
-    print(f"76-local-tensorflow: {failures} failure(s)")
-    sys.exit(1)
-print("76-local-tensorflow: ok")
+finish("76-local-tensorflow")
 PY
