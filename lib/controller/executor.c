@@ -586,12 +586,6 @@ static void log_actions_left(rctx *r)
 	tfjob__log(r->c, TFJOB_LOG_INFO, "controller stopping: reconcile cut short", r->key, what, NULL);
 }
 
-/* Cache a job the server answered with (newer than, or the same as, the cached one). */
-static void cache_job(tfjob_controller *c, json_t *job)
-{
-	cache_put(c, INF_JOBS, job);
-}
-
 /* After a status conflict: the job as stored now into the cache; 1 (plan again), 0 (gone) or an error. */
 static int reread_job(rctx *r)
 {
@@ -602,7 +596,7 @@ static int reread_job(rctx *r)
 	json_t *f = rc == 0 ? tfjob__object_loads(fresh) : NULL;
 	tfjob_free(fresh);
 	if (f)
-		cache_job(c, f);
+		cache_put(c, INF_JOBS, f);
 	return rc == 0 ? 1 : rc == TFJOB_ENOTFOUND ? 0 : rc;
 }
 
@@ -654,7 +648,7 @@ static int write_status(rctx *r)
 		           r->key, where, NULL);
 	}
 	if (s)
-		cache_job(c, s);
+		cache_put(c, INF_JOBS, s);
 	return 0;
 }
 
