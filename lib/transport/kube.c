@@ -570,11 +570,13 @@ static void kube_free(void *data)
 	struct tfjob__kube *k = data;
 	if (!k)
 		return;
+	tfjob__http_pool_clear(k); /* kept handles hold the share */
 	if (k->share)
 		curl_share_cleanup(k->share);
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&k->share_locks[i]);
 	pthread_mutex_destroy(&k->auth_mu);
+	pthread_mutex_destroy(&k->pool_mu);
 	if (k->rl_ready) {
 		tfjob__ratelimit_destroy(&k->rl);
 		tfjob__ratelimit_destroy(&k->events_rl);
@@ -713,6 +715,7 @@ static struct tfjob__kube *kube_alloc(void)
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_init(&k->share_locks[i], NULL);
 	pthread_mutex_init(&k->auth_mu, NULL);
+	pthread_mutex_init(&k->pool_mu, NULL);
 	return k;
 }
 

@@ -101,6 +101,10 @@ int64_t tfjob__ratelimit_reserve(struct tfjob__ratelimit *rl);
 void tfjob__ratelimit_destroy(struct tfjob__ratelimit *rl);
 
 /* The client shared by every request of a kube transport. */
+/* Idle easy handles a transport keeps for reuse: one per thread that sends requests at once
+ * (controller workers, the Event writer, watches) is enough; beyond, handles are freed. */
+#define TFJOB__HTTP_POOLED_HANDLES 16
+
 struct tfjob__kube {
 	struct tfjob__kube_config cfg;
 	char *url_base;     /* scheme://host:port[/prefix] as used in URLs (tls-server-name applied) */
@@ -122,6 +126,11 @@ struct tfjob__kube {
 	int64_t token_read_ms;  /* when tokenFile was last read */
 	struct tfjob__exec_result exec_cred;
 	int exec_valid;
+	/* Easy handles kept between requests (tfjob__http_easy_done): a new handle costs libcurl a
+	   multi handle of its own, with a socket pair and its system calls, at every request. */
+	pthread_mutex_t pool_mu;
+	CURL *pool[TFJOB__HTTP_POOLED_HANDLES];
+	size_t pooled;
 };
 
 /* Connections the shared connection cache may hold, in use or idle. libcurl counts the open
@@ -155,11 +164,19 @@ int tfjob__http_body_append(struct tfjob__http_response *r, const char *data, si
 
 /*
  * A configured easy handle for method and path (which includes the query): URL, sharing, TLS,
- * proxy, timeouts (no overall timeout when streaming). *connect_to is freed by the caller after
- * curl_easy_cleanup(). NULL when out of memory.
+ * proxy, timeouts (no overall timeout when streaming): a kept handle when there is one. Given
+ * back with tfjob__http_easy_done(); *connect_to is freed by the caller after that. NULL when out
+ * of memory.
  */
 CURL *tfjob__http_easy(struct tfjob__kube *k, const char *method, const char *path, const char *body,
                        struct curl_slist **connect_to, int streaming);
+/*
+ * Give back a handle of tfjob__http_easy() (NULL is ignored): its options are reset and it is
+ * kept for the next request, or freed when enough are kept. Thread-safe.
+ */
+void tfjob__http_easy_done(struct tfjob__kube *k, CURL *easy);
+/* Free the kept handles (before the share they use). */
+void tfjob__http_pool_clear(struct tfjob__kube *k);
 /* Accept (and Content-Type) headers; NULL when out of memory. */
 struct curl_slist *tfjob__http_headers(const char *content_type);
 /*

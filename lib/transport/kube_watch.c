@@ -197,7 +197,7 @@ static void connect_once(struct stream *st, const char *path)
 		if (st->resp.curl_code != CURLE_OK && !st->resp.curl_error[0])
 			snprintf(st->resp.curl_error, sizeof(st->resp.curl_error), "%s", curl_easy_strerror(st->resp.curl_code));
 	}
-	curl_easy_cleanup(easy);
+	tfjob__http_easy_done(k, easy);
 	curl_slist_free_all(headers);
 	curl_slist_free_all(connect_to);
 }
