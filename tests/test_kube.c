@@ -885,6 +885,58 @@ static void watch_until_closed(tfjob_transport *t, const char *rv, const char *w
 	tfjob_watch_free(w);
 }
 
+/* Every event's object text as the sink got it, ";"-separated. */
+static int on_raw_event(tfjob_watch_event type, const char *json, void *payload)
+{
+	struct collector *c = payload;
+	pthread_mutex_lock(&c->mu);
+	strncat(c->log, tfjob_watch_event_name(type), sizeof(c->log) - strlen(c->log) - 1);
+	strncat(c->log, " ", sizeof(c->log) - strlen(c->log) - 1);
+	strncat(c->log, json, sizeof(c->log) - strlen(c->log) - 1);
+	strncat(c->log, ";", sizeof(c->log) - strlen(c->log) - 1);
+	c->count++;
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+/* Objects reach the sink as the server wrote them (escapes and all) when the event is plain;
+ * integers beyond int64 are widened; unusual events are read whole and written out compact;
+ * an object that is not valid JSON is dropped, and the stream goes on. */
+START_TEST(watch_hands_objects_on_as_written)
+{
+	tfjob_transport *t = kube_plain(NULL);
+	fault_rules(&plain,
+	            "[{\"path\":\"/api/v1/namespaces/default/pods\",\"chunks\":["
+	            "\"{\\\"type\\\":\\\"ADDED\\\",\\\"object\\\":{ \\\"metadata\\\":{\\\"name\\\":\\\"a\\\",\\\"resourceVersion\\\":\\\"11\\\"},"
+	            "\\\"x\\\":\\\"\\\\u003cb\\\\u003e\\\"}}\\n"
+	            "{\\\"type\\\":\\\"MODIFIED\\\",\\\"object\\\":{\\\"metadata\\\":{\\\"name\\\":\\\"a\\\",\\\"resourceVersion\\\":\\\"12\\\"},"
+	            "\\\"x\\\":tru}}\\n"
+	            "{\\\"type\\\":\\\"MODIFIED\\\",\\\"object\\\":{\\\"metadata\\\":{\\\"name\\\":\\\"a\\\",\\\"resourceVersion\\\":\\\"13\\\"},"
+	            "\\\"n\\\":123456789012345678901234567890}}\\n"
+	            "{\\\"type\\\":\\\"\\\\u0044ELETED\\\",\\\"object\\\":{\\\"metadata\\\":{\\\"name\\\":\\\"a\\\", \\\"resourceVersion\\\":\\\"14\\\"}}}\\n"
+	            "\"]}]");
+	struct collector c;
+	memset(&c, 0, sizeof(c));
+	pthread_mutex_init(&c.mu, NULL);
+	tfjob_watch_options wo = TFJOB_WATCH_OPTIONS_INIT;
+	wo.on_event = on_raw_event;
+	wo.on_closed = on_closed;
+	wo.payload = &c;
+	wo.resource_version = "10";
+	wo.reconnect = 0;
+	tfjob_watch *w = NULL;
+	ck_assert_int_eq(tfjob_transport_watch(&w, t, &PODS, NULL, &wo, NULL), 0);
+	ck_assert_int_eq(tfjob_watch_wait(w, 10000), 0);
+	ck_assert_str_eq(c.log,
+	                 "ADDED { \"metadata\":{\"name\":\"a\",\"resourceVersion\":\"11\"},\"x\":\"\\u003cb\\u003e\"};"
+	                 "MODIFIED {\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"13\"},\"n\":123456789012345678901234567890.0};"
+	                 "DELETED {\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"14\"}};");
+	ck_assert_int_eq(c.closed_code, 0);
+	tfjob_watch_free(w);
+	tfjob_transport_free(t);
+}
+END_TEST
+
 START_TEST(watch_stream_reconnect_and_gone)
 {
 	tfjob_transport *t = kube_plain(NULL);
@@ -1166,6 +1218,7 @@ int main(void)
 	tcase_add_test(tc, network_errors_and_timeouts);
 	tcase_add_test(tc, rate_limit);
 	tcase_add_test(tc, watch_stream_reconnect_and_gone);
+	tcase_add_test(tc, watch_hands_objects_on_as_written);
 	tcase_add_test(tc, watch_backs_off_from_empty_streams);
 	tcase_add_test(tc, watch_stop_while_idle);
 	tcase_add_test(tc, size_limits);

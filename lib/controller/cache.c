@@ -14,6 +14,7 @@
 
 #include "controller/parts.h"
 #include "core/job.h"
+#include "parse/jscan.h"
 
 /* Heap estimates (for the cache-size metrics): malloc's own header per allocation, a map
    entry (node and key copy). */
@@ -174,87 +175,6 @@ int tfjob__store_del(tfjob__store *s, json_t *obj, json_t **removed)
 
 /* ---- compact children ---- */
 
-static const char *skip_ws(const char *p)
-{
-	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-		p++;
-	return p;
-}
-
-/* Past a JSON string starting at p (a quote); NULL when unterminated. */
-static const char *skip_string(const char *p)
-{
-	for (p++; *p; p++) {
-		if (*p == '\\') {
-			if (!*++p)
-				return NULL;
-		} else if (*p == '"') {
-			return p + 1;
-		}
-	}
-	return NULL;
-}
-
-/* Past the JSON value starting at p (not validated: jansson never reads it); NULL when cut short. */
-static const char *skip_value(const char *p)
-{
-	if (*p == '"')
-		return skip_string(p);
-	if (*p != '{' && *p != '[') {
-		while (*p && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
-			p++;
-		return p;
-	}
-	int depth = 0;
-	while (*p) {
-		if (*p == '"') {
-			if (!(p = skip_string(p)))
-				return NULL;
-			continue;
-		}
-		if (*p == '{' || *p == '[')
-			depth++;
-		else if ((*p == '}' || *p == ']') && --depth == 0)
-			return p + 1;
-		p++;
-	}
-	return NULL;
-}
-
-/* Where the value of the member `key` (quoted, e.g. "\"spec\"") of the object starting at text
-   starts and ends; 0 when there is none (or the text is not a plain object). The walk stops at
-   the object's end, so text may go on past it. */
-static int find_member(const char *text, const char *key, const char **start, const char **end)
-{
-	size_t klen = strlen(key);
-	const char *p = skip_ws(text);
-	if (*p++ != '{')
-		return 0;
-	for (;;) {
-		p = skip_ws(p);
-		if (*p != '"')
-			return 0;
-		const char *k = p;
-		if (!(p = skip_string(p)))
-			return 0;
-		int found = (size_t)(p - k) == klen && !memcmp(k, key, klen);
-		p = skip_ws(p);
-		if (*p++ != ':')
-			return 0;
-		const char *v = skip_ws(p);
-		if (!(p = skip_value(v)))
-			return 0;
-		if (found) {
-			*start = v;
-			*end = p;
-			return 1;
-		}
-		p = skip_ws(p);
-		if (*p++ != ',')
-			return 0;
-	}
-}
-
 /* A copy of text with [a, b) replaced by null; NULL when out of memory. */
 static char *with_null(const char *text, const char *a, const char *b)
 {
@@ -272,7 +192,7 @@ static char *with_null(const char *text, const char *a, const char *b)
 static int find_managed_fields(const char *text, const char **start, const char **end)
 {
 	const char *md, *md_end;
-	return find_member(text, "\"metadata\"", &md, &md_end) && find_member(md, "\"managedFields\"", start, end);
+	return tfjob__jscan_member(text, "\"metadata\"", &md, &md_end) && tfjob__jscan_member(md, "\"managedFields\"", start, end);
 }
 
 json_t *tfjob__object_loads(const char *text)
@@ -303,11 +223,11 @@ static json_t *loads_part(const char *text, size_t len, int lean)
 /* The items of a List's "items" array starting at p ('['), one by one; past the array or NULL. */
 static const char *each_item(const char *p, int lean, int (*on_item)(json_t *item, void *payload), void *payload)
 {
-	p = skip_ws(p + 1);
+	p = tfjob__jscan_ws(p + 1);
 	if (*p == ']')
 		return p + 1;
 	for (;;) {
-		const char *end = skip_value(p);
+		const char *end = tfjob__jscan_value(p);
 		json_t *item = end ? loads_part(p, (size_t)(end - p), lean) : NULL;
 		if (!item)
 			return NULL;
@@ -315,12 +235,12 @@ static const char *each_item(const char *p, int lean, int (*on_item)(json_t *ite
 		json_decref(item);
 		if (rc)
 			return NULL;
-		p = skip_ws(end);
+		p = tfjob__jscan_ws(end);
 		if (*p == ']')
 			return p + 1;
 		if (*p++ != ',')
 			return NULL;
-		p = skip_ws(p);
+		p = tfjob__jscan_ws(p);
 	}
 }
 
@@ -328,23 +248,23 @@ int tfjob__list_parse(const char *text, int lean, json_t **meta, int (*on_item)(
                       void *payload)
 {
 	*meta = NULL;
-	const char *p = skip_ws(text);
+	const char *p = tfjob__jscan_ws(text);
 	if (*p++ != '{')
 		return TFJOB_EPARSE;
-	p = skip_ws(p);
+	p = tfjob__jscan_ws(p);
 	while (*p != '}') {
 		const char *key = p;
-		if (*p != '"' || !(p = skip_string(p)))
+		if (*p != '"' || !(p = tfjob__jscan_string(p)))
 			break;
 		size_t klen = (size_t)(p - key);
-		p = skip_ws(p);
+		p = tfjob__jscan_ws(p);
 		if (*p++ != ':')
 			break;
-		const char *v = skip_ws(p), *end;
+		const char *v = tfjob__jscan_ws(p), *end;
 		if (klen == 7 && !memcmp(key, "\"items\"", 7) && *v == '[') {
 			end = each_item(v, lean, on_item, payload);
 		} else {
-			end = skip_value(v);
+			end = tfjob__jscan_value(v);
 			if (end && klen == 10 && !memcmp(key, "\"metadata\"", 10)) {
 				json_decref(*meta);
 				*meta = loads_part(v, (size_t)(end - v), 0);
@@ -352,9 +272,9 @@ int tfjob__list_parse(const char *text, int lean, json_t **meta, int (*on_item)(
 		}
 		if (!end)
 			break;
-		p = skip_ws(end);
+		p = tfjob__jscan_ws(end);
 		if (*p == ',')
-			p = skip_ws(p + 1);
+			p = tfjob__jscan_ws(p + 1);
 		else if (*p != '}')
 			break;
 	}
@@ -368,7 +288,7 @@ int tfjob__list_parse(const char *text, int lean, json_t **meta, int (*on_item)(
 json_t *tfjob__child_loads(const char *text)
 {
 	const char *a, *b;
-	if (!find_member(text, "\"spec\"", &a, &b) || b - a < 64)
+	if (!tfjob__jscan_member(text, "\"spec\"", &a, &b) || b - a < 64)
 		return tfjob__object_loads(text);
 	char *lean = with_null(text, a, b);
 	json_t *obj = lean ? tfjob__object_loads(lean) : NULL;

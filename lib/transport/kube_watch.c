@@ -9,8 +9,13 @@
 #include <string.h>
 
 #include "parse/doc.h"
+#include "parse/jscan.h"
 #include "transport/kube_internal.h"
 #include "transport/watch_splitter.h"
+
+/* The nesting an event's object may have: jansson's own limit, which the general reading
+ * (on_value_parsed) applies, so both readings accept the same objects. */
+#define WATCH_OBJECT_MAX_DEPTH 2048
 
 /* State of one watch across its reconnects. */
 struct stream {
@@ -60,10 +65,28 @@ static int error_event(struct stream *st, const json_t *status)
 	return 1;
 }
 
-/* One complete JSON value of the stream: {"type":...,"object":{...}}. Non-zero stops the transfer. */
-static int on_value(const char *value, size_t len, void *payload)
+/* Remember where the stream is: the event object's resourceVersion (the resume point). */
+static void note_rv(struct stream *st, const char *rv, size_t len)
 {
-	struct stream *st = payload;
+	char *copy = len ? strndup(rv, len) : NULL;
+	if (copy) {
+		free(st->rv);
+		st->rv = copy;
+	}
+}
+
+/* Hand one event's object text to the sink. Non-zero stops the transfer. */
+static int emit(struct stream *st, tfjob_watch_event type, const char *text)
+{
+	st->got_events = 1;
+	if (tfjob_watch_sink_emit(st->sink, type, text))
+		return st->stop = 1;
+	return 0;
+}
+
+/* The general reading of an event: parsed whole, its object written out again. */
+static int on_value_parsed(struct stream *st, const char *value, size_t len)
+{
 	char *wide = NULL; /* integers beyond int64 as reals, as for every other response */
 	if (tfjob__json_widen(&wide, value, len) < 0)
 		return 1;
@@ -76,21 +99,68 @@ static int on_value(const char *value, size_t len, void *payload)
 		rc = error_event(st, obj);
 	} else if (event_type(type) && json_is_object(obj)) {
 		const char *rv = json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
-		if (rv && rv[0]) {
-			char *copy = tfjob__strdup(rv);
-			if (copy) {
-				free(st->rv);
-				st->rv = copy;
-			}
-		}
+		note_rv(st, rv, rv ? strlen(rv) : 0);
 		char *text = json_dumps(obj, JSON_COMPACT);
-		st->got_events = 1;
-		if (text && tfjob_watch_sink_emit(st->sink, event_type(type), text))
-			rc = st->stop = 1;
+		rc = text ? emit(st, event_type(type), text) : 0;
 		free(text);
 	}
 	json_decref(ev);
 	return rc;
+}
+
+/* The type of an event whose "type" member is written plainly (["type", type_end)); 0 otherwise. */
+static tfjob_watch_event plain_type(const char *type, const char *type_end)
+{
+	static const char *const names[] = { "\"ADDED\"", "\"MODIFIED\"", "\"DELETED\"", "\"BOOKMARK\"" };
+	static const tfjob_watch_event types[] = { TFJOB_WATCH_ADDED, TFJOB_WATCH_MODIFIED, TFJOB_WATCH_DELETED,
+	                                           TFJOB_WATCH_BOOKMARK };
+	size_t n = (size_t)(type_end - type);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strlen(names[i]) == n && !memcmp(type, names[i], n))
+			return types[i];
+	return 0;
+}
+
+/*
+ * The usual event, read without building a tree: a plain type, an object that is valid JSON
+ * and a plainly written resourceVersion; its object text goes to the sink as the server wrote
+ * it (widened where integers exceed int64). 1 when handled (*rc set), 0 when the event needs
+ * the general reading (an ERROR, escapes, anything unusual).
+ */
+static int on_value_scanned(struct stream *st, const char *value, int *rc)
+{
+	const char *t, *t_end, *o, *o_end, *md, *md_end, *rv, *rv_end;
+	if (!tfjob__jscan_member(value, "\"type\"", &t, &t_end) || !tfjob__jscan_member(value, "\"object\"", &o, &o_end) ||
+	    *o != '{')
+		return 0;
+	tfjob_watch_event type = plain_type(t, t_end);
+	if (!type || !tfjob__jscan_member(o, "\"metadata\"", &md, &md_end) ||
+	    !tfjob__jscan_member(md, "\"resourceVersion\"", &rv, &rv_end) || *rv != '"' ||
+	    memchr(rv, '\\', (size_t)(rv_end - rv)))
+		return 0;
+	size_t len = (size_t)(o_end - o);
+	if (!tfjob__jscan_valid(o, len, WATCH_OBJECT_MAX_DEPTH))
+		return 0; /* the general reading drops it as before */
+	char *wide = NULL, *text = NULL;
+	if (tfjob__json_widen(&wide, o, len) < 0 || (!wide && !(text = strndup(o, len)))) {
+		*rc = 1;
+		return 1;
+	}
+	note_rv(st, rv + 1, (size_t)(rv_end - rv) - 2);
+	*rc = emit(st, type, wide ? wide : text);
+	free(wide);
+	free(text);
+	return 1;
+}
+
+/* One complete JSON value of the stream: {"type":...,"object":{...}}. Non-zero stops the transfer. */
+static int on_value(const char *value, size_t len, void *payload)
+{
+	struct stream *st = payload;
+	int rc = 0;
+	if (on_value_scanned(st, value, &rc))
+		return rc;
+	return on_value_parsed(st, value, len);
 }
 
 static size_t on_data(char *data, size_t size, size_t n, void *arg)

@@ -1,0 +1,297 @@
+/*
+ * Reading JSON text without parsing it (jscan.h).
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <string.h>
+
+#include "parse/jscan.h"
+
+const char *tfjob__jscan_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+		p++;
+	return p;
+}
+
+const char *tfjob__jscan_string(const char *p)
+{
+	for (p++; *p; p++) {
+		if (*p == '\\') {
+			if (!*++p)
+				return NULL;
+		} else if (*p == '"') {
+			return p + 1;
+		}
+	}
+	return NULL;
+}
+
+const char *tfjob__jscan_value(const char *p)
+{
+	if (*p == '"')
+		return tfjob__jscan_string(p);
+	if (*p != '{' && *p != '[') {
+		while (*p && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
+			p++;
+		return p;
+	}
+	int depth = 0;
+	while (*p) {
+		if (*p == '"') {
+			if (!(p = tfjob__jscan_string(p)))
+				return NULL;
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if ((*p == '}' || *p == ']') && --depth == 0)
+			return p + 1;
+		p++;
+	}
+	return NULL;
+}
+
+int tfjob__jscan_member(const char *text, const char *key, const char **start, const char **end)
+{
+	size_t klen = strlen(key);
+	const char *p = tfjob__jscan_ws(text);
+	if (*p++ != '{')
+		return 0;
+	for (;;) {
+		p = tfjob__jscan_ws(p);
+		if (*p != '"')
+			return 0;
+		const char *k = p;
+		if (!(p = tfjob__jscan_string(p)))
+			return 0;
+		int found = (size_t)(p - k) == klen && !memcmp(k, key, klen);
+		p = tfjob__jscan_ws(p);
+		if (*p++ != ':')
+			return 0;
+		const char *v = tfjob__jscan_ws(p);
+		if (!(p = tfjob__jscan_value(v)))
+			return 0;
+		if (found) {
+			*start = v;
+			*end = p;
+			return 1;
+		}
+		p = tfjob__jscan_ws(p);
+		if (*p++ != ',')
+			return 0;
+	}
+}
+
+/* ---- validation ---- */
+
+struct reader {
+	const unsigned char *p, *end;
+	int depth, max_depth;
+};
+
+static void skip_blank(struct reader *r)
+{
+	while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
+		r->p++;
+}
+
+static int is_digit(const struct reader *r)
+{
+	return r->p < r->end && *r->p >= '0' && *r->p <= '9';
+}
+
+static int literal(struct reader *r, const char *word)
+{
+	size_t n = strlen(word);
+	if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n))
+		return 0;
+	r->p += n;
+	return 1;
+}
+
+static int digits(struct reader *r)
+{
+	if (!is_digit(r))
+		return 0;
+	while (is_digit(r))
+		r->p++;
+	return 1;
+}
+
+/* -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? */
+static int number(struct reader *r)
+{
+	if (r->p < r->end && *r->p == '-')
+		r->p++;
+	if (r->p < r->end && *r->p == '0')
+		r->p++;
+	else if (!digits(r))
+		return 0;
+	if (r->p < r->end && *r->p == '.') {
+		r->p++;
+		if (!digits(r))
+			return 0;
+	}
+	if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
+		r->p++;
+		if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
+			r->p++;
+		if (!digits(r))
+			return 0;
+	}
+	return 1;
+}
+
+static int hex4(struct reader *r, unsigned *out)
+{
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++, r->p++) {
+		if (r->p >= r->end)
+			return 0;
+		unsigned c = *r->p;
+		unsigned d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		             : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 16;
+		if (d == 16)
+			return 0;
+		v = v * 16 + d;
+	}
+	*out = v;
+	return 1;
+}
+
+/* After the backslash: one escape; a \u high surrogate must be followed by a \u low one. */
+static int escape(struct reader *r)
+{
+	if (r->p >= r->end)
+		return 0;
+	unsigned char c = *r->p++;
+	if (c != 'u')
+		return strchr("\"\\/bfnrt", c) != NULL && c != '\0';
+	unsigned u, low;
+	if (!hex4(r, &u))
+		return 0;
+	if (u >= 0xDC00 && u <= 0xDFFF)
+		return 0;
+	if (u < 0xD800 || u > 0xDBFF)
+		return 1;
+	return literal(r, "\\u") && hex4(r, &low) && low >= 0xDC00 && low <= 0xDFFF;
+}
+
+/* One UTF-8 sequence of 2 to 4 bytes starting at a lead byte >= 0x80. */
+static int utf8(struct reader *r)
+{
+	unsigned c = *r->p++;
+	int more;
+	unsigned min, cp;
+	if (c >= 0xC2 && c <= 0xDF) {
+		more = 1, min = 0x80, cp = c & 0x1F;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		more = 2, min = 0x800, cp = c & 0x0F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		more = 3, min = 0x10000, cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	for (int i = 0; i < more; i++, r->p++) {
+		if (r->p >= r->end || (*r->p & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (*r->p & 0x3F);
+	}
+	return cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+}
+
+static int string(struct reader *r)
+{
+	r->p++; /* the opening quote */
+	while (r->p < r->end) {
+		unsigned char c = *r->p;
+		if (c == '"') {
+			r->p++;
+			return 1;
+		}
+		if (c < 0x20)
+			return 0;
+		if (c == '\\') {
+			r->p++;
+			if (!escape(r))
+				return 0;
+		} else if (c >= 0x80) {
+			if (!utf8(r))
+				return 0;
+		} else {
+			r->p++;
+		}
+	}
+	return 0;
+}
+
+static int value(struct reader *r);
+
+/* The members or elements of an object or array, after its opening bracket. */
+static int container(struct reader *r, unsigned char close)
+{
+	if (++r->depth > r->max_depth)
+		return 0;
+	r->p++;
+	skip_blank(r);
+	if (r->p < r->end && *r->p == close) {
+		r->p++;
+		r->depth--;
+		return 1;
+	}
+	for (;;) {
+		if (close == '}') {
+			if (r->p >= r->end || *r->p != '"' || !string(r))
+				return 0;
+			skip_blank(r);
+			if (r->p >= r->end || *r->p++ != ':')
+				return 0;
+			skip_blank(r);
+		}
+		if (!value(r))
+			return 0;
+		skip_blank(r);
+		if (r->p >= r->end)
+			return 0;
+		unsigned char c = *r->p++;
+		if (c == close) {
+			r->depth--;
+			return 1;
+		}
+		if (c != ',')
+			return 0;
+		skip_blank(r);
+	}
+}
+
+static int value(struct reader *r)
+{
+	if (r->p >= r->end)
+		return 0;
+	switch (*r->p) {
+	case '{':
+		return container(r, '}');
+	case '[':
+		return container(r, ']');
+	case '"':
+		return string(r);
+	case 't':
+		return literal(r, "true");
+	case 'f':
+		return literal(r, "false");
+	case 'n':
+		return literal(r, "null");
+	default:
+		return number(r);
+	}
+}
+
+int tfjob__jscan_valid(const char *text, size_t len, int max_depth)
+{
+	struct reader r = { (const unsigned char *)text, (const unsigned char *)text + len, 0, max_depth };
+	skip_blank(&r);
+	if (!value(&r))
+		return 0;
+	skip_blank(&r);
+	return r.p == r.end;
+}

@@ -1,0 +1,32 @@
+/*
+ * Reading JSON text without parsing it: skipping values, finding an object's member, checking
+ * that a text is valid JSON. For the hot paths that need a few fields of a large object (a watch
+ * event's type, the span of its object) and would otherwise build and free a jansson tree.
+ * The texts are NUL-terminated; a value is never read past the NUL.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef TFJOB_PARSE_JSCAN_H
+#define TFJOB_PARSE_JSCAN_H
+
+#include <stddef.h>
+
+/* Past JSON whitespace. */
+const char *tfjob__jscan_ws(const char *p);
+/* Past the JSON string starting at p (a quote); NULL when unterminated. */
+const char *tfjob__jscan_string(const char *p);
+/* Past the JSON value starting at p (delimited, not validated); NULL when cut short. */
+const char *tfjob__jscan_value(const char *p);
+/*
+ * Where the value of the member `key` (quoted and as written in the text, e.g. "\"spec\"") of
+ * the object starting at text starts and ends; 0 when there is none or the text is not a plain
+ * object. The walk stops at the object's end, so text may go on past it.
+ */
+int tfjob__jscan_member(const char *text, const char *key, const char **start, const char **end);
+/*
+ * 1 when text[0..len) is exactly one valid JSON value (RFC 8259: grammar, escapes, UTF-8
+ * without surrogates or overlong forms), nested at most max_depth deep, with whitespace around
+ * it allowed; 0 otherwise.
+ */
+int tfjob__jscan_valid(const char *text, size_t len, int max_depth);
+
+#endif
