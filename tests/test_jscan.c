@@ -33,6 +33,33 @@ START_TEST(members_are_found_at_their_place)
 }
 END_TEST
 
+static const char *without(const char *text, const char *key)
+{
+	static char out[256];
+	const char *a, *b;
+	if (!tfjob__jscan_member_span(text, key, &a, &b))
+		return NULL;
+	snprintf(out, sizeof(out), "%.*s%s", (int)(a - text), text, b);
+	return out;
+}
+
+START_TEST(member_spans_remove_cleanly)
+{
+	ck_assert_str_eq(without("{\"a\":1,\"b\":[2],\"c\":3}", "\"b\""), "{\"a\":1,\"c\":3}");
+	ck_assert_str_eq(without("{\"a\":1,\"b\":[2],\"c\":3}", "\"a\""), "{\"b\":[2],\"c\":3}");
+	ck_assert_str_eq(without("{\"a\":1,\"b\":[2],\"c\":3}", "\"c\""), "{\"a\":1,\"b\":[2]}");
+	ck_assert_str_eq(without("{ \"a\" : 1 , \"c\" : 3 }", "\"c\""), "{ \"a\" : 1 }");
+	ck_assert_str_eq(without("{\"only\":{\"x\":\"}\"}}", "\"only\""), "{}");
+	ck_assert_ptr_null(without("{\"a\":1}", "\"z\""));
+	char *s = tfjob__jscan_plain_string("\"abc\"", "\"abc\"" + 5);
+	ck_assert_str_eq(s, "abc");
+	free(s);
+	const char *esc = "\"a\\\"b\"";
+	ck_assert_ptr_null(tfjob__jscan_plain_string(esc, esc + strlen(esc)));
+	ck_assert_ptr_null(tfjob__jscan_plain_string("12", "12" + 2));
+}
+END_TEST
+
 static int valid(const char *text)
 {
 	return tfjob__jscan_valid(text, strlen(text), 64);
@@ -136,6 +163,7 @@ int main(void)
 	TCase *tc = tcase_create("jscan");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, members_are_found_at_their_place);
+	tcase_add_test(tc, member_spans_remove_cleanly);
 	tcase_add_test(tc, validator_accepts_json);
 	tcase_add_test(tc, validator_rejects_what_is_not_json);
 	tcase_add_test(tc, validator_agrees_with_jansson_on_mutations);

@@ -47,7 +47,7 @@ static size_t json_bytes(json_t *v)
 /* ---- whole objects, as compact JSON text ---- */
 
 /* A stored object: its compact JSON text, then its resourceVersion (compared without parsing). */
-typedef struct stored_obj {
+typedef struct tfjob__stored {
 	const char *rv; /* NULL when it has none */
 	char text[];
 } stored_obj;
@@ -100,17 +100,26 @@ static const char *rv_of(json_t *obj)
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
+/* A stored object of the text a[0..an) followed by b[0..bn), and rv (may be NULL); NULL when
+   out of memory. */
+static stored_obj *stored_of(const char *a, size_t an, const char *b, size_t bn, const char *rv)
+{
+	size_t rn = rv ? strlen(rv) + 1 : 0;
+	stored_obj *so = malloc(sizeof(*so) + an + bn + 1 + rn);
+	if (so) {
+		memcpy(so->text, a, an);
+		memcpy(so->text + an, b, bn);
+		so->text[an + bn] = '\0';
+		so->rv = rv ? memcpy(so->text + an + bn + 1, rv, rn) : NULL;
+	}
+	return so;
+}
+
 /* obj as a stored object; NULL when out of memory. */
 static stored_obj *stored_new(json_t *obj)
 {
 	char *text = json_dumps(obj, JSON_COMPACT);
-	const char *rv = rv_of(obj);
-	size_t tn = text ? strlen(text) + 1 : 0, rn = rv ? strlen(rv) + 1 : 0;
-	stored_obj *so = text ? malloc(sizeof(*so) + tn + rn) : NULL;
-	if (so) {
-		memcpy(so->text, text, tn);
-		so->rv = rv ? memcpy(so->text + tn, rv, rn) : NULL;
-	}
+	stored_obj *so = text ? stored_of(text, strlen(text), NULL, 0, rv_of(obj)) : NULL;
 	free(text);
 	return so;
 }
@@ -120,23 +129,17 @@ static size_t stored_bytes(const stored_obj *so)
 	return sizeof(*so) + strlen(so->text) + 1 + (so->rv ? strlen(so->rv) + 1 : 0) + ALLOC_OVERHEAD;
 }
 
-int tfjob__store_put(tfjob__store *s, json_t *obj)
+/* Store so under key (both taken) unless the stored version is newer (then 1). */
+static int put_stored(tfjob__store *s, char *key, stored_obj *so)
 {
-	char *key = tfjob__object_key(obj);
-	if (!key) {
-		json_decref(obj);
-		return TFJOB_EINVAL;
-	}
 	stored_obj *old = tfjob__map_get(&s->objs, key);
-	if (old && newer(old->rv, rv_of(obj))) {
+	if (old && newer(old->rv, so->rv)) {
 		free(key);
-		json_decref(obj);
+		free(so);
 		return 1;
 	}
-	stored_obj *so = stored_new(obj);
-	json_decref(obj);
 	void *replaced = NULL;
-	int rc = !so || tfjob__map_put(&s->objs, key, so, &replaced) ? TFJOB_ENOMEM : 0;
+	int rc = tfjob__map_put(&s->objs, key, so, &replaced) ? TFJOB_ENOMEM : 0;
 	if (rc) {
 		free(so);
 	} else {
@@ -146,6 +149,68 @@ int tfjob__store_put(tfjob__store *s, json_t *obj)
 	free(replaced);
 	free(key);
 	return rc;
+}
+
+int tfjob__store_put(tfjob__store *s, json_t *obj)
+{
+	char *key = tfjob__object_key(obj);
+	if (!key) {
+		json_decref(obj);
+		return TFJOB_EINVAL;
+	}
+	stored_obj *so = stored_new(obj);
+	json_decref(obj);
+	if (!so) {
+		free(key);
+		return TFJOB_ENOMEM;
+	}
+	return put_stored(s, key, so);
+}
+
+/* A plain string member of md (NULL when absent: *absent = 1; or not plain). */
+static char *plain_member(const char *md, const char *key, int *absent)
+{
+	const char *v, *v_end;
+	*absent = !tfjob__jscan_member(md, key, &v, &v_end);
+	return *absent ? NULL : tfjob__jscan_plain_string(v, v_end);
+}
+
+tfjob__stored *tfjob__stored_from_text(const char *text, char **key)
+{
+	const char *md, *md_end, *mf = NULL, *mf_end = NULL;
+	*key = NULL;
+	size_t n = strlen(text);
+	if (!tfjob__jscan_member(text, "\"metadata\"", &md, &md_end) || *md != '{' ||
+	    !tfjob__jscan_valid(text, n, TFJOB__JSON_MAX_DEPTH))
+		return NULL;
+	int no_name, no_ns, no_rv;
+	char *name = plain_member(md, "\"name\"", &no_name), *ns = plain_member(md, "\"namespace\"", &no_ns);
+	char *rv = plain_member(md, "\"resourceVersion\"", &no_rv);
+	stored_obj *so = NULL;
+	if (name && (ns || no_ns) && (rv || no_rv) && (*key = tfjob__strdup_printf("%s/%s", ns ? ns : "", name))) {
+		if (!tfjob__jscan_member_span(md, "\"managedFields\"", &mf, &mf_end))
+			mf = mf_end = text + n;
+		/* the text without managedFields: what comes before it, then what comes after */
+		so = stored_of(text, (size_t)(mf - text), mf_end, n - (size_t)(mf_end - text), rv);
+		if (!so) {
+			free(*key);
+			*key = NULL;
+		}
+	}
+	free(name);
+	free(ns);
+	free(rv);
+	return so;
+}
+
+const char *tfjob__stored_rv(const tfjob__stored *so)
+{
+	return so->rv;
+}
+
+int tfjob__store_put_stored(tfjob__store *s, char *key, tfjob__stored *so)
+{
+	return put_stored(s, key, so);
 }
 
 json_t *tfjob__store_get(const tfjob__store *s, const char *key)

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "controller/handle.h"
+#include "parse/jscan.h"
 #include "util/timedwait.h"
 
 #define QUEUE_CAP 1000          /* client-go's maxQueuedEvents */
@@ -387,6 +388,25 @@ static char *involved_json(const struct tfjob__event *e)
 
 static const tfjob_resource RES_EVENTS = TFJOB_RESOURCE_EVENTS_INIT;
 
+/* The name the API server gave a created Event (free()); read without a parse when written
+   plainly, as it always is. NULL when there is none or memory is short. */
+static char *created_name(const char *answer)
+{
+	const char *md, *md_end, *v, *v_end;
+	if (!answer)
+		return NULL;
+	if (tfjob__jscan_member(answer, "\"metadata\"", &md, &md_end) && tfjob__jscan_member(md, "\"name\"", &v, &v_end)) {
+		char *plain = tfjob__jscan_plain_string(v, v_end);
+		if (plain)
+			return plain;
+	}
+	json_t *ev = json_loads(answer, 0, NULL);
+	const char *name = json_string_value(json_object_get(json_object_get(ev, "metadata"), "name"));
+	char *copy = name ? strdup(name) : NULL;
+	json_decref(ev);
+	return copy;
+}
+
 /* Create a new Event object; remember its name under key. */
 static int create(tfjob__recorder *r, const struct tfjob__event *e, const char *key, const char *message)
 {
@@ -403,10 +423,10 @@ static int create(tfjob__recorder *r, const struct tfjob__event *e, const char *
 		tfjob__log(c, TFJOB_LOG_WARN, "recording an event failed", e->name, e->reason, tfjob_error_message(err));
 	} else {
 		atomic_fetch_add(&c->m.events_created, 1);
-		json_t *ev = json_loads(out, 0, NULL);
-		const char *name = json_string_value(json_object_get(json_object_get(ev, "metadata"), "name"));
+		char *name = created_name(out);
 		seen_record *s = name ? calloc(1, sizeof(*s)) : NULL;
-		if (s && (s->name = strdup(name)) != NULL) {
+		if (s && (s->name = name) != NULL) {
+			name = NULL;
 			s->count = 1;
 			seen_record *old = lru_get(&r->seen, key);
 			if (old) {
@@ -419,7 +439,7 @@ static int create(tfjob__recorder *r, const struct tfjob__event *e, const char *
 		} else {
 			free(s);
 		}
-		json_decref(ev);
+		free(name);
 	}
 	tfjob_free(out);
 	tfjob_error_free(err);

@@ -55,9 +55,8 @@ static void observe(tfjob_controller *c, int kind, const tfjob__child *ch, int a
 }
 
 /* Remember where the stream is (the resume point of the next watch). */
-static void note_rv(tfjob__informer *inf, json_t *obj)
+static void note_rv(tfjob__informer *inf, const char *rv)
 {
-	const char *rv = meta_str(obj, "resourceVersion");
 	if (!rv || !*rv)
 		return;
 	char *copy = strdup(rv);
@@ -161,17 +160,43 @@ static void on_child(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
 	tfjob__child_unref(ch);
 }
 
+/* A TFJob added or changed, stored as its text came, without a parse (tfjob__stored_from_text);
+   0 when the text needs parsing. */
+static int on_job_text(tfjob__informer *inf, const char *text)
+{
+	tfjob_controller *c = inf->c;
+	char *key = NULL;
+	tfjob__stored *so = tfjob__stored_from_text(text, &key);
+	char *queued = so ? strdup(key) : NULL;
+	if (!queued) {
+		free(so);
+		free(key);
+		return 0;
+	}
+	note_rv(inf, tfjob__stored_rv(so));
+	pthread_mutex_lock(&c->cache_mu);
+	tfjob__store_put_stored(&c->stores[INF_JOBS], key, so);
+	pthread_mutex_unlock(&c->cache_mu);
+	tfjob__queue_add(c->q, queued);
+	atomic_fetch_add(&c->m.queue_adds, 1);
+	free(queued);
+	return 1;
+}
+
 static int on_event(tfjob_watch_event type, const char *object_json, void *payload)
 {
 	tfjob__informer *inf = payload;
 	tfjob_controller *c = inf->c;
 	inf->connected = 1;
+	if (inf->kind == INF_JOBS && (type == TFJOB_WATCH_ADDED || type == TFJOB_WATCH_MODIFIED) &&
+	    on_job_text(inf, object_json))
+		return 0;
 	json_t *obj = is_child_kind(inf->kind) ? tfjob__child_loads(object_json) : tfjob__object_loads(object_json);
 	if (!json_is_object(obj)) {
 		json_decref(obj);
 		return 0;
 	}
-	note_rv(inf, obj);
+	note_rv(inf, meta_str(obj, "resourceVersion"));
 	if (type == TFJOB_WATCH_BOOKMARK) {
 		json_decref(obj);
 		return 0;

@@ -106,6 +106,18 @@ char *tfjob__store_text(const tfjob__store *s, const char *key);
    the removed object, parsed (a new reference; NULL when none or out of memory). */
 int tfjob__store_del(tfjob__store *s, json_t *obj, json_t **removed);
 char *tfjob__object_key(json_t *obj); /* "ns/name", malloc'd; NULL when no name */
+/*
+ * An object given as JSON text (a watch event's) in its stored form, made without a parse: the
+ * text without metadata.managedFields, its resourceVersion, and in *key its "ns/name" (free()).
+ * NULL when the text is not valid JSON, has no plainly written metadata.name, namespace or
+ * resourceVersion (escapes), or memory is short: the caller then parses it (tfjob__store_put).
+ */
+typedef struct tfjob__stored tfjob__stored;
+tfjob__stored *tfjob__stored_from_text(const char *text, char **key);
+/* Its resourceVersion (NULL when it has none); valid while it lives. */
+const char *tfjob__stored_rv(const tfjob__stored *so);
+/* Store it under key (both taken) as tfjob__store_put does. */
+int tfjob__store_put_stored(tfjob__store *s, char *key, tfjob__stored *so);
 
 /*
  * A cached Pod or Service: only what the controller and the planner decide with, in one

@@ -2,6 +2,7 @@
  * Reading JSON text without parsing it (jscan.h).
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "parse/jscan.h"
@@ -51,35 +52,73 @@ const char *tfjob__jscan_value(const char *p)
 	return NULL;
 }
 
-int tfjob__jscan_member(const char *text, const char *key, const char **start, const char **end)
+/* The member `key` of the object at text: where its key starts (*k), its value starts and ends
+   (*v, *v_end), and where the previous member's value ended (*prev_end, NULL for the first). */
+static int find(const char *text, const char *key, const char **k, const char **v, const char **v_end,
+                const char **prev_end)
 {
 	size_t klen = strlen(key);
 	const char *p = tfjob__jscan_ws(text);
 	if (*p++ != '{')
 		return 0;
+	*prev_end = NULL;
 	for (;;) {
 		p = tfjob__jscan_ws(p);
 		if (*p != '"')
 			return 0;
-		const char *k = p;
+		*k = p;
 		if (!(p = tfjob__jscan_string(p)))
 			return 0;
-		int found = (size_t)(p - k) == klen && !memcmp(k, key, klen);
+		int found = (size_t)(p - *k) == klen && !memcmp(*k, key, klen);
 		p = tfjob__jscan_ws(p);
 		if (*p++ != ':')
 			return 0;
-		const char *v = tfjob__jscan_ws(p);
-		if (!(p = tfjob__jscan_value(v)))
+		*v = tfjob__jscan_ws(p);
+		if (!(p = tfjob__jscan_value(*v)))
 			return 0;
-		if (found) {
-			*start = v;
-			*end = p;
+		*v_end = p;
+		if (found)
 			return 1;
-		}
+		*prev_end = p;
 		p = tfjob__jscan_ws(p);
 		if (*p++ != ',')
 			return 0;
 	}
+}
+
+int tfjob__jscan_member(const char *text, const char *key, const char **start, const char **end)
+{
+	const char *k, *prev;
+	return find(text, key, &k, start, end, &prev);
+}
+
+int tfjob__jscan_member_span(const char *text, const char *key, const char **start, const char **end)
+{
+	const char *k, *v, *v_end, *prev;
+	if (!find(text, key, &k, &v, &v_end, &prev))
+		return 0;
+	const char *after = tfjob__jscan_ws(v_end);
+	if (*after == ',') { /* "key":value, -> up to the next member */
+		*start = k;
+		*end = tfjob__jscan_ws(after + 1);
+	} else { /* the last member: from the end of the previous value, its comma included */
+		*start = prev ? prev : k;
+		*end = v_end;
+	}
+	return 1;
+}
+
+char *tfjob__jscan_plain_string(const char *v, const char *v_end)
+{
+	if (v_end - v < 2 || *v != '"' || v_end[-1] != '"' || memchr(v, '\\', (size_t)(v_end - v)))
+		return NULL;
+	size_t n = (size_t)(v_end - v) - 2;
+	char *out = malloc(n + 1);
+	if (out) {
+		memcpy(out, v + 1, n);
+		out[n] = '\0';
+	}
+	return out;
 }
 
 /* ---- validation ---- */

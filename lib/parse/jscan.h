@@ -10,6 +10,10 @@
 
 #include <stddef.h>
 
+/* The nesting jansson itself accepts (its JSON_PARSER_MAX_DEPTH): texts checked with this limit
+ * before a parse are refused by neither. */
+#define TFJOB__JSON_MAX_DEPTH 2048
+
 /* Past JSON whitespace. */
 const char *tfjob__jscan_ws(const char *p);
 /* Past the JSON string starting at p (a quote); NULL when unterminated. */
@@ -22,6 +26,14 @@ const char *tfjob__jscan_value(const char *p);
  * object. The walk stops at the object's end, so text may go on past it.
  */
 int tfjob__jscan_member(const char *text, const char *key, const char **start, const char **end);
+/*
+ * The same member whole: [*start, *end) covers its key, its value and the comma that parts it
+ * from a neighbour, so that the text without that span is the object without the member.
+ */
+int tfjob__jscan_member_span(const char *text, const char *key, const char **start, const char **end);
+/* The string value [v, v_end) (quotes included) as a new string (free()); NULL when it is not a
+ * string, holds escapes, or memory is short. */
+char *tfjob__jscan_plain_string(const char *v, const char *v_end);
 /*
  * 1 when text[0..len) is exactly one valid JSON value (RFC 8259: grammar, escapes, UTF-8
  * without surrogates or overlong forms), nested at most max_depth deep, with whitespace around

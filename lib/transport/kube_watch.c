@@ -13,10 +13,6 @@
 #include "transport/kube_internal.h"
 #include "transport/watch_splitter.h"
 
-/* The nesting an event's object may have: jansson's own limit, which the general reading
- * (on_value_parsed) applies, so both readings accept the same objects. */
-#define WATCH_OBJECT_MAX_DEPTH 2048
-
 /* State of one watch across its reconnects. */
 struct stream {
 	struct tfjob__kube *k;
@@ -139,7 +135,7 @@ static int on_value_scanned(struct stream *st, const char *value, int *rc)
 	    memchr(rv, '\\', (size_t)(rv_end - rv)))
 		return 0;
 	size_t len = (size_t)(o_end - o);
-	if (!tfjob__jscan_valid(o, len, WATCH_OBJECT_MAX_DEPTH))
+	if (!tfjob__jscan_valid(o, len, TFJOB__JSON_MAX_DEPTH))
 		return 0; /* the general reading drops it as before */
 	char *wide = NULL, *text = NULL;
 	if (tfjob__json_widen(&wide, o, len) < 0 || (!wide && !(text = strndup(o, len)))) {
