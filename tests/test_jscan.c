@@ -157,6 +157,68 @@ START_TEST(validator_agrees_with_jansson_on_mutations)
 }
 END_TEST
 
+START_TEST(certain_only_when_jansson_takes_it)
+{
+	const char *yes[] = {
+		"{}", " {\"a\":[1,-2.5e10,true,null,\"\\u00e9\\\"\"],\"b\":{\"a\":1}} ",
+		"{\"n\":123456789012345678}", "{\"x\":1.5e99}",
+	};
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ck_assert_msg(tfjob__jscan_certain(yes[i], strlen(yes[i])), "should be certain: %s", yes[i]);
+	const char *no[] = {
+		"[]", "1", "\"s\"", "{\"a\":1,\"a\":2}", "{\"a\\u0062\":1}", "{\"s\":\"\\u0000\"}",
+		"{\"n\":1234567890123456789}", "{\"x\":1e400}", "{\"x\":1e100}", "{\"a\":1", "{\"a\":{\"b\":1,\"b\":1}}",
+	};
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_msg(!tfjob__jscan_certain(no[i], strlen(no[i])), "should not be certain: %s", no[i]);
+	/* keys of sibling objects do not meet; an object of 65 keys is left to jansson */
+	const char *siblings = "{\"a\":{\"k\":1},\"b\":{\"k\":1},\"k\":1}";
+	ck_assert(tfjob__jscan_certain(siblings, strlen(siblings)));
+	char wide[1024] = "{";
+	for (int i = 0; i < 65; i++)
+		snprintf(wide + strlen(wide), sizeof(wide) - strlen(wide), "%s\"k%d\":%d", i ? "," : "", i, i);
+	strcat(wide, "}");
+	ck_assert(!tfjob__jscan_certain(wide, strlen(wide)));
+	ck_assert(tfjob__jscan_valid(wide, strlen(wide), 8));
+}
+END_TEST
+
+/* Wherever the scan is certain, jansson (refusing duplicates) agrees; and it is certain of the
+   plain texts jansson takes. */
+START_TEST(certain_agrees_with_jansson_on_mutations)
+{
+	const char *seed = "{\"metadata\":{\"name\":\"w-0\",\"labels\":{\"a\":\"b\\u00e9\"}},\"spec\":{\"n\":[1,-2.5,3e2,true,"
+	                   "false,null],\"m\":{\"n\":1}},\"status\":{\"phase\":\"Running\",\"x\":\"\xc3\xa9\"}}";
+	const char alphabet[] = "{}[]\",:\\ 0123456789-+.eEn\"\"mx\xc3\xa9u";
+	size_t n = strlen(seed);
+	char *buf = malloc(n + 8);
+	srand(16);
+	int certain = 0, taken = 0;
+	for (int round = 0; round < 200000; round++) {
+		memcpy(buf, seed, n + 1);
+		size_t len = n;
+		size_t at = (size_t)rand() % len;
+		char c = alphabet[rand() % (int)(sizeof(alphabet) - 1)];
+		if (rand() % 2) {
+			buf[at] = c;
+		} else {
+			memmove(buf + at + 1, buf + at, len - at + 1);
+			buf[at] = c;
+			len++;
+		}
+		json_t *v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+		int sure = tfjob__jscan_certain(buf, len);
+		ck_assert_msg(!sure || v, "certain, but jansson refuses: %.*s", (int)len, buf);
+		certain += sure;
+		taken += v != NULL && json_is_object(v);
+		json_decref(v);
+	}
+	ck_assert_int_gt(certain, 1000);
+	ck_assert_int_ge(certain * 10, taken * 9); /* seldom unsure of what jansson takes */
+	free(buf);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("jscan");
@@ -167,6 +229,8 @@ int main(void)
 	tcase_add_test(tc, validator_accepts_json);
 	tcase_add_test(tc, validator_rejects_what_is_not_json);
 	tcase_add_test(tc, validator_agrees_with_jansson_on_mutations);
+	tcase_add_test(tc, certain_only_when_jansson_takes_it);
+	tcase_add_test(tc, certain_agrees_with_jansson_on_mutations);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -126,7 +126,17 @@ char *tfjob__jscan_plain_string(const char *v, const char *v_end)
 struct reader {
 	const unsigned char *p, *end;
 	int depth, max_depth;
+	int certain; /* tfjob__jscan_certain: only what jansson surely takes, else not valid */
+	/* certain: the keys of the objects being read, innermost last (each object's compared) */
+	struct key {
+		const unsigned char *text;
+		size_t len;
+	} keys[256];
+	int nkeys;
 };
+
+/* Keys one object may have for tfjob__jscan_certain to compare them all (pairwise). */
+#define CERTAIN_MAX_KEYS 64
 
 static void skip_blank(struct reader *r)
 {
@@ -148,37 +158,44 @@ static int literal(struct reader *r, const char *word)
 	return 1;
 }
 
-static int digits(struct reader *r)
+/* Digits; how many in *count. */
+static int digits(struct reader *r, int *count)
 {
-	if (!is_digit(r))
-		return 0;
+	const unsigned char *start = r->p;
 	while (is_digit(r))
 		r->p++;
-	return 1;
+	*count = (int)(r->p - start);
+	return *count > 0;
 }
 
-/* -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? */
+/*
+ * -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?. When certain: at most 18 characters
+ * and an exponent of at most two digits, so that jansson can neither find an integer beyond
+ * int64 nor a real that overflows.
+ */
 static int number(struct reader *r)
 {
+	const unsigned char *start = r->p;
+	int n, exp_digits = 0;
 	if (r->p < r->end && *r->p == '-')
 		r->p++;
 	if (r->p < r->end && *r->p == '0')
 		r->p++;
-	else if (!digits(r))
+	else if (!digits(r, &n))
 		return 0;
 	if (r->p < r->end && *r->p == '.') {
 		r->p++;
-		if (!digits(r))
+		if (!digits(r, &n))
 			return 0;
 	}
 	if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
 		r->p++;
 		if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
 			r->p++;
-		if (!digits(r))
+		if (!digits(r, &exp_digits))
 			return 0;
 	}
-	return 1;
+	return !r->certain || (r->p - start <= 18 && exp_digits <= 2);
 }
 
 static int hex4(struct reader *r, unsigned *out)
@@ -207,7 +224,7 @@ static int escape(struct reader *r)
 	if (c != 'u')
 		return strchr("\"\\/bfnrt", c) != NULL && c != '\0';
 	unsigned u, low;
-	if (!hex4(r, &u))
+	if (!hex4(r, &u) || (u == 0 && r->certain)) /* jansson refuses \u0000 unless asked */
 		return 0;
 	if (u >= 0xDC00 && u <= 0xDFFF)
 		return 0;
@@ -266,6 +283,20 @@ static int string(struct reader *r)
 
 static int value(struct reader *r);
 
+/* For tfjob__jscan_certain: a key written without escapes, unlike the earlier keys of its object
+   (those from base on; jansson is asked to refuse duplicates), within the limits. */
+static int new_key(struct reader *r, int base, const unsigned char *k, size_t len)
+{
+	int max = (int)(sizeof(r->keys) / sizeof(r->keys[0]));
+	if (r->nkeys == max || r->nkeys - base == CERTAIN_MAX_KEYS || memchr(k, '\\', len))
+		return 0;
+	for (int i = base; i < r->nkeys; i++)
+		if (r->keys[i].len == len && !memcmp(r->keys[i].text, k, len))
+			return 0;
+	r->keys[r->nkeys++] = (struct key){ k, len };
+	return 1;
+}
+
 /* The members or elements of an object or array, after its opening bracket. */
 static int container(struct reader *r, unsigned char close)
 {
@@ -278,9 +309,13 @@ static int container(struct reader *r, unsigned char close)
 		r->depth--;
 		return 1;
 	}
+	int base = r->nkeys;
 	for (;;) {
 		if (close == '}') {
+			const unsigned char *k = r->p;
 			if (r->p >= r->end || *r->p != '"' || !string(r))
+				return 0;
+			if (r->certain && !new_key(r, base, k + 1, (size_t)(r->p - k) - 2))
 				return 0;
 			skip_blank(r);
 			if (r->p >= r->end || *r->p++ != ':')
@@ -295,6 +330,7 @@ static int container(struct reader *r, unsigned char close)
 		unsigned char c = *r->p++;
 		if (c == close) {
 			r->depth--;
+			r->nkeys = base;
 			return 1;
 		}
 		if (c != ',')
@@ -325,12 +361,25 @@ static int value(struct reader *r)
 	}
 }
 
-int tfjob__jscan_valid(const char *text, size_t len, int max_depth)
+static int check(const char *text, size_t len, int max_depth, int certain)
 {
-	struct reader r = { (const unsigned char *)text, (const unsigned char *)text + len, 0, max_depth };
+	struct reader r = { .p = (const unsigned char *)text, .end = (const unsigned char *)text + len,
+	                    .max_depth = max_depth, .certain = certain };
 	skip_blank(&r);
+	if (certain && (r.p >= r.end || *r.p != '{'))
+		return 0;
 	if (!value(&r))
 		return 0;
 	skip_blank(&r);
 	return r.p == r.end;
+}
+
+int tfjob__jscan_valid(const char *text, size_t len, int max_depth)
+{
+	return check(text, len, max_depth, 0);
+}
+
+int tfjob__jscan_certain(const char *text, size_t len)
+{
+	return check(text, len, TFJOB__JSON_MAX_DEPTH, 1);
 }

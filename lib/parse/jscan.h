@@ -40,5 +40,12 @@ char *tfjob__jscan_plain_string(const char *v, const char *v_end);
  * it allowed; 0 otherwise.
  */
 int tfjob__jscan_valid(const char *text, size_t len, int max_depth);
+/*
+ * 1 only when text[0..len) is certainly an object jansson takes with JSON_REJECT_DUPLICATES:
+ * valid, keys without escapes and distinct (at most 64 per object), no \u0000, numbers short
+ * enough (18 characters, 2 exponent digits) to be neither beyond int64 nor overflowing. 0 when
+ * not, or not sure: the caller then asks jansson, for its verdict and its error message.
+ */
+int tfjob__jscan_certain(const char *text, size_t len);
 
 #endif

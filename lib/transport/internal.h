@@ -44,6 +44,13 @@ json_t *tfjob__merge_patch(const json_t *target, const json_t *patch);
 
 /* Parse object JSON text that must be an object. New reference in *out. */
 int tfjob__parse_object(json_t **out, const char *text, const char *what, tfjob_error **err);
+/*
+ * metadata.name and metadata.namespace of an object given as JSON text (each NULL when absent or
+ * not a string; either pointer may be NULL), copied; the same verdict and errors as
+ * tfjob__parse_object(). Read by scanning when the text is certainly one jansson takes (every
+ * request body the library writes), else parsed.
+ */
+int tfjob__object_meta(const char *text, const char *what, char **name, char **ns, tfjob_error **err);
 /* Dump to a malloc'ed compact string; TFJOB_ENOMEM. */
 int tfjob__tr_dump(char **out, const json_t *value, tfjob_error **err);
 

@@ -427,14 +427,13 @@ static int verb_list(void *data, char **out, const tfjob_resource *res, const ch
 static int verb_create(void *data, char **out, const tfjob_resource *res, const char *ns, const char *object_json,
                        tfjob_error **err)
 {
-	json_t *obj;
-	int rc = tfjob__parse_object(&obj, object_json, "create", err);
+	char *name = NULL;
+	int rc = tfjob__object_meta(object_json, "create", &name, NULL, err);
 	if (rc)
 		return rc;
-	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	char *path = tfjob__resource_path(res, ns, NULL, NULL);
 	char *check = name && name[0] ? tfjob__resource_path(res, ns, name, NULL) : NULL;
-	json_decref(obj);
+	free(name);
 	if (!path)
 		rc = tfjob__oom(err);
 	if (!rc) {

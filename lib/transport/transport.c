@@ -201,11 +201,12 @@ static int create_in(char **out, tfjob_transport *t, const tfjob_resource *res, 
 /* metadata.namespace of an object given as JSON text, copied; NULL when absent or not JSON. */
 static char *object_namespace(const char *object_json)
 {
-	json_t *obj = object_json ? json_loads(object_json, 0, NULL) : NULL;
-	const char *ns = json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
-	char *copy = ns && ns[0] ? tfjob__strdup(ns) : NULL;
-	json_decref(obj);
-	return copy;
+	char *ns = NULL;
+	if (tfjob__object_meta(object_json, "namespace", NULL, &ns, NULL) == 0 && ns && !ns[0]) {
+		free(ns);
+		ns = NULL;
+	}
+	return ns;
 }
 
 int tfjob_transport_create(char **out, tfjob_transport *t, const tfjob_resource *res, const char *ns,
@@ -239,18 +240,15 @@ static int create_in(char **out, tfjob_transport *t, const tfjob_resource *res, 
 /* metadata.name of an object given as JSON text, copied. */
 static int object_name(char **name, const char *object_json, const char *verb, tfjob_error **err)
 {
-	json_t *obj;
-	int rc = tfjob__parse_object(&obj, object_json, verb, err);
+	int rc = tfjob__object_meta(object_json, verb, name, NULL, err);
 	if (rc)
 		return rc;
-	const char *n = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
-	if (!n || !n[0]) {
-		json_decref(obj);
+	if (!*name || !(*name)[0]) {
+		free(*name);
+		*name = NULL;
 		return tfjob__fail(err, TFJOB_EINVAL, "%s: metadata.name is required", verb);
 	}
-	*name = tfjob__strdup(n);
-	json_decref(obj);
-	return *name ? 0 : tfjob__oom(err);
+	return 0;
 }
 
 static int update_in(char **out, tfjob_transport *t, const tfjob_resource *res, const char *ns,

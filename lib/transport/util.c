@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "parse/jscan.h"
 #include "transport/internal.h"
 
 int tfjob__api_fail(tfjob_error **err, int code, int http_status, const char *details_json, const char *fmt, ...)
@@ -81,6 +82,55 @@ json_t *tfjob__merge_patch(const json_t *target, const json_t *patch)
 		}
 	}
 	return result;
+}
+
+/* A member of metadata (at md) read by scanning into *out: 0, or 1 when it needs a parse. */
+static int scan_meta(const char *md, const char *key, char **out)
+{
+	const char *v, *v_end;
+	if (!out || !md || !tfjob__jscan_member(md, key, &v, &v_end) || *v != '"')
+		return 0; /* absent, or not a string: NULL, as a parse finds */
+	*out = tfjob__jscan_plain_string(v, v_end);
+	return *out == NULL; /* escapes (or no memory): parse */
+}
+
+static char *string_copy(json_t *v)
+{
+	return json_is_string(v) ? tfjob__strdup(json_string_value(v)) : NULL;
+}
+
+int tfjob__object_meta(const char *text, const char *what, char **name, char **ns, tfjob_error **err)
+{
+	if (name)
+		*name = NULL;
+	if (ns)
+		*ns = NULL;
+	if (text && tfjob__jscan_certain(text, strlen(text))) {
+		const char *md, *md_end;
+		if (!tfjob__jscan_member(text, "\"metadata\"", &md, &md_end) || *md != '{')
+			md = NULL;
+		if (!scan_meta(md, "\"name\"", name) && !scan_meta(md, "\"namespace\"", ns))
+			return 0;
+		if (name) {
+			free(*name);
+			*name = NULL;
+		}
+		if (ns) {
+			free(*ns);
+			*ns = NULL;
+		}
+	}
+	json_t *obj;
+	int rc = tfjob__parse_object(&obj, text, what, err);
+	if (rc)
+		return rc;
+	json_t *md = json_object_get(obj, "metadata");
+	if (name)
+		*name = string_copy(json_object_get(md, "name"));
+	if (ns)
+		*ns = string_copy(json_object_get(md, "namespace"));
+	json_decref(obj);
+	return 0;
 }
 
 int tfjob__parse_object(json_t **out, const char *text, const char *what, tfjob_error **err)
