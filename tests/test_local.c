@@ -354,7 +354,7 @@ START_TEST(test_supervisor_program_or_fork)
 	pid_t replica = atoi(json_string_value(
 		json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), "local.kubeflow.org/pid")));
 	json_decref(pod);
-	char path[512], got[4096], exe[4096], self[4096];
+	char path[512], got[4096], exe[4096];
 	snprintf(path, sizeof path, "%s/odd", run_dir);
 	int64_t end = now_ms() + 5000;
 	struct stat st;
@@ -375,14 +375,12 @@ START_TEST(test_supervisor_program_or_fork)
 	ssize_t len = readlink(path, exe, sizeof exe - 1);
 	ck_assert_int_gt(len, 0);
 	exe[len] = '\0';
-	len = readlink("/proc/self/exe", self, sizeof self - 1);
-	ck_assert_int_gt(len, 0);
-	self[len] = '\0';
+	ck_assert_ptr_nonnull(strrchr(exe, '/'));
 	if (forked) {
-		ck_assert_str_eq(exe, self);
+		/* a fork of this program (its name is not compared: under valgrind it is valgrind's) */
+		ck_assert_str_ne(strrchr(exe, '/'), "/tfjob-supervise");
 		ck_assert_int_eq(count_events("SupervisorInProcess", override), 1);
 	} else {
-		ck_assert_ptr_nonnull(strrchr(exe, '/'));
 		ck_assert_str_eq(strrchr(exe, '/'), "/tfjob-supervise");
 		n = read_proc(supervisor, "cmdline", got, sizeof got);
 		ck_assert_uint_gt(n, sizeof ODD_ARGV + 3);
