@@ -29,6 +29,27 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 readelf -d "$prefix/bin/tfjobctl" | grep "R.*PATH.*\[$prefix/lib\]" >/dev/null || fail "tfjobctl has no RPATH to $prefix/lib"
 echo "tfjobctl: runs from $prefix/bin"
 
+# 1b. its local runs supervise each replica with the installed program tfjob-supervise
+cat >"$scratch/sup.yaml" <<'YAML'
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: sup}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - {name: tensorflow, image: none, command: [sh, -c, 'readlink /proc/$PPID/exe']}
+YAML
+"$prefix/bin/tfjobctl" run --run-dir "$scratch/sup" "$scratch/sup.yaml" >"$scratch/sup.out" 2>&1 ||
+  { cat "$scratch/sup.out" >&2; fail "installed tfjobctl run"; }
+sup=$(cat "$scratch/sup/sup-worker-0.log")
+[ "$sup" = "$prefix/libexec/tfjob/tfjob-supervise" ] || fail "the replica's supervisor is '$sup'"
+echo "tfjobctl run: supervised by $sup"
+
 # 2. a C program: pkg-config --cflags --libs tfjob, and it runs
 cat >"$scratch/prog.c" <<'C'
 #include <stdio.h>
