@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installing and linking as a packager or a user would: meson install into a scratch prefix, then
 # with PKG_CONFIG_PATH=PREFIX/lib/pkgconfig and nothing else (no LD_LIBRARY_PATH, no ldconfig):
-# the installed tfjobctl runs; a C program built with pkg-config builds and runs; the Python
-# package installed with pip (pip install ./bindings/python) loads the installed library; a Go
-# program using the module builds (cgo, pkg-config) and runs (docs/install.md).
+# the installed tfjobctl runs (a local run supervised by the installed tfjob-supervise); a C
+# program built with pkg-config builds and runs; the Python package installed with pip (pip
+# install ./bindings/python) loads the installed library; a Go program using the module builds
+# (cgo, pkg-config) and runs (docs/install.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
