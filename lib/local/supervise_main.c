@@ -40,7 +40,8 @@ int main(int argc, char **argv)
 	if (argc < 6 || strcmp(argv[4], "--") != 0)
 		refuse("started by libtfjob only: ", TFJOB__SUPERVISE_NAME " PROTOCOL RUNNER_PID WORKDIR -- COMMAND [ARG...]");
 	if (strcmp(argv[1], TFJOB__SUPERVISE_PROTOCOL) != 0)
-		refuse("the library speaks another protocol than " TFJOB__SUPERVISE_PROTOCOL ": ", argv[1]);
+		refuse("libtfjob and this program are of different versions: this one speaks protocol "
+		       TFJOB__SUPERVISE_PROTOCOL ", not ", argv[1]);
 	long runner = parse_pid(argv[2]);
 	if (runner <= 0)
 		refuse("no runner pid: ", argv[2]);
