@@ -309,6 +309,92 @@ START_TEST(test_leftovers_die_with_the_replica)
 }
 END_TEST
 
+/* The pid of process pid's parent, or -1. */
+static pid_t parent_pid(pid_t pid)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(line, 1, sizeof line - 1, f);
+	fclose(f);
+	line[n] = '\0';
+	const char *rp = strrchr(line, ')');
+	return rp && strlen(rp) > 4 ? (pid_t)atoi(rp + 4) : -1;
+}
+
+/* /proc/<pid>/<what> into buf (NUL bytes included); its length. */
+static size_t read_proc(pid_t pid, const char *what, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot read %s", path);
+	size_t n = fread(buf, 1, size, f);
+	fclose(f);
+	return n;
+}
+
+/* The bytes of an argv in /proc/<pid>/cmdline, and the same as a JSON array. */
+static const char ODD_ARGV[] = "sh\0-c\0printf %s \"$ODD\" > odd; sleep 60; :\0a b\n'\"$x*";
+#define ODD_ARGV_JSON "[\"sh\",\"-c\",\"printf %s \\\"$ODD\\\" > odd; sleep 60; :\",\"a b\\n'\\\"$x*\"]"
+
+/* Each replica's supervisor is the program tfjob-supervise, found next to libtfjob.so; with
+ * TFJOB_SUPERVISE naming no program (tests/meson.build runs this file so too, as test_local_fork)
+ * it is a fork of this process, which one SupervisorInProcess event says. Either way the
+ * replica's arguments and environment reach it byte for byte. */
+START_TEST(test_supervisor_program_or_fork)
+{
+	const char *override = getenv("TFJOB_SUPERVISE");
+	bool forked = override && override[0] && access(override, X_OK) != 0;
+	ck_assert_int_eq(create_pod("odd", "Never", ODD_ARGV_JSON, ",\"env\":[{\"name\":\"ODD\",\"value\":\"x\\ny z=\\\"\"}]",
+	                            NULL, NULL), 0);
+	json_t *pod = wait_phase("odd", "Running", 5000);
+	pid_t replica = atoi(json_string_value(
+		json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), "local.kubeflow.org/pid")));
+	json_decref(pod);
+	char path[512], got[4096], exe[4096];
+	snprintf(path, sizeof path, "%s/odd", run_dir);
+	int64_t end = now_ms() + 5000;
+	struct stat st;
+	while ((stat(path, &st) != 0 || st.st_size < 7) && now_ms() < end)
+		usleep(20 * 1000);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	size_t n = fread(got, 1, sizeof got - 1, f);
+	fclose(f);
+	got[n] = '\0';
+	ck_assert_str_eq(got, "x\ny z=\"");
+	n = read_proc(replica, "cmdline", got, sizeof got);
+	ck_assert_int_eq(n, sizeof ODD_ARGV);
+	ck_assert_mem_eq(got, ODD_ARGV, sizeof ODD_ARGV);
+	pid_t supervisor = parent_pid(replica);
+	ck_assert_int_eq(parent_pid(supervisor), getpid());
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)supervisor);
+	ssize_t len = readlink(path, exe, sizeof exe - 1);
+	ck_assert_int_gt(len, 0);
+	exe[len] = '\0';
+	ck_assert_ptr_nonnull(strrchr(exe, '/'));
+	if (forked) {
+		/* a fork of this program (its name is not compared: under valgrind it is valgrind's) */
+		ck_assert_str_ne(strrchr(exe, '/'), "/tfjob-supervise");
+		ck_assert_int_eq(count_events("SupervisorInProcess", override), 1);
+	} else {
+		ck_assert_str_eq(strrchr(exe, '/'), "/tfjob-supervise");
+		n = read_proc(supervisor, "cmdline", got, sizeof got);
+		ck_assert_uint_gt(n, sizeof ODD_ARGV + 3);
+		ck_assert_mem_eq(got + n - sizeof ODD_ARGV - 3, "--", 3); /* the command follows "--" */
+		ck_assert_mem_eq(got + n - sizeof ODD_ARGV, ODD_ARGV, sizeof ODD_ARGV);
+		ck_assert_int_eq(count_events("SupervisorInProcess", NULL), 0);
+	}
+	/* Said once per engine, not per replica. */
+	ck_assert_int_eq(create_pod("plain", "Never", "[\"true\"]", NULL, NULL, NULL), 0);
+	json_decref(wait_phase("plain", "Succeeded", 5000));
+	ck_assert_int_eq(count_events("SupervisorInProcess", NULL), forked ? 1 : 0);
+}
+END_TEST
+
 static void *poll_until_running(void *name)
 {
 	json_t *pod = wait_phase(name, "Running", 5000);
@@ -1050,6 +1136,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_missing_executable_is_127);
 	tcase_add_test(tc, test_leftovers_die_with_the_replica);
 	tcase_add_test(tc, test_replica_outlives_the_thread_that_started_it);
+	tcase_add_test(tc, test_supervisor_program_or_fork);
 	tcase_add_test(tc, test_restart_backoff);
 	tcase_add_test(tc, test_kubelet_backoff_by_default);
 	tcase_add_test(tc, test_default_grace_period_is_30s);

@@ -99,6 +99,7 @@ int tfjob_local_new(tfjob_local **out, const tfjob_local_options *caller_opts, t
 	}
 	if (l->gpus_option && (rc = tfjob__local_gpus_known(l, err)) != 0)
 		goto fail; /* a list that cannot be used is refused now, not when a job asks for GPUs */
+	l->supervise_path = tfjob__local_supervise_path(&l->supervise_looked);
 	l->on_event = opts->on_event;
 	l->event_payload = opts->event_payload;
 	l->ports = json_object();
@@ -115,6 +116,8 @@ fail:
 	free(l->run_dir);
 	free(l->base_dir);
 	free(l->gpus_option);
+	free(l->supervise_path);
+	free(l->supervise_looked);
 	json_decref(l->gpus);
 	json_decref(l->ports);
 	json_decref(l->ignored);
@@ -154,6 +157,8 @@ void tfjob_local_free(tfjob_local *l)
 	json_decref(l->history);
 	json_decref(l->gpus);
 	free(l->gpus_option);
+	free(l->supervise_path);
+	free(l->supervise_looked);
 	free(l->run_dir);
 	free(l->base_dir);
 	pthread_mutex_destroy(&l->lock);

@@ -12,6 +12,7 @@
 
 #include "util/common.h"
 #include "tfjob/local.h"
+#include "local/supervise.h"
 
 #define TFJOB__LOCAL_PID_ANNOTATION TFJOB_LOCAL_PID_ANNOTATION
 #define TFJOB__LOCAL_DEFAULT_GRACE_MS 30000
@@ -98,6 +99,9 @@ struct tfjob_local {
 	char *gpus_option;    /* tfjob_local_options.gpus (NULL: look for them) */
 	json_t *gpus;         /* GPU id -> the pod holding it, or null (gpus.c); NULL until known */
 	int64_t log_times_at_ms; /* monotonic time of the last look at the logs (logtimes.c) */
+	char *supervise_path; /* the program tfjob-supervise; NULL: supervisors are forks (spawn.c) */
+	char *supervise_looked; /* where it was looked for, when it was not found */
+	bool supervise_noted; /* the "SupervisorInProcess" event was sent */
 };
 
 /* engine.c */
@@ -150,6 +154,10 @@ int tfjob__launch_from_pod(tfjob__launch *out, tfjob_local *l, json_t *pod, tfjo
 int tfjob__local_check_pod_spec(json_t *spec, const char *prefix, tfjob_error **err);
 void tfjob__launch_free(tfjob__launch *launch);
 
+/* supervisor_path.c: the program tfjob-supervise (its path, malloc'd), or NULL and in *looked
+ * (malloc'd; NULL when out of memory) where it was looked for. */
+char *tfjob__local_supervise_path(char **looked);
+
 /* spawn.c: start a Pod's replica under a supervisor of its own (supervise.c). */
 int tfjob__local_spawn(tfjob_local *l, lpod *p);
 void tfjob__local_signal(lpod *p, int sig);
@@ -162,17 +170,6 @@ void tfjob__local_log_times_sample(lpod *p);
 /* Sample the logs of the running Pods, at most every TFJOB__LOCAL_LOG_TIMES_EVERY_MS. */
 void tfjob__local_log_times_tick(tfjob_local *l, int64_t now_ms);
 
-/* supervise.c: what the replica execs, and how. */
-typedef struct tfjob__exec {
-	const char *cwd;
-	char **argv, **envp; /* NULL-terminated */
-	int devnull, log;    /* stdin; stdout and stderr */
-} tfjob__exec;
-/* Runs in the child of fork() with every signal blocked, async-signal-safe only: forks the
- * replica (its own process group, exec of x), writes its pid (an int; -errno when fork failed)
- * to report_fd and closes it, waits for it, kills every descendant left (and all of them when
- * `runner` dies), then exits as the replica did. Never returns. */
-_Noreturn void tfjob__local_supervise(const tfjob__exec *x, int report_fd, pid_t runner);
 
 /* podstatus.c: the Pod with its live status (new reference). */
 json_t *tfjob__local_pod_json(const lpod *p);

@@ -1,7 +1,8 @@
 /*
  * Starting a Pod's process: a supervisor (supervise.c) that forks + execvp's it in a new process
  * group, no shell, logs to the run directory; signals to the process group; wait statuses as
- * exit codes.
+ * exit codes. The supervisor is the program tfjob-supervise, started with posix_spawn, or when
+ * that is not found a fork() of this process.
  * SPDX-License-Identifier: Apache-2.0
  */
 #define _GNU_SOURCE /* pipe2 */
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <poll.h>
+#include <spawn.h>
 
 #include "local/internal.h"
 
@@ -188,14 +190,89 @@ static int read_replica_pid(int fd, pid_t supervisor)
 	return report;
 }
 
-/* Fork the supervisor of one replica; returns its pid and the replica's in *replica, or -1 with
- * errno set (the supervisor is then reaped). */
-static pid_t start_supervisor(const tfjob__exec *x, pid_t *replica)
+/* fd, or a copy of it above TFJOB__SUPERVISE_REPORT_FD (closing fd): moving the descriptors to
+ * 0 to 3 in the supervisor then overwrites none that is still to be moved. */
+static int above_report_fd(int fd)
 {
-	int ends[2];
-	if (pipe2(ends, O_CLOEXEC) != 0)
+	if (fd < 0 || fd > TFJOB__SUPERVISE_REPORT_FD)
+		return fd;
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, TFJOB__SUPERVISE_REPORT_FD + 1);
+	close(fd);
+	return copy;
+}
+
+/* The program's descriptors (supervise.h): stdin /dev/null, stdout and stderr the log, the
+ * report pipe; the rest of the engine's are close-on-exec. */
+static int spawn_fds(posix_spawn_file_actions_t *fa, const tfjob__exec *x, int report_fd)
+{
+	int rc = posix_spawn_file_actions_adddup2(fa, x->devnull, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(fa, x->log, 1);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(fa, x->log, 2);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(fa, report_fd, TFJOB__SUPERVISE_REPORT_FD);
+	return rc;
+}
+
+/* Every signal blocked and at its default action in the program, as in a forked supervisor. */
+static int spawn_signals(posix_spawnattr_t *at)
+{
+	sigset_t all;
+	sigfillset(&all);
+	int rc = posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(at, &all);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(at, &all);
+	return rc;
+}
+
+/* Start the program tfjob-supervise with posix_spawn, which does not copy the engine's memory
+ * (glibc: clone(CLONE_VM | CLONE_VFORK) + exec). The command and its arguments come after "--"
+ * and the environment is the program's own, so any bytes pass. Returns its pid, or -1 with errno
+ * set when it could not be started. */
+static pid_t spawn_program(const char *program, const tfjob__exec *x, int report_fd, pid_t runner)
+{
+	char pid[24];
+	snprintf(pid, sizeof pid, "%ld", (long)runner);
+	size_t n = count(x->argv);
+	char **argv = calloc(n + 6, sizeof *argv);
+	if (!argv) {
+		errno = ENOMEM;
 		return -1;
-	pid_t runner = getpid();
+	}
+	char *head[] = { (char *)program, (char *)TFJOB__SUPERVISE_PROTOCOL, pid, (char *)x->cwd, (char *)"--" };
+	memcpy(argv, head, sizeof head);
+	memcpy(argv + 5, x->argv, n * sizeof *argv);
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	pid_t supervisor = -1;
+	int rc = posix_spawn_file_actions_init(&fa);
+	if (!rc) {
+		rc = posix_spawnattr_init(&at);
+		if (!rc) {
+			rc = spawn_fds(&fa, x, report_fd);
+			if (!rc)
+				rc = spawn_signals(&at);
+			if (!rc)
+				rc = posix_spawn(&supervisor, program, &fa, &at, argv, x->envp);
+			posix_spawnattr_destroy(&at);
+		}
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	free(argv);
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	return supervisor;
+}
+
+/* The fallback: fork the supervisor (supervise.c runs in the child). Returns its pid, or -1 with
+ * errno set. */
+static pid_t fork_supervisor(const tfjob__exec *x, int report_fd, int read_fd, pid_t runner)
+{
 	/* No signal handler of the caller may run in the children: block everything around fork;
 	 * the supervisor keeps them blocked, the replica resets the handlers, then unblocks. */
 	sigset_t all, saved;
@@ -203,15 +280,54 @@ static pid_t start_supervisor(const tfjob__exec *x, pid_t *replica)
 	pthread_sigmask(SIG_SETMASK, &all, &saved);
 	pid_t supervisor = fork();
 	if (supervisor == 0) {
-		close(ends[0]);
-		tfjob__local_supervise(x, ends[1], runner);
+		close(read_fd);
+		tfjob__local_supervise(x, report_fd, runner);
 	}
 	int fork_errno = errno;
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	errno = fork_errno;
+	return supervisor;
+}
+
+/* Once per engine, an event on the Pod being started: its supervisor is a fork of this process
+ * (why: the program was not found, or could not be started: e). */
+static void note_in_process(tfjob_local *l, lpod *p, int e)
+{
+	if (l->supervise_noted)
+		return;
+	l->supervise_noted = true;
+	if (l->supervise_path)
+		tfjob__local_event(l, p->name, "Warning", "SupervisorInProcess",
+		                   "Cannot start %s: %s; supervising replicas from forks of this process", l->supervise_path,
+		                   strerror(e));
+	else
+		tfjob__local_event(l, p->name, "Warning", "SupervisorInProcess",
+		                   "No " TFJOB__SUPERVISE_NAME " (looked for %s); supervising replicas from forks of this process",
+		                   l->supervise_looked ? l->supervise_looked : "it");
+}
+
+/* Start the supervisor of one replica: the program tfjob-supervise, else a fork. Returns its pid
+ * and the replica's in *replica, or -1 with errno set (the supervisor is then reaped). */
+static pid_t start_supervisor(tfjob_local *l, lpod *p, const tfjob__exec *x, pid_t *replica)
+{
+	int ends[2];
+	if (pipe2(ends, O_CLOEXEC) != 0)
+		return -1;
+	if ((ends[1] = above_report_fd(ends[1])) < 0) {
+		close(ends[0]);
+		return -1;
+	}
+	pid_t runner = getpid();
+	pid_t supervisor = l->supervise_path ? spawn_program(l->supervise_path, x, ends[1], runner) : -1;
+	if (supervisor < 0) {
+		note_in_process(l, p, errno);
+		supervisor = fork_supervisor(x, ends[1], ends[0], runner);
+	}
+	int start_errno = errno;
 	close(ends[1]);
 	if (supervisor < 0) {
 		close(ends[0]);
-		errno = fork_errno;
+		errno = start_errno;
 		return -1;
 	}
 	int report = read_replica_pid(ends[0], supervisor);
@@ -234,8 +350,8 @@ int tfjob__local_spawn(tfjob_local *l, lpod *p)
 		               tfjob__strdup_printf("HOSTNAME=%s", p->name), NULL };
 	char **envp = build_env(l, p, owned, 3);
 	char *cwd = work_dir(l, p);
-	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	int log = open(p->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	int devnull = above_report_fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+	int log = above_report_fd(open(p->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
 	int rc = 0;
 	if (!envp || !cwd || !owned[0] || !owned[1] || !owned[2]) {
 		errno = ENOMEM;
@@ -253,9 +369,9 @@ int tfjob__local_spawn(tfjob_local *l, lpod *p)
 	} else {
 		tfjob__exec x = { cwd, p->launch.argv, envp, devnull, log };
 		pid_t replica;
-		pid_t supervisor = start_supervisor(&x, &replica);
+		pid_t supervisor = start_supervisor(l, p, &x, &replica);
 		if (supervisor < 0) {
-			start_failed(l, p, "fork");
+			start_failed(l, p, "starting its supervisor");
 			rc = TFJOB_EIO;
 		} else {
 			p->supervisor = supervisor;

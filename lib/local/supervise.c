@@ -1,19 +1,22 @@
 /*
- * What runs after fork(): the supervisor of one replica and the replica's exec.
+ * The supervisor of one replica and the replica's exec, shared by the program tfjob-supervise
+ * (supervise_main.c) and the engine's fallback, a fork() of itself (spawn.c).
  *
- * The runner forks a supervisor per replica; the supervisor forks the replica, which execs the
+ * The runner starts a supervisor per replica; the supervisor forks the replica, which execs the
  * command in a process group of its own. On Linux the supervisor is the subreaper of everything
  * the replica starts (setsid and daemons included) and gets a catchable parent-death signal:
  * when the replica exits, or when the runner dies (even by SIGKILL), it kills every descendant,
  * then exits as the replica did (same code, or the same signal), so the runner sees the
  * replica's own status.
  *
- * The runner may be multi-threaded (the library is embedded in Python and Go): everything here
- * runs between fork() and exec()/_exit() and is async-signal-safe: no malloc, no stdio.
+ * In the fallback this runs between fork() and exec()/_exit() of a runner that may be
+ * multi-threaded (the library is embedded in Python and Go): everything here is
+ * async-signal-safe: no malloc, no stdio.
  * SPDX-License-Identifier: Apache-2.0
  */
 #define _GNU_SOURCE /* _Fork */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -25,7 +28,7 @@
 #include <sys/syscall.h>
 #endif
 
-#include "local/internal.h"
+#include "local/supervise.h"
 
 extern char **environ;
 

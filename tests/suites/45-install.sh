@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installing and linking as a packager or a user would: meson install into a scratch prefix, then
 # with PKG_CONFIG_PATH=PREFIX/lib/pkgconfig and nothing else (no LD_LIBRARY_PATH, no ldconfig):
-# the installed tfjobctl runs; a C program built with pkg-config builds and runs; the Python
-# package installed with pip (pip install ./bindings/python) loads the installed library; a Go
-# program using the module builds (cgo, pkg-config) and runs (docs/install.md).
+# the installed tfjobctl runs (a local run supervised by the installed tfjob-supervise); a C
+# program built with pkg-config builds and runs; the Python package installed with pip (pip
+# install ./bindings/python) loads the installed library; a Go program using the module builds
+# (cgo, pkg-config) and runs (docs/install.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -28,6 +29,27 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$("$prefix/bin/tfjobctl" exit-code 137)" = retryable ] || fail "installed tfjobctl does not run"
 readelf -d "$prefix/bin/tfjobctl" | grep "R.*PATH.*\[$prefix/lib\]" >/dev/null || fail "tfjobctl has no RPATH to $prefix/lib"
 echo "tfjobctl: runs from $prefix/bin"
+
+# 1b. its local runs supervise each replica with the installed program tfjob-supervise
+cat >"$scratch/sup.yaml" <<'YAML'
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: sup}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - {name: tensorflow, image: none, command: [sh, -c, 'readlink /proc/$PPID/exe']}
+YAML
+"$prefix/bin/tfjobctl" run --run-dir "$scratch/sup" "$scratch/sup.yaml" >"$scratch/sup.out" 2>&1 ||
+  { cat "$scratch/sup.out" >&2; fail "installed tfjobctl run"; }
+sup=$(cat "$scratch/sup/sup-worker-0.log")
+[ "$sup" = "$prefix/libexec/tfjob/tfjob-supervise" ] || fail "the replica's supervisor is '$sup'"
+echo "tfjobctl run: supervised by $sup"
 
 # 2. a C program: pkg-config --cflags --libs tfjob, and it runs
 cat >"$scratch/prog.c" <<'C'

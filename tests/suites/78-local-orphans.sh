@@ -80,10 +80,10 @@ spec:
 """)
     return path
 
-def start(name, scripts, running):
+def start(name, scripts, running, env=None):
     """tfjobctl run in the background, once the sleeps `running` are all up."""
     d = os.path.join(tmp, name)
-    proc = subprocess.Popen([ctl, "run", "--run-dir", d, job(name, scripts)],
+    proc = subprocess.Popen([ctl, "run", "--run-dir", d, job(name, scripts)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     up = wait_for(lambda: len(processes(*running)) == len(running), 20)
     check(up, f"{name}: the replicas' processes started: {processes(*running)}")
@@ -103,10 +103,29 @@ grouped = f"{sleeper(1)} & {sleeper(2)} & wait"       # children in the replica'
 escaped = f"setsid {sleeper(3)} & wait"               # a child in a session of its own
 nested = f"sh -c 'setsid {sleeper(4)} & exec {sleeper(5)}' & wait"  # a grandchild that left
 
-# 1. kill -9 of tfjobctl run (also what the OOM killer does): every descendant dies with it
-proc = start("killed", [grouped, escaped, nested], [1, 2, 3, 4, 5])
-proc.kill()
-the_end("kill -9", proc, [1, 2, 3, 4, 5])
+def supervisors(pid):
+    """The programs (file names) of the children of pid: the replicas' supervisors."""
+    out = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid == pid:
+                out.append(os.path.basename(os.readlink(f"/proc/{entry}/exe")))
+        except (OSError, IndexError, ValueError):
+            continue
+    return sorted(out)
+
+# 1. kill -9 of tfjobctl run (also what the OOM killer does): every descendant dies with it,
+# whether the supervisors are the program tfjob-supervise (found next to libtfjob.so) or, with
+# TFJOB_SUPERVISE naming no program, forks of tfjobctl (docs/local.md)
+for mode, extra, program in (("program", {}, "tfjob-supervise"),
+                             ("fork", {"TFJOB_SUPERVISE": tmp + "/no-such-program"}, "tfjobctl")):
+    proc = start("killed-" + mode, [grouped, escaped, nested], [1, 2, 3, 4, 5], env=dict(os.environ, **extra))
+    found = supervisors(proc.pid)
+    check(found == [program] * 3, f"kill -9 ({mode}): the supervisors are {found}, want 3 {program}")
+    proc.kill()
+    the_end(f"kill -9 ({mode})", proc, [1, 2, 3, 4, 5])
 
 # 2. Ctrl-C: the replicas get SIGTERM, and what they leave is killed with them; exit 130
 proc = start("interrupted", [grouped, escaped], [1, 2, 3])

@@ -37,13 +37,17 @@ func TestRunLocalSucceeds(t *testing.T) {
 	var kinds = map[string]bool{}
 	var exited []string
 	succeeded := false
-	r, err := RunLocal(context.Background(), shJob(t, "tiny", 2, "", `echo "hello from $TFJOB_POD_NAME"; echo "$TF_CONFIG"; exit 0`),
+	// The third line: the program of the replica's supervisor, found next to the loaded library.
+	script := `echo "hello from $TFJOB_POD_NAME"; echo "$TF_CONFIG"; readlink /proc/$PPID/exe; exit 0`
+	inProcess := false
+	r, err := RunLocal(context.Background(), shJob(t, "tiny", 2, "", script),
 		LocalOptions{RunDir: dir, OnEvent: func(pod, typ, reason, msg string) {
 			mu.Lock()
 			defer mu.Unlock()
 			if reason == "Exited" {
 				exited = append(exited, pod)
 			}
+			inProcess = inProcess || reason == "SupervisorInProcess"
 		}},
 		LocalRunOptions{OnUpdate: func(u LocalUpdate) {
 			mu.Lock()
@@ -84,6 +88,9 @@ func TestRunLocalSucceeds(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if lines := strings.Split(log, "\n"); len(lines) < 3 || !strings.HasSuffix(lines[2], "/tfjob-supervise") || inProcess {
+		t.Fatalf("supervisor in %q, SupervisorInProcess event %v", log, inProcess)
+	}
 	if !kinds["status"] || !kinds["pods"] || !kinds["event"] || !succeeded || len(exited) != 2 {
 		t.Fatalf("updates %v succeeded %v exited %v", kinds, succeeded, exited)
 	}

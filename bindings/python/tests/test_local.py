@@ -14,7 +14,8 @@ def sh(script, name="tiny", replicas=None, **kw):
 
 def test_run_local_succeeds(tmp_path):
     updates, events = [], []
-    job = sh('echo "hello from $TFJOB_POD_NAME"; echo "$TF_CONFIG"; exit 0')
+    # the third line: the program of the replica's supervisor, found next to the loaded library
+    job = sh('echo "hello from $TFJOB_POD_NAME"; echo "$TF_CONFIG"; readlink /proc/$PPID/exe; exit 0')
     job["spec"]["successPolicy"] = "AllWorkers"  # worker-1 is not stopped before it has printed
     result = tfjob.run_local(job, tmp_path / "run",
                              on_update=lambda what, value: updates.append((what, value)),
@@ -28,6 +29,8 @@ def test_run_local_succeeds(tmp_path):
     tf_config = json.loads(log.splitlines()[1])
     assert tf_config["task"] == {"type": "worker", "index": 1}
     assert all(a.startswith("127.0.0.1:") for a in tf_config["cluster"]["worker"])
+    assert log.splitlines()[2].endswith("/tfjob-supervise")
+    assert not any(e[2] == "SupervisorInProcess" for e in events)
     kinds = {w for w, _ in updates}
     assert kinds == {"status", "pods", "event"}
     assert any(w == "status" and tfjob.has_condition({"status": v}, "Succeeded") for w, v in updates)
