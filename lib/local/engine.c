@@ -3,6 +3,7 @@
  * interrupts and shutdown.
  * SPDX-License-Identifier: Apache-2.0
  */
+#define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -82,13 +83,10 @@ int tfjob_local_new(tfjob_local **out, const tfjob_local_options *caller_opts, t
 		rc = tfjob__fail(err, TFJOB_EIO, "%s: %s", l->run_dir ? "base directory" : "run directory", strerror(errno));
 		goto fail;
 	}
-	if (pipe(l->wake) != 0) {
+	/* close-on-exec from the start: a process another thread starts meanwhile must not inherit it */
+	if (pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
 		rc = tfjob__fail(err, TFJOB_EIO, "wake-up pipe: %s", strerror(errno));
 		goto fail;
-	}
-	for (int i = 0; i < 2; i++) {
-		fcntl(l->wake[i], F_SETFD, FD_CLOEXEC);
-		fcntl(l->wake[i], F_SETFL, O_NONBLOCK);
 	}
 	l->backoff_initial_ms = opts->backoff_initial_ms > 0 ? opts->backoff_initial_ms : 10000;
 	l->backoff_max_ms = opts->backoff_max_ms > 0 ? opts->backoff_max_ms : 300000;

@@ -4,6 +4,7 @@
  * KUBERNETES_EXEC_INFO, read an ExecCredential from its standard output.
  * SPDX-License-Identifier: Apache-2.0
  */
+#define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -127,11 +128,11 @@ static char *read_all(int fd, int *too_large)
 static int spawn_plugin(pid_t *pid, int *out_fd, const struct tfjob__exec_config *exec, char **env, tfjob_error **err)
 {
 	int fds[2];
-	if (pipe(fds))
+	/* Close-on-exec from the start, so that no process another thread starts meanwhile holds the
+	 * write end (the read below would then wait for its end); dup2 onto the plugin's stdout clears
+	 * the flag there. */
+	if (pipe2(fds, O_CLOEXEC))
 		return tfjob__fail(err, TFJOB_EIO, "exec plugin: pipe: %s", strerror(errno));
-	/* Not inherited by other children; dup2 onto the plugin's stdout clears the flag there. */
-	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
 	char **argv = calloc(exec->nargs + 2, sizeof(char *));
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
