@@ -51,12 +51,14 @@ START_TEST(member_spans_remove_cleanly)
 	ck_assert_str_eq(without("{ \"a\" : 1 , \"c\" : 3 }", "\"c\""), "{ \"a\" : 1 }");
 	ck_assert_str_eq(without("{\"only\":{\"x\":\"}\"}}", "\"only\""), "{}");
 	ck_assert_ptr_null(without("{\"a\":1}", "\"z\""));
-	char *s = tfjob__jscan_plain_string("\"abc\"", "\"abc\"" + 5);
+	const char *abc = "\"abc\"";
+	char *s = tfjob__jscan_plain_string(abc, abc + strlen(abc));
 	ck_assert_str_eq(s, "abc");
 	free(s);
 	const char *esc = "\"a\\\"b\"";
 	ck_assert_ptr_null(tfjob__jscan_plain_string(esc, esc + strlen(esc)));
-	ck_assert_ptr_null(tfjob__jscan_plain_string("12", "12" + 2));
+	const char *number = "12";
+	ck_assert_ptr_null(tfjob__jscan_plain_string(number, number + strlen(number)));
 }
 END_TEST
 
