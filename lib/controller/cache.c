@@ -108,7 +108,8 @@ static stored_obj *stored_of(const char *a, size_t an, const char *b, size_t bn,
 	stored_obj *so = malloc(sizeof(*so) + an + bn + 1 + rn);
 	if (so) {
 		memcpy(so->text, a, an);
-		memcpy(so->text + an, b, bn);
+		if (bn) /* b may be NULL then */
+			memcpy(so->text + an, b, bn);
 		so->text[an + bn] = '\0';
 		so->rv = rv ? memcpy(so->text + an + bn + 1, rv, rn) : NULL;
 	}
