@@ -28,6 +28,10 @@ if [ "${H2H_IN_NETNS:-}" != 1 ]; then
     meson setup build-bench --buildtype=release -Dtests=false -Dbench=true >/dev/null
   fi
   ninja -C build-bench src/tfjob-operator/tfjob-operator >/dev/null
+  # what was built: the commit, "+changes" when the tree differed from it (named in the table)
+  BENCH_BUILT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  git diff --quiet HEAD -- lib src include 2>/dev/null || BENCH_BUILT="$BENCH_BUILT+changes"
+  export BENCH_BUILT
   tests/kube/harness.sh build >/dev/null
   tests/h2h/rig.sh build-v19 >/dev/null
   TFJOB_KUBE_CRD="$(tests/h2h/rig.sh crd-v19)"
@@ -85,4 +89,4 @@ for shape in "${shapes[@]}"; do
   done
 done
 python3 bench/operator_table.py "$results" \
-  --note "commit $(git rev-parse --short HEAD); load average $load_start at the start, $(load) at the end"
+  --note "tfjob-operator built from ${BENCH_BUILT:-unknown}; load average $load_start at the start, $(load) at the end"
