@@ -901,7 +901,7 @@ static int on_raw_event(tfjob_watch_event type, const char *json, void *payload)
 
 /* Objects reach the sink as the server wrote them (escapes and all) when the event is plain;
  * integers beyond int64 are widened; unusual events are read whole and written out compact;
- * an object that is not valid JSON is dropped, and the stream goes on. */
+ * an event that is not valid JSON (in its object or around it) is dropped, and the stream goes on. */
 START_TEST(watch_hands_objects_on_as_written)
 {
 	tfjob_transport *t = kube_plain(NULL);
@@ -913,6 +913,8 @@ START_TEST(watch_hands_objects_on_as_written)
 	            "\\\"x\\\":tru}}\\n"
 	            "{\\\"type\\\":\\\"MODIFIED\\\",\\\"object\\\":{\\\"metadata\\\":{\\\"name\\\":\\\"a\\\",\\\"resourceVersion\\\":\\\"13\\\"},"
 	            "\\\"n\\\":123456789012345678901234567890}}\\n"
+	            "{\\\"type\\\":\\\"MODIFIED\\\",\\\"object\\\":{\\\"metadata\\\":{\\\"name\\\":\\\"a\\\",\\\"resourceVersion\\\":\\\"15\\\"}},"
+	            "\\\"x\\\":nul}\\n"
 	            "{\\\"type\\\":\\\"\\\\u0044ELETED\\\",\\\"object\\\":{\\\"metadata\\\":{\\\"name\\\":\\\"a\\\", \\\"resourceVersion\\\":\\\"14\\\"}}}\\n"
 	            "\"]}]");
 	struct collector c;

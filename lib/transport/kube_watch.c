@@ -118,12 +118,12 @@ static tfjob_watch_event plain_type(const char *type, const char *type_end)
 }
 
 /*
- * The usual event, read without building a tree: a plain type, an object that is valid JSON
- * and a plainly written resourceVersion; its object text goes to the sink as the server wrote
- * it (widened where integers exceed int64). 1 when handled (*rc set), 0 when the event needs
- * the general reading (an ERROR, escapes, anything unusual).
+ * The usual event, read without building a tree: valid JSON (as deep as the general reading
+ * accepts), a plain type, an object and a plainly written resourceVersion; its object text goes
+ * to the sink as the server wrote it (widened where integers exceed int64). 1 when handled (*rc
+ * set), 0 when the event needs the general reading (an ERROR, escapes, anything unusual).
  */
-static int on_value_scanned(struct stream *st, const char *value, int *rc)
+static int on_value_scanned(struct stream *st, const char *value, size_t value_len, int *rc)
 {
 	const char *t, *t_end, *o, *o_end, *md, *md_end, *rv, *rv_end;
 	if (!tfjob__jscan_member(value, "\"type\"", &t, &t_end) || !tfjob__jscan_member(value, "\"object\"", &o, &o_end) ||
@@ -134,9 +134,9 @@ static int on_value_scanned(struct stream *st, const char *value, int *rc)
 	    !tfjob__jscan_member(md, "\"resourceVersion\"", &rv, &rv_end) || *rv != '"' ||
 	    memchr(rv, '\\', (size_t)(rv_end - rv)))
 		return 0;
-	size_t len = (size_t)(o_end - o);
-	if (!tfjob__jscan_valid(o, len, TFJOB__JSON_MAX_DEPTH))
+	if (!tfjob__jscan_valid(value, value_len, TFJOB__JSON_MAX_DEPTH))
 		return 0; /* the general reading drops it as before */
+	size_t len = (size_t)(o_end - o);
 	char *wide = NULL, *text = NULL;
 	if (tfjob__json_widen(&wide, o, len) < 0 || (!wide && !(text = strndup(o, len)))) {
 		*rc = 1;
@@ -154,7 +154,7 @@ static int on_value(const char *value, size_t len, void *payload)
 {
 	struct stream *st = payload;
 	int rc = 0;
-	if (on_value_scanned(st, value, &rc))
+	if (on_value_scanned(st, value, len, &rc))
 		return rc;
 	return on_value_parsed(st, value, len);
 }
