@@ -104,17 +104,17 @@ static int on_value_parsed(struct stream *st, const char *value, size_t len)
 	return rc;
 }
 
-/* The type of an event whose "type" member is written plainly (["type", type_end)); 0 otherwise. */
+/* The type of an event whose "type" member [type, type_end) is a string written plainly (as
+   event_type() reads it); 0 otherwise. */
 static tfjob_watch_event plain_type(const char *type, const char *type_end)
 {
-	static const char *const names[] = { "\"ADDED\"", "\"MODIFIED\"", "\"DELETED\"", "\"BOOKMARK\"" };
-	static const tfjob_watch_event types[] = { TFJOB_WATCH_ADDED, TFJOB_WATCH_MODIFIED, TFJOB_WATCH_DELETED,
-	                                           TFJOB_WATCH_BOOKMARK };
+	char name[16];
 	size_t n = (size_t)(type_end - type);
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (strlen(names[i]) == n && !memcmp(type, names[i], n))
-			return types[i];
-	return 0;
+	if (n < 2 || n - 2 >= sizeof(name) || type[0] != '"' || type[n - 1] != '"' || memchr(type, '\\', n))
+		return 0;
+	memcpy(name, type + 1, n - 2);
+	name[n - 2] = '\0';
+	return event_type(name);
 }
 
 /*
