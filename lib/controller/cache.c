@@ -130,8 +130,7 @@ static size_t stored_bytes(const stored_obj *so)
 	return sizeof(*so) + strlen(so->text) + 1 + (so->rv ? strlen(so->rv) + 1 : 0) + ALLOC_OVERHEAD;
 }
 
-/* Store so under key (both taken) unless the stored version is newer (then 1). */
-static int put_stored(tfjob__store *s, char *key, stored_obj *so)
+int tfjob__store_put_stored(tfjob__store *s, char *key, stored_obj *so)
 {
 	stored_obj *old = tfjob__map_get(&s->objs, key);
 	if (old && newer(old->rv, so->rv)) {
@@ -165,15 +164,7 @@ int tfjob__store_put(tfjob__store *s, json_t *obj)
 		free(key);
 		return TFJOB_ENOMEM;
 	}
-	return put_stored(s, key, so);
-}
-
-/* A plain string member of md (NULL when absent: *absent = 1; or not plain). */
-static char *plain_member(const char *md, const char *key, int *absent)
-{
-	const char *v, *v_end;
-	*absent = !tfjob__jscan_member(md, key, &v, &v_end);
-	return *absent ? NULL : tfjob__jscan_plain_string(v, v_end);
+	return tfjob__store_put_stored(s, key, so);
 }
 
 tfjob__stored *tfjob__stored_from_text(const char *text, char **key)
@@ -184,11 +175,13 @@ tfjob__stored *tfjob__stored_from_text(const char *text, char **key)
 	if (!tfjob__jscan_member(text, "\"metadata\"", &md, &md_end) || *md != '{' ||
 	    !tfjob__jscan_valid(text, n, TFJOB__JSON_MAX_DEPTH))
 		return NULL;
-	int no_name, no_ns, no_rv;
-	char *name = plain_member(md, "\"name\"", &no_name), *ns = plain_member(md, "\"namespace\"", &no_ns);
-	char *rv = plain_member(md, "\"resourceVersion\"", &no_rv);
+	char *name = NULL, *ns = NULL, *rv = NULL;
 	stored_obj *so = NULL;
-	if (name && (ns || no_ns) && (rv || no_rv) && (*key = tfjob__strdup_printf("%s/%s", ns ? ns : "", name))) {
+	/* a field only a parse can read (escapes) leaves the whole object to the parse */
+	if (!tfjob__jscan_string_member(md, "\"name\"", &name) && name &&
+	    !tfjob__jscan_string_member(md, "\"namespace\"", &ns) &&
+	    !tfjob__jscan_string_member(md, "\"resourceVersion\"", &rv) &&
+	    (*key = tfjob__strdup_printf("%s/%s", ns ? ns : "", name))) {
 		if (!tfjob__jscan_member_span(md, "\"managedFields\"", &mf, &mf_end))
 			mf = mf_end = text + n;
 		/* the text without managedFields: what comes before it, then what comes after */
@@ -207,11 +200,6 @@ tfjob__stored *tfjob__stored_from_text(const char *text, char **key)
 const char *tfjob__stored_rv(const tfjob__stored *so)
 {
 	return so->rv;
-}
-
-int tfjob__store_put_stored(tfjob__store *s, char *key, tfjob__stored *so)
-{
-	return put_stored(s, key, so);
 }
 
 json_t *tfjob__store_get(const tfjob__store *s, const char *key)

@@ -392,14 +392,12 @@ static const tfjob_resource RES_EVENTS = TFJOB_RESOURCE_EVENTS_INIT;
    plainly, as it always is. NULL when there is none or memory is short. */
 static char *created_name(const char *answer)
 {
-	const char *md, *md_end, *v, *v_end;
+	const char *md, *md_end;
+	char *plain = NULL;
 	if (!answer)
 		return NULL;
-	if (tfjob__jscan_member(answer, "\"metadata\"", &md, &md_end) && tfjob__jscan_member(md, "\"name\"", &v, &v_end)) {
-		char *plain = tfjob__jscan_plain_string(v, v_end);
-		if (plain)
-			return plain;
-	}
+	if (tfjob__jscan_member(answer, "\"metadata\"", &md, &md_end) && !tfjob__jscan_string_member(md, "\"name\"", &plain))
+		return plain;
 	json_t *ev = json_loads(answer, 0, NULL);
 	const char *name = json_string_value(json_object_get(json_object_get(ev, "metadata"), "name"));
 	char *copy = name ? strdup(name) : NULL;

@@ -116,7 +116,8 @@ typedef struct tfjob__stored tfjob__stored;
 tfjob__stored *tfjob__stored_from_text(const char *text, char **key);
 /* Its resourceVersion (NULL when it has none); valid while it lives. */
 const char *tfjob__stored_rv(const tfjob__stored *so);
-/* Store it under key (both taken) as tfjob__store_put does. */
+/* Store it under key (both taken) unless the stored resourceVersion is newer (then 1);
+   TFJOB_ENOMEM. tfjob__store_put ends here too. */
 int tfjob__store_put_stored(tfjob__store *s, char *key, tfjob__stored *so);
 
 /*

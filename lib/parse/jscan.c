@@ -121,6 +121,16 @@ char *tfjob__jscan_plain_string(const char *v, const char *v_end)
 	return out;
 }
 
+int tfjob__jscan_string_member(const char *text, const char *key, char **out)
+{
+	const char *v, *v_end;
+	*out = NULL;
+	if (!text || !tfjob__jscan_member(text, key, &v, &v_end) || *v != '"')
+		return 0;
+	*out = tfjob__jscan_plain_string(v, v_end);
+	return *out == NULL;
+}
+
 /* ---- validation ---- */
 
 struct reader {

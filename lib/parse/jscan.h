@@ -35,6 +35,12 @@ int tfjob__jscan_member_span(const char *text, const char *key, const char **sta
  * string, holds escapes, or memory is short. */
 char *tfjob__jscan_plain_string(const char *v, const char *v_end);
 /*
+ * The string member `key` of the object at text (NULL: no object), copied into *out (free()):
+ * 0, with *out NULL when the member is absent or not a string (as a parse finds it); 1 when it is
+ * a string only a parse can read (escapes), or memory is short.
+ */
+int tfjob__jscan_string_member(const char *text, const char *key, char **out);
+/*
  * 1 when text[0..len) is exactly one valid JSON value (RFC 8259: grammar, escapes, UTF-8
  * without surrogates or overlong forms), nested at most max_depth deep, with whitespace around
  * it allowed; 0 otherwise.

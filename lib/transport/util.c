@@ -84,16 +84,6 @@ json_t *tfjob__merge_patch(const json_t *target, const json_t *patch)
 	return result;
 }
 
-/* A member of metadata (at md) read by scanning into *out: 0, or 1 when it needs a parse. */
-static int scan_meta(const char *md, const char *key, char **out)
-{
-	const char *v, *v_end;
-	if (!out || !md || !tfjob__jscan_member(md, key, &v, &v_end) || *v != '"')
-		return 0; /* absent, or not a string: NULL, as a parse finds */
-	*out = tfjob__jscan_plain_string(v, v_end);
-	return *out == NULL; /* escapes (or no memory): parse */
-}
-
 static char *string_copy(json_t *v)
 {
 	return json_is_string(v) ? tfjob__strdup(json_string_value(v)) : NULL;
@@ -109,7 +99,8 @@ int tfjob__object_meta(const char *text, const char *what, char **name, char **n
 		const char *md, *md_end;
 		if (!tfjob__jscan_member(text, "\"metadata\"", &md, &md_end) || *md != '{')
 			md = NULL;
-		if (!scan_meta(md, "\"name\"", name) && !scan_meta(md, "\"namespace\"", ns))
+		if ((!name || !tfjob__jscan_string_member(md, "\"name\"", name)) &&
+		    (!ns || !tfjob__jscan_string_member(md, "\"namespace\"", ns)))
 			return 0;
 		if (name) {
 			free(*name);
