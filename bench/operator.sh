@@ -15,7 +15,8 @@
 # OPERATORS=standin measures the stand-in kubelet alone (the bench creates the pods itself);
 # STANDIN_WORKERS: its request threads (default 8). BENCH_JSON=FILE also appends every
 # measurement as a JSON line (bench/operator_table.py FILE... prints the table of such lines). The
-# load average at the start and the end is printed with the table.
+# load average at the start and the end is printed with the table. BENCH_KEEP=DIR keeps each run's
+# apiserver audit log there (every request, with its time: a timeline of what each operator did).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -56,6 +57,10 @@ measure() {  # OPERATOR JOBS WIDE QPS BURST THREADS: one JSON line
       --audit "$dir/audit.log" --apiserver-pid "$KUBE_APISERVER_PID" -- "${argv[@]}" >"$dir/result" || rc=$?
   fi
   tests/h2h/rig.sh stop "$dir" >/dev/null 2>&1 || true
+  if [ -n "${BENCH_KEEP:-}" ] && [ -f "$dir/audit.log" ]; then
+    mkdir -p "$BENCH_KEEP"
+    cp "$dir/audit.log" "$(mktemp "$BENCH_KEEP/$op-jobs$jobs-qps$qps-threads$threads.XXXX.audit.log")"
+  fi
   if [ $rc = 0 ]; then
     python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r.update(operator=sys.argv[2], wide=int(sys.argv[3]), qps=int(sys.argv[4]), burst=int(sys.argv[5]), threads=int(sys.argv[6])); print(json.dumps(r))' \
       "$dir/result" "$op" "$wide" "$qps" "$burst" "$threads"
