@@ -129,6 +129,56 @@ START_TEST(go_quoting)
 }
 END_TEST
 
+/* The checked string writer against json_dumps(json_string(s)): the same text, and refused
+   exactly when jansson refuses the string. */
+static void check_json_str(const char *s)
+{
+	json_t *v = json_string(s);
+	char *want = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	tfjob__sbuf_add(&b, "x", 1);
+	bool ok = tfjob__sbuf_add_json_str(&b, s);
+	char *got = tfjob__sbuf_take(&b);
+	ck_assert_msg(ok == (v != NULL), "accepted %d, jansson %d, for %zu bytes", ok, v != NULL, strlen(s));
+	if (ok)
+		ck_assert_str_eq(got + 1, want);
+	else
+		ck_assert_str_eq(got, "x"); /* nothing appended */
+	free(got);
+	free(want);
+	json_decref(v);
+}
+
+START_TEST(json_str_matches_jansson)
+{
+	static const char *const fixed[] = {
+		"", "plain", "q\"uo\\te/", "\b\f\n\r\t\x01\x1f\x7f", "é € 😀 \xe2\x80\xa8", "\xc0\xaf", "\xe0\x80\xaf",
+		"\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf0\x8f\xbf\xbf", "\xff", "a\xc3", "\xe2\x82", "\x80", "\xf4\x8f\xbf\xbf",
+	};
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		check_json_str(fixed[i]);
+	/* every byte value, alone and before a continuation byte */
+	for (int c = 1; c < 256; c++) {
+		char s[4] = { (char)c, 0, 0, 0 };
+		check_json_str(s);
+		s[1] = (char)0xa9;
+		check_json_str(s);
+	}
+	/* random strings over bytes that make and break UTF-8 */
+	static const unsigned char alphabet[] = { 'a', '"', '\\', '\n', 0x01, 0x1f, 0x7f, 0x80, 0xbf, 0xc2, 0xc3, 0xe0,
+		                                      0xe2, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xa0, 0x9f, 0x90, 0x8f };
+	srand(15);
+	for (int n = 0; n < 20000; n++) {
+		char s[12];
+		int len = rand() % (int)(sizeof(s) - 1);
+		for (int i = 0; i < len; i++)
+			s[i] = (char)alphabet[rand() % (int)sizeof(alphabet)];
+		s[len] = '\0';
+		check_json_str(s);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sbuf");
@@ -137,6 +187,7 @@ int main(void)
 	tcase_add_test(tc, pretty_and_sorted_match_jansson);
 	tcase_add_test(tc, reals_shortest_each);
 	tcase_add_test(tc, go_quoting);
+	tcase_add_test(tc, json_str_matches_jansson);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

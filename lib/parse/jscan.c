@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "parse/jscan.h"
+#include "util/sbuf.h"
 
 const char *tfjob__jscan_ws(const char *p)
 {
@@ -246,24 +247,9 @@ static int escape(struct reader *r)
 /* One UTF-8 sequence of 2 to 4 bytes starting at a lead byte >= 0x80. */
 static int utf8(struct reader *r)
 {
-	unsigned c = *r->p++;
-	int more;
-	unsigned min, cp;
-	if (c >= 0xC2 && c <= 0xDF) {
-		more = 1, min = 0x80, cp = c & 0x1F;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		more = 2, min = 0x800, cp = c & 0x0F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		more = 3, min = 0x10000, cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	for (int i = 0; i < more; i++, r->p++) {
-		if (r->p >= r->end || (*r->p & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (*r->p & 0x3F);
-	}
-	return cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+	size_t len = tfjob__utf8_seq((const char *)r->p, (size_t)(r->end - r->p));
+	r->p += len;
+	return len != 0;
 }
 
 static int string(struct reader *r)

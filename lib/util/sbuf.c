@@ -113,20 +113,60 @@ void tfjob__sbuf_free(tfjob__sbuf *b)
 	b->oom = false;
 }
 
-/* jansson's escaping: '"', '\\', and control characters (\b \f \n \r \t, else \\u00XX upper case). */
-static void add_json_string(tfjob__sbuf *b, const char *s, size_t n)
+size_t tfjob__utf8_seq(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len;
+	unsigned min, cp;
+	if (n == 0)
+		return 0;
+	if (u[0] >= 0xC2 && u[0] <= 0xDF)
+		len = 2, min = 0x80, cp = u[0] & 0x1F;
+	else if (u[0] >= 0xE0 && u[0] <= 0xEF)
+		len = 3, min = 0x800, cp = u[0] & 0x0F;
+	else if (u[0] >= 0xF0 && u[0] <= 0xF4)
+		len = 4, min = 0x10000, cp = u[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((u[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (u[i] & 0x3F);
+	}
+	return cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) ? len : 0;
+}
+
+/*
+ * jansson's escaping: '"', '\\', and control characters (\b \f \n \r \t, else \\u00XX upper case).
+ * check: false, appending nothing, when s is not UTF-8; unchecked (a jansson string, UTF-8
+ * already) bytes above 0x7F are copied as they are.
+ */
+static bool add_json_string(tfjob__sbuf *b, const char *s, size_t n, bool check)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	if (n > (SIZE_MAX - 16) / 6) {
 		b->oom = true;
-		return;
+		return true;
 	}
 	if (!tfjob__sbuf_reserve(b, 6 * n + 2)) /* worst case: every byte as \\u00XX */
-		return;
+		return true;
 	char *d = b->p + b->len;
 	*d++ = '"';
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x80 && check) {
+			size_t k = tfjob__utf8_seq(s + i, n - i);
+			if (!k) {
+				b->p[b->len] = '\0';
+				return false;
+			}
+			memcpy(d, s + i, k);
+			d += k;
+			i += k - 1;
+			continue;
+		}
 		if (c >= 0x20 && c != '"' && c != '\\') {
 			*d++ = (char)c;
 			continue;
@@ -151,7 +191,10 @@ static void add_json_string(tfjob__sbuf *b, const char *s, size_t n)
 	*d++ = '"';
 	*d = '\0';
 	b->len = (size_t)(d - b->p);
+	return true;
 }
+
+bool tfjob__sbuf_add_json_str(tfjob__sbuf *b, const char *s) { return add_json_string(b, s, strlen(s), true); }
 
 /*
  * A real with the fewest significant digits (1 to 17) that read back as exactly the same
@@ -246,7 +289,7 @@ static void add_value(tfjob__sbuf *b, const json_t *v, unsigned int indent, bool
 				tfjob__sbuf_addc(b, ',');
 			if (indent)
 				add_newline(b, indent * (depth + 1));
-			add_json_string(b, key, strlen(key));
+			add_json_string(b, key, strlen(key), false);
 			if (indent)
 				tfjob__sbuf_add(b, ": ", 2);
 			else
@@ -279,7 +322,7 @@ static void add_value(tfjob__sbuf *b, const json_t *v, unsigned int indent, bool
 		break;
 	}
 	case JSON_STRING:
-		add_json_string(b, json_string_value(v), json_string_length(v));
+		add_json_string(b, json_string_value(v), json_string_length(v), false);
 		break;
 	case JSON_INTEGER:
 		tfjob__sbuf_add_i64(b, (int64_t)json_integer_value(v));

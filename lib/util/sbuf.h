@@ -47,6 +47,16 @@ static inline void tfjob__sbuf_addc(tfjob__sbuf *b, char c)
 void tfjob__sbuf_add_i64(tfjob__sbuf *b, int64_t v);
 /* s as a JSON string, quoted and escaped as Go's encoding/json does (<, >, & as \u003c ...). */
 void tfjob__sbuf_add_quoted(tfjob__sbuf *b, const char *s);
+/*
+ * s as a JSON string, byte for byte as jansson's json_dumps() writes it (its escapes, UTF-8 as
+ * it is): for request bodies written without building a tree. false, with nothing appended,
+ * when s is not UTF-8 that json_string() takes (overlong forms, surrogates, past U+10FFFF);
+ * running out of memory is left to b->oom.
+ */
+bool tfjob__sbuf_add_json_str(tfjob__sbuf *b, const char *s);
+/* The length (2 to 4) of the UTF-8 sequence at s[0..n) whose lead byte is >= 0x80, as jansson
+ * and RFC 3629 take it; 0 when invalid or cut short. */
+size_t tfjob__utf8_seq(const char *s, size_t n);
 /* Take the buffer (never NULL unless oom: "" for an empty buffer); the buffer is reset. */
 char *tfjob__sbuf_take(tfjob__sbuf *b);
 void tfjob__sbuf_free(tfjob__sbuf *b);
