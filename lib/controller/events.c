@@ -22,6 +22,8 @@
 
 #include "controller/handle.h"
 #include "parse/jscan.h"
+#include "transport/event.h"
+#include "util/sbuf.h"
 #include "util/timedwait.h"
 
 #define QUEUE_CAP 1000          /* client-go's maxQueuedEvents */
@@ -377,15 +379,6 @@ static int aggregate(tfjob__recorder *r, const char *akey, const char *message, 
 	return a->n >= AGGREGATE_MAX_EVENTS;
 }
 
-static char *involved_json(const struct tfjob__event *e)
-{
-	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s}}", "kind", e->kind, "apiVersion", e->api_version,
-	                      "metadata", "name", e->name, "namespace", e->ns, "uid", e->uid, "resourceVersion", e->rv);
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
-	return text;
-}
-
 static const tfjob_resource RES_EVENTS = TFJOB_RESOURCE_EVENTS_INIT;
 
 /* The name the API server gave a created Event (free()); read without a parse when written
@@ -409,13 +402,12 @@ static char *created_name(const char *answer)
 static int create(tfjob__recorder *r, const struct tfjob__event *e, const char *key, const char *message)
 {
 	tfjob_controller *c = r->c;
-	char *inv = involved_json(e), *out = NULL;
+	const tfjob__involved inv = { e->kind, e->api_version, e->name, e->ns, e->uid, e->rv };
+	char *out = NULL;
 	tfjob_error *err = NULL;
-	int rc = inv ? tfjob_transport_create_event(&out, c->t, e->ns, inv, e->type, e->reason, message, SOURCE_COMPONENT,
-	                                            &err)
-	             : TFJOB_ENOMEM;
+	int rc = tfjob__transport_create_event_of(&out, c->t, e->ns, &inv, e->type, e->reason, message, SOURCE_COMPONENT,
+	                                          &err);
 	tfjob__count(c, TFJOB_API_CREATE_EVENT, rc);
-	free(inv);
 	if (rc) {
 		atomic_fetch_add(&c->m.events_failed, 1);
 		tfjob__log(c, TFJOB_LOG_WARN, "recording an event failed", e->name, e->reason, tfjob_error_message(err));
@@ -444,16 +436,30 @@ static int create(tfjob__recorder *r, const struct tfjob__event *e, const char *
 	return rc;
 }
 
+/* The count PATCH's text (free()), as json_dumps(JSON_COMPACT) wrote it; NULL when the message
+   is not UTF-8 (jansson refused it too) or memory is short. */
+static char *count_patch(int64_t count, int64_t now_s, const char *message)
+{
+	char now[32];
+	tfjob_time_format(now, sizeof(now), now_s);
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	tfjob__sbuf_adds(&b, "{\"count\":");
+	tfjob__sbuf_add_i64(&b, count);
+	tfjob__sbuf_adds(&b, ",\"lastTimestamp\":\"");
+	tfjob__sbuf_adds(&b, now);
+	tfjob__sbuf_adds(&b, "\",\"message\":");
+	int ok = tfjob__sbuf_add_json_str(&b, message);
+	tfjob__sbuf_addc(&b, '}');
+	if (!ok)
+		tfjob__sbuf_free(&b);
+	return ok ? tfjob__sbuf_take(&b) : NULL;
+}
+
 /* PATCH the count of an Event written before; TFJOB_ENOTFOUND when it has gone. */
 static int bump(tfjob__recorder *r, const struct tfjob__event *e, seen_record *s, const char *message)
 {
 	tfjob_controller *c = r->c;
-	char now[32];
-	tfjob_time_format(now, sizeof(now), tfjob__now_s(c));
-	json_t *p = json_pack("{s:I,s:s,s:s}", "count", (json_int_t)(s->count + 1), "lastTimestamp", now, "message",
-	                      message);
-	char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;
-	json_decref(p);
+	char *text = count_patch(s->count + 1, tfjob__now_s(c), message);
 	tfjob_error *err = NULL;
 	int rc = text ? tfjob_transport_patch(NULL, c->t, &RES_EVENTS, e->ns, s->name, NULL, text, &err) : TFJOB_ENOMEM;
 	tfjob__count(c, TFJOB_API_PATCH, rc);

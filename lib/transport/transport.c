@@ -9,7 +9,9 @@
 #include <strings.h>
 #include <time.h>
 
+#include "transport/event.h"
 #include "transport/internal.h"
+#include "util/sbuf.h"
 #include "util/versions.h"
 
 static const tfjob_resource builtin_resources[] = {
@@ -396,95 +398,135 @@ int tfjob_transport_delete(char **out, tfjob_transport *t, const tfjob_resource 
 
 /* ---- Events ---- */
 
-static int set_str(json_t *obj, const char *key, const char *value)
+/* A member "key":"value" after sep ('{', ',', or '\0': none); 0 when value is not UTF-8. */
+static int add_member(tfjob__sbuf *b, char sep, const char *key, const char *value)
 {
-	return value ? json_object_set_new(obj, key, json_string(value)) : 0;
+	if (sep)
+		tfjob__sbuf_addc(b, sep);
+	tfjob__sbuf_addc(b, '"');
+	tfjob__sbuf_adds(b, key);
+	tfjob__sbuf_add(b, "\":", 2);
+	return tfjob__sbuf_add_json_str(b, value);
+}
+
+/* The involvedObject's members that are there, in the order they were always written. */
+static int add_involved(tfjob__sbuf *b, const tfjob__involved *inv, const char *ns)
+{
+	const char *keys[] = { "kind", "apiVersion", "name", "namespace", "uid", "resourceVersion" };
+	const char *vals[] = { inv->kind, inv->api_version, inv->name, inv->ns ? inv->ns : ns, inv->uid, inv->rv };
+	int ok = 1;
+	char sep = '{';
+	for (size_t i = 0; i < TFJOB_ARRAY_LEN(keys); i++) {
+		if (!vals[i])
+			continue;
+		ok &= add_member(b, sep, keys[i], vals[i]);
+		sep = ',';
+	}
+	tfjob__sbuf_adds(b, sep == '{' ? "{}" : "}");
+	return ok;
 }
 
 /* A core/v1 Event about the involved object, named NAME.HEX as client-go's recorder names them. */
-static int build_event(json_t **out, const char *ns, const json_t *involved, const char *type, const char *reason,
-                       const char *message, const char *component, tfjob_error **err)
+char *tfjob__event_text(const char *ns, const tfjob__involved *inv, const char *type, const char *reason,
+                        const char *message, const char *component, int64_t now_s, uint64_t unique)
 {
-	const json_t *meta = json_object_get(involved, "metadata");
-	const char *iname = json_string_value(json_object_get(meta, "name"));
-	if (!iname)
-		return tfjob__fail(err, TFJOB_EINVAL, "create_event: the involved object has no metadata.name");
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	char now[32];
-	tfjob_time_format(now, sizeof(now), ts.tv_sec);
-	uint64_t unique = ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^ (uint64_t)rand();
-	char *name = tfjob__strdup_printf("%s.%016llx", iname, (unsigned long long)unique);
-	json_t *ev = json_object(), *ref = json_object(), *src = json_object(), *evmeta = json_object();
-	int bad = !name || !ev || !ref || !src || !evmeta;
-	bad |= set_str(ref, "kind", json_string_value(json_object_get(involved, "kind")));
-	bad |= set_str(ref, "apiVersion", json_string_value(json_object_get(involved, "apiVersion")));
-	bad |= set_str(ref, "name", iname);
-	const char *ins = json_string_value(json_object_get(meta, "namespace"));
-	bad |= set_str(ref, "namespace", ins ? ins : ns);
-	bad |= set_str(ref, "uid", json_string_value(json_object_get(meta, "uid")));
-	bad |= set_str(ref, "resourceVersion", json_string_value(json_object_get(meta, "resourceVersion")));
-	bad |= set_str(src, "component", component ? component : TFJOB_OPERATOR_NAME);
-	bad |= set_str(evmeta, "name", name);
-	bad |= set_str(evmeta, "namespace", ns);
-	bad |= set_str(ev, "apiVersion", "v1") | set_str(ev, "kind", "Event");
-	bad |= json_object_set(ev, "metadata", evmeta) | json_object_set(ev, "involvedObject", ref);
-	bad |= set_str(ev, "type", type) | set_str(ev, "reason", reason) | set_str(ev, "message", message);
-	bad |= json_object_set(ev, "source", src);
-	bad |= set_str(ev, "firstTimestamp", now) | set_str(ev, "lastTimestamp", now);
-	bad |= json_object_set_new(ev, "count", json_integer(1));
-	bad |= set_str(ev, "reportingComponent", component ? component : TFJOB_OPERATOR_NAME);
-	free(name);
-	json_decref(ref);
-	json_decref(src);
-	json_decref(evmeta);
-	if (bad) {
-		json_decref(ev);
-		return tfjob__oom(err);
+	char now[32], hex[20];
+	tfjob_time_format(now, sizeof(now), now_s);
+	snprintf(hex, sizeof(hex), ".%016llx", (unsigned long long)unique);
+	component = component ? component : TFJOB_OPERATOR_NAME;
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	tfjob__sbuf_adds(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":");
+	/* the name is the involved object's and the suffix: its text, with the suffix inside the quotes */
+	int ok = tfjob__sbuf_add_json_str(&b, inv->name);
+	if (ok && !b.oom) {
+		b.len--;
+		tfjob__sbuf_adds(&b, hex);
+		tfjob__sbuf_addc(&b, '"');
 	}
-	*out = ev;
-	return 0;
+	ok &= add_member(&b, ',', "namespace", ns);
+	tfjob__sbuf_adds(&b, "},\"involvedObject\":");
+	ok &= add_involved(&b, inv, ns);
+	ok &= add_member(&b, ',', "type", type) & add_member(&b, ',', "reason", reason);
+	ok &= add_member(&b, ',', "message", message ? message : "");
+	tfjob__sbuf_adds(&b, ",\"source\":");
+	ok &= add_member(&b, '{', "component", component);
+	tfjob__sbuf_addc(&b, '}');
+	ok &= add_member(&b, ',', "firstTimestamp", now) & add_member(&b, ',', "lastTimestamp", now);
+	tfjob__sbuf_adds(&b, ",\"count\":1");
+	ok &= add_member(&b, ',', "reportingComponent", component);
+	tfjob__sbuf_addc(&b, '}');
+	if (!ok)
+		tfjob__sbuf_free(&b);
+	return ok ? tfjob__sbuf_take(&b) : NULL;
 }
 
-int tfjob_transport_create_event(char **out, tfjob_transport *t, const char *ns, const char *involved_json,
-                                 const char *type, const char *reason, const char *message,
-                                 const char *source_component, tfjob_error **err)
+static const tfjob_resource RES_EVENTS = TFJOB_RESOURCE_EVENTS_INIT;
+
+static int check_event_args(const char **ns, tfjob_transport *t, const char *type, const char *reason,
+                            tfjob_error **err)
 {
-	static const tfjob_resource events = TFJOB_RESOURCE_EVENTS_INIT;
-	int rc = check_args(&ns, t, &events, t ? (const void *)t->be.create : NULL, "create_event", err);
+	int rc = check_args(ns, t, &RES_EVENTS, t ? (const void *)t->be.create : NULL, "create_event", err);
 	if (rc)
 		return rc;
 	if (!type || (strcmp(type, "Normal") && strcmp(type, "Warning")))
 		return tfjob__fail(err, TFJOB_EINVAL, "create_event: type must be Normal or Warning");
 	if (!reason || !reason[0])
 		return tfjob__fail(err, TFJOB_EINVAL, "create_event: a reason is required");
-	json_t *involved, *ev = NULL;
-	if ((rc = tfjob__parse_object(&involved, involved_json, "create_event", err)))
-		return rc;
-	const char *ins = json_string_value(json_object_get(json_object_get(involved, "metadata"), "namespace"));
-	char *ns_copy = tfjob__strdup(ins && ins[0] ? ins : ns);
-	rc = ns_copy ? build_event(&ev, ns_copy, involved, type, reason, message ? message : "", source_component, err)
-	             : tfjob__oom(err);
-	json_decref(involved);
-	if (rc) {
-		free(ns_copy);
-		return rc;
-	}
-	ns = ns_copy;
-	char *text = json_dumps(ev, JSON_COMPACT);
-	json_decref(ev);
-	char *tmp = NULL;
+	return 0;
+}
+
+/* Write the Event (the arguments checked) in the involved object's namespace, else ns. */
+static int send_event(char **out, tfjob_transport *t, const char *ns, const tfjob__involved *inv, const char *type,
+                      const char *reason, const char *message, const char *component, tfjob_error **err)
+{
+	if (!inv->name)
+		return tfjob__fail(err, TFJOB_EINVAL, "create_event: the involved object has no metadata.name");
+	if (inv->ns && inv->ns[0])
+		ns = inv->ns;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t unique = ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^ (uint64_t)rand();
+	/* not UTF-8: jansson refused to make such a string, which read as out of memory; still does */
+	char *text = tfjob__event_text(ns, inv, type, reason, message, component, ts.tv_sec, unique);
 	if (!text)
-		rc = tfjob__oom(err);
-	else if (t->be.create_event)
-		rc = t->be.create_event(t->be.data, &tmp, ns, text, err);
-	else
-		rc = t->be.create(t->be.data, &tmp, &events, ns, text, err);
+		return tfjob__oom(err);
+	char *tmp = NULL;
+	int rc = t->be.create_event ? t->be.create_event(t->be.data, &tmp, ns, text, err)
+	                            : t->be.create(t->be.data, &tmp, &RES_EVENTS, ns, text, err);
 	free(text);
-	free(ns_copy);
 	if (rc == 0 && out)
 		*out = tmp;
 	else
 		free(tmp);
+	return rc;
+}
+
+int tfjob__transport_create_event_of(char **out, tfjob_transport *t, const char *ns, const tfjob__involved *inv,
+                                     const char *type, const char *reason, const char *message,
+                                     const char *source_component, tfjob_error **err)
+{
+	int rc = check_event_args(&ns, t, type, reason, err);
+	return rc ? rc : send_event(out, t, ns, inv, type, reason, message, source_component, err);
+}
+
+static const char *member_str(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
+int tfjob_transport_create_event(char **out, tfjob_transport *t, const char *ns, const char *involved_json,
+                                 const char *type, const char *reason, const char *message,
+                                 const char *source_component, tfjob_error **err)
+{
+	int rc = check_event_args(&ns, t, type, reason, err);
+	json_t *involved;
+	if (rc || (rc = tfjob__parse_object(&involved, involved_json, "create_event", err)))
+		return rc;
+	const json_t *meta = json_object_get(involved, "metadata");
+	const tfjob__involved inv = { member_str(involved, "kind"), member_str(involved, "apiVersion"),
+		                          member_str(meta, "name"),     member_str(meta, "namespace"),
+		                          member_str(meta, "uid"),      member_str(meta, "resourceVersion") };
+	rc = send_event(out, t, ns, &inv, type, reason, message, source_component, err);
+	json_decref(involved);
 	return rc;
 }
