@@ -74,7 +74,13 @@ static void digest(char out[DIGEST_HEX], const char *s)
 	size_t n = strlen(s);
 	uint64_t a = hash64(s, n, FNV_OFFSET, FNV_PRIME);
 	uint64_t b = hash64(s, n, 0x9e3779b97f4a7c15ull, 0xff51afd7ed558ccdull); /* another odd multiplier */
-	snprintf(out, DIGEST_HEX, "%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
+	/* "%016llx%016llx" without printf, which cost as much as the hashes */
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 0; i < 16; i++) {
+		out[i] = hex[(a >> (60 - 4 * i)) & 15];
+		out[16 + i] = hex[(b >> (60 - 4 * i)) & 15];
+	}
+	out[32] = '\0';
 }
 
 typedef struct lru_entry {
@@ -110,10 +116,9 @@ static void lru_push_front(lru *l, lru_entry *e)
 	l->head.next = e;
 }
 
-static void *lru_get(lru *l, const char *key)
+/* The entry of a key's digest (computed once by the caller, for lru_add too). */
+static void *lru_get(lru *l, const char d[DIGEST_HEX])
 {
-	char d[DIGEST_HEX];
-	digest(d, key);
 	lru_entry *e = tfjob__map_get(&l->map, d);
 	if (!e)
 		return NULL;
@@ -131,11 +136,11 @@ static void lru_drop(lru *l, lru_entry *e)
 }
 
 /* Insert a new key (absent: callers lru_get first); takes val, frees it on failure. */
-static int lru_add(lru *l, const char *key, void *val)
+static int lru_add(lru *l, const char d[DIGEST_HEX], void *val)
 {
 	lru_entry *e = malloc(sizeof(*e));
 	if (e)
-		digest(e->key, key);
+		memcpy(e->key, d, DIGEST_HEX);
 	if (!e || tfjob__map_put(&l->map, e->key, e, NULL)) {
 		free(e);
 		l->free_val(val);
@@ -314,20 +319,37 @@ void tfjob__recorder_post(tfjob__recorder *r, tfjob__event_batch *b)
 
 /* ---- the correlator ---- */
 
+/* The parts (at most 8) joined by \x1f, as a new string: what "%s\x1f%s..." printed, without printf. */
+static char *join_key(const char *const *parts, size_t n)
+{
+	size_t len[8], need = n;
+	for (size_t i = 0; i < n; i++)
+		need += len[i] = strlen(parts[i]);
+	char *key = malloc(need), *p = key;
+	for (size_t i = 0; key && i < n; i++) {
+		memcpy(p, parts[i], len[i]);
+		p += len[i];
+		*p++ = i + 1 < n ? '\x1f' : '\0';
+	}
+	return key;
+}
+
 /* client-go's getSpamKey: source and involved object. */
 static char *object_key(const struct tfjob__event *e)
 {
-	return tfjob__strdup_printf("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", SOURCE_COMPONENT, e->kind, e->ns, e->name, e->uid,
-	                            e->api_version);
+	const char *parts[] = { SOURCE_COMPONENT, e->kind, e->ns, e->name, e->uid, e->api_version };
+	return join_key(parts, TFJOB_ARRAY_LEN(parts));
 }
 
 /* 1 when the spam filter lets the Event through (a token was taken). */
 static int spam_allows(tfjob__recorder *r, const char *okey, int64_t now_s)
 {
-	spam_record *s = lru_get(&r->spam, okey);
+	char d[DIGEST_HEX];
+	digest(d, okey);
+	spam_record *s = lru_get(&r->spam, d);
 	if (!s) {
 		s = malloc(sizeof(*s));
-		if (!s || lru_add(&r->spam, okey, s))
+		if (!s || lru_add(&r->spam, d, s))
 			return 1; /* out of memory: do not filter */
 		s->tokens = SPAM_BURST;
 		s->last_s = now_s;
@@ -361,12 +383,14 @@ static int has_message(const aggregate_record *a, uint64_t message)
  */
 static int aggregate(tfjob__recorder *r, const char *akey, const char *message, int64_t now_s)
 {
-	aggregate_record *a = lru_get(&r->aggregate, akey);
+	char d[DIGEST_HEX];
+	digest(d, akey);
+	aggregate_record *a = lru_get(&r->aggregate, d);
 	if (a && now_s - a->last_s > AGGREGATE_INTERVAL_S)
 		a->n = 0;
 	if (!a) {
 		a = calloc(1, sizeof(*a));
-		if (!a || lru_add(&r->aggregate, akey, a))
+		if (!a || lru_add(&r->aggregate, d, a))
 			return 0;
 	}
 	a->last_s = now_s;
@@ -398,8 +422,8 @@ static char *created_name(const char *answer)
 	return copy;
 }
 
-/* Create a new Event object; remember its name under key. */
-static int create(tfjob__recorder *r, const struct tfjob__event *e, const char *key, const char *message)
+/* Create a new Event object; remember its name under the key whose digest is kd. */
+static int create(tfjob__recorder *r, const struct tfjob__event *e, const char kd[DIGEST_HEX], const char *message)
 {
 	tfjob_controller *c = r->c;
 	const tfjob__involved inv = { e->kind, e->api_version, e->name, e->ns, e->uid, e->rv };
@@ -418,13 +442,13 @@ static int create(tfjob__recorder *r, const struct tfjob__event *e, const char *
 		if (s && (s->name = name) != NULL) {
 			name = NULL;
 			s->count = 1;
-			seen_record *old = lru_get(&r->seen, key);
+			seen_record *old = lru_get(&r->seen, kd);
 			if (old) {
 				free(old->name);
 				*old = *s;
 				free(s);
 			} else {
-				lru_add(&r->seen, key, s);
+				lru_add(&r->seen, kd, s);
 			}
 		} else {
 			free(s);
@@ -480,7 +504,8 @@ static void write_event(tfjob__recorder *r, const struct tfjob__event *e)
 {
 	int64_t now_s = tfjob__now_s(r->c);
 	char *okey = object_key(e);
-	char *akey = okey ? tfjob__strdup_printf("%s\x1f%s\x1f%s", okey, e->type, e->reason) : NULL;
+	const char *aparts[] = { okey, e->type, e->reason };
+	char *akey = okey ? join_key(aparts, TFJOB_ARRAY_LEN(aparts)) : NULL;
 	char *combined = NULL, *key = NULL;
 	const char *message = e->message;
 	if (!akey)
@@ -492,7 +517,8 @@ static void write_event(tfjob__recorder *r, const struct tfjob__event *e)
 		message = combined;
 		key = strdup(akey);
 	} else {
-		key = tfjob__strdup_printf("%s\x1f%s", akey, e->message);
+		const char *kparts[] = { akey, e->message };
+		key = join_key(kparts, TFJOB_ARRAY_LEN(kparts));
 	}
 	if (!key)
 		goto out;
@@ -500,9 +526,11 @@ static void write_event(tfjob__recorder *r, const struct tfjob__event *e)
 		atomic_fetch_add(&r->c->m.events_filtered, 1);
 		goto out;
 	}
-	seen_record *s = lru_get(&r->seen, key);
+	char kd[DIGEST_HEX];
+	digest(kd, key);
+	seen_record *s = lru_get(&r->seen, kd);
 	if (!s || bump(r, e, s, message) == TFJOB_ENOTFOUND)
-		create(r, e, key, message);
+		create(r, e, kd, message);
 out:
 	free(okey);
 	free(akey);
