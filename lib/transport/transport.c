@@ -435,6 +435,7 @@ char *tfjob__event_text(const char *ns, const tfjob__involved *inv, const char *
 	snprintf(hex, sizeof(hex), ".%016llx", (unsigned long long)unique);
 	component = component ? component : TFJOB_OPERATOR_NAME;
 	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	tfjob__sbuf_reserve(&b, 512); /* what most Events take: one allocation, not four */
 	tfjob__sbuf_adds(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":");
 	/* the name is the involved object's and the suffix: its text, with the suffix inside the quotes */
 	int ok = tfjob__sbuf_add_json_str(&b, inv->name);
