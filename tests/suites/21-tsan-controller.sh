@@ -10,4 +10,4 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
 fi
 ninja -C "$BUILD_DIR" >/dev/null
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/tests/tsan.supp"
-meson test -C "$BUILD_DIR" --print-errorlogs test_controller test_controller_internal test_events test_operator
+meson test -C "$BUILD_DIR" --print-errorlogs test_controller test_controller_internal test_events test_event_text test_operator
