@@ -29,7 +29,9 @@ def span(rs, key, fmt):
     v = sorted(x[key] for x in rs if key in x)
     if not v:
         return "-"
-    med, lo, hi = fmt.format(v[len(v) // 2]), fmt.format(v[0]), fmt.format(v[-1])
+    mid = len(v) // 2
+    middle = v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2  # an even count: the mean of the middle two
+    med, lo, hi = fmt.format(middle), fmt.format(v[0]), fmt.format(v[-1])
     return med if lo == hi else f"{med} ({lo}-{hi})"
 
 
