@@ -451,6 +451,17 @@ START_TEST(object_loads_without_managed_fields)
 	ck_assert_ptr_null(json_object_get(json_object_get(o, "metadata"), "managedFields"));
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "metadata"), "name")), "p");
 	json_decref(o);
+	/* the same with the spec first, and the rest kept around both cuts */
+	o = tfjob__child_loads("{\"kind\":\"Pod\",\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"a-long-image:1.2.3\"}]},"
+	                       "\"metadata\":{\"name\":\"q\",\"managedFields\":[{\"manager\":\"m\"}],\"uid\":\"u\"},"
+	                       "\"status\":{\"phase\":\"Failed\"}}");
+	ck_assert_ptr_nonnull(o);
+	ck_assert(json_is_null(json_object_get(o, "spec")));
+	ck_assert_ptr_null(json_object_get(json_object_get(o, "metadata"), "managedFields"));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "metadata"), "uid")), "u");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "Pod");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "status"), "phase")), "Failed");
+	json_decref(o);
 }
 END_TEST
 

@@ -339,14 +339,40 @@ int tfjob__list_parse(const char *text, int lean, json_t **meta, int (*on_item)(
 	return TFJOB_EPARSE;
 }
 
+/* text with [a1, b1) and [a2, b2) (in that order, not overlapping) each replaced by null. */
+static char *with_two_nulls(const char *text, const char *a1, const char *b1, const char *a2, const char *b2)
+{
+	size_t n = strlen(text), cut = (size_t)(b1 - a1) + (size_t)(b2 - a2);
+	char *out = malloc(n - cut + 8 + 1), *o = out;
+	if (!out)
+		return NULL;
+	const char *from[] = { text, b1, b2 }, *to[] = { a1, a2, text + n };
+	for (int i = 0; i < 3; i++) {
+		memcpy(o, from[i], (size_t)(to[i] - from[i]));
+		o += to[i] - from[i];
+		if (i < 2)
+			memcpy(o, "null", 4), o += 4;
+	}
+	*o = '\0';
+	return out;
+}
+
 json_t *tfjob__child_loads(const char *text)
 {
-	const char *a, *b;
+	const char *a, *b, *m, *m_end;
 	if (!tfjob__jscan_member(text, "\"spec\"", &a, &b) || b - a < 64)
 		return tfjob__object_loads(text);
-	char *lean = with_null(text, a, b);
-	json_t *obj = lean ? tfjob__object_loads(lean) : NULL;
+	if (!find_managed_fields(text, &m, &m_end)) {
+		char *lean = with_null(text, a, b);
+		json_t *obj = lean ? json_loads(lean, 0, NULL) : NULL;
+		free(lean);
+		return obj;
+	}
+	/* one copy without either: the spec (a pod's holds the whole TF_CONFIG) and managedFields */
+	char *lean = m < a ? with_two_nulls(text, m, m_end, a, b) : with_two_nulls(text, a, b, m, m_end);
+	json_t *obj = lean ? json_loads(lean, 0, NULL) : NULL;
 	free(lean);
+	json_object_del(json_object_get(obj, "metadata"), "managedFields");
 	return obj;
 }
 
