@@ -4,7 +4,8 @@
  * plan's actions carried out in order (children created and deleted with expectations raised
  * first, adoptions after re-reading the job, the outcome of every API call recorded as an Event
  * named as training-operator names it, posted when the reconcile has done its writes), the
- * status through /status with conflict retry (re-read, re-plan) and the planner's requeue.
+ * status through /status with conflict retry (re-read, re-plan) and the planner's requeue. The
+ * status write may go to the status writer (writer.c), which then ends the reconcile.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
@@ -44,6 +45,7 @@ typedef struct rctx {
 	tfjob_error *err;
 	int may_adopt;             /* -1: not checked yet; 0/1: the job re-read from the server is this one, not being deleted */
 	size_t actions_left;       /* actions not carried out because the controller is stopping */
+	int64_t started_ns;        /* when the reconcile began */
 } rctx;
 
 static const char *meta_str(json_t *obj, const char *field)
@@ -586,70 +588,141 @@ static void log_actions_left(rctx *r)
 	tfjob__log(r->c, TFJOB_LOG_INFO, "controller stopping: reconcile cut short", r->key, what, NULL);
 }
 
-/* After a status conflict: the job as stored now into the cache; 1 (plan again), 0 (gone) or an error. */
-static int reread_job(rctx *r)
+/* After a status conflict: the job as stored now into the cache; TFJOB__RECONCILE_REPLAN,
+   0 (gone) or an error. */
+static int reread_job(tfjob_controller *c, const char *ns, const char *name, tfjob_error **err)
 {
-	tfjob_controller *c = r->c;
 	char *fresh = NULL;
-	int rc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, r->ns, r->name, &r->err);
+	int rc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, ns, name, err);
 	tfjob__count(c, TFJOB_API_GET, rc);
 	json_t *f = rc == 0 ? tfjob__object_loads(fresh) : NULL;
 	tfjob_free(fresh);
 	if (f)
 		cache_put(c, INF_JOBS, f);
-	return rc == 0 ? 1 : rc == TFJOB_ENOTFOUND ? 0 : rc;
+	return rc == 0 ? TFJOB__RECONCILE_REPLAN : rc == TFJOB_ENOTFOUND ? 0 : rc;
 }
 
-/* The job metrics a successful status write moves. */
-static void count_transitions(rctx *r)
+/* The job metrics a status write moves, decided with the reconcile, counted once written. */
+enum { TRANSITION_CREATED = 1, TRANSITION_SUCCEEDED = 2, TRANSITION_FAILED = 4, TRANSITION_RESTARTED = 8 };
+
+static unsigned transitions(json_t *o, json_t *n)
 {
-	tfjob__metrics *m = &r->c->m;
-	json_t *o = r->old_status, *n = r->new_status;
+	unsigned t = 0;
 	if (cond_true(o, "Created") < 0 && cond_true(n, "Created") >= 0)
-		atomic_fetch_add(&m->jobs_created, 1);
+		t |= TRANSITION_CREATED;
 	if (cond_true(o, "Succeeded") != 1 && cond_true(n, "Succeeded") == 1)
-		atomic_fetch_add(&m->jobs_succeeded, 1);
+		t |= TRANSITION_SUCCEEDED;
 	if (cond_true(o, "Failed") != 1 && cond_true(n, "Failed") == 1)
-		atomic_fetch_add(&m->jobs_failed, 1);
+		t |= TRANSITION_FAILED;
 	if (cond_true(o, "Restarting") != 1 && cond_true(n, "Restarting") == 1)
+		t |= TRANSITION_RESTARTED;
+	return t;
+}
+
+static void count_transitions(tfjob__metrics *m, unsigned t)
+{
+	if (t & TRANSITION_CREATED)
+		atomic_fetch_add(&m->jobs_created, 1);
+	if (t & TRANSITION_SUCCEEDED)
+		atomic_fetch_add(&m->jobs_succeeded, 1);
+	if (t & TRANSITION_FAILED)
+		atomic_fetch_add(&m->jobs_failed, 1);
+	if (t & TRANSITION_RESTARTED)
 		atomic_fetch_add(&m->jobs_restarted, 1);
 }
 
-/* PUT the new status; returns 0 done, 1 re-plan (conflict), or a negative error. */
-static int write_status(rctx *r)
+int tfjob__status_write_do(tfjob_controller *c, tfjob__status_write *w, tfjob_error **err)
 {
-	tfjob_controller *c = r->c;
-	json_t *obj = json_copy(r->job);
-	char *text = obj && !json_object_set(obj, "status", r->new_status) ? json_dumps(obj, JSON_COMPACT) : NULL;
-	json_decref(obj);
 	char *stored = NULL;
-	int rc = text ? tfjob_transport_update_status(&stored, c->t, &RES_TFJOBS, r->ns, text, &r->err) : TFJOB_ENOMEM;
-	free(text);
+	int rc = tfjob_transport_update_status(&stored, c->t, &RES_TFJOBS, w->ns, w->body, err);
 	tfjob__count(c, TFJOB_API_UPDATE_STATUS, rc);
 	if (rc == TFJOB_ECONFLICT) {
 		atomic_fetch_add(&c->m.status_conflicts, 1);
-		tfjob_error_free(r->err);
-		r->err = NULL;
-		return reread_job(r);
+		tfjob_error_free(*err);
+		*err = NULL;
+		return reread_job(c, w->ns, w->name, err);
 	}
 	if (rc) {
 		tfjob_free(stored);
 		return rc == TFJOB_ENOTFOUND ? 0 : rc;
 	}
 	/* Counted as soon as the write has succeeded, before the checks of what was stored. */
-	count_transitions(r);
+	count_transitions(&c->m, w->transitions);
 	json_t *s = stored ? tfjob__object_loads(stored) : NULL;
 	tfjob_free(stored);
 	char where[256] = "";
-	if (s && status_lost(r->new_status, json_object_get(s, "status"), where, sizeof(where))) {
+	if (s && status_lost(w->new_status, json_object_get(s, "status"), where, sizeof(where))) {
 		/* The CRD's schema pruned or changed part of what we wrote: the next plan would
 		   write it again at every event. Say so (a CRD without those status fields). */
 		tfjob__log(c, TFJOB_LOG_WARN, "the stored status differs from the one written (pruned by the CRD's schema?)",
-		           r->key, where, NULL);
+		           w->key, where, NULL);
 	}
 	if (s)
 		cache_put(c, INF_JOBS, s);
+	if (w->requeue_after_ms >= 0)
+		tfjob__queue_add_after(c->q, w->key, w->requeue_after_ms);
 	return 0;
+}
+
+void tfjob__status_write_free(tfjob_controller *c, tfjob__status_write *w)
+{
+	if (!w)
+		return;
+	tfjob__recorder_post(c->events, &w->events);
+	json_decref(w->new_status);
+	free(w->body);
+	free(w->key);
+	free(w->ns);
+	free(w->name);
+	free(w);
+}
+
+/* The status write this attempt decided, with the requeue and the Events that follow it (taken
+   from r); NULL when memory is short. */
+static tfjob__status_write *status_write_new(rctx *r)
+{
+	tfjob__status_write *w = calloc(1, sizeof(*w));
+	json_t *obj = w ? json_copy(r->job) : NULL;
+	if (!obj || json_object_set(obj, "status", r->new_status)) {
+		json_decref(obj);
+		free(w);
+		return NULL;
+	}
+	w->body = json_dumps(obj, JSON_COMPACT);
+	json_decref(obj);
+	w->key = strdup(r->key);
+	w->ns = strdup(r->ns);
+	w->name = strdup(r->name);
+	w->new_status = json_incref(r->new_status);
+	w->transitions = transitions(r->old_status, r->new_status);
+	int64_t after;
+	w->requeue_after_ms = tfjob_plan_requeue_after(&after, r->plan) == 0 ? (after > 0 ? after * 1000 : 0) : -1;
+	w->started_ns = r->started_ns;
+	if (!w->body || !w->key || !w->ns || !w->name) {
+		tfjob__status_write_free(r->c, w);
+		return NULL;
+	}
+	w->events = r->events;
+	r->events = (tfjob__event_batch){ NULL, NULL };
+	return w;
+}
+
+/* Write the new status: here (0 done, TFJOB__RECONCILE_REPLAN, or a negative error), or by the
+   status writer (TFJOB__RECONCILE_HANDED_OFF: it ends the reconcile). */
+static int write_status(rctx *r)
+{
+	tfjob__status_write *w = status_write_new(r);
+	if (!w)
+		return TFJOB_ENOMEM;
+	if (r->c->writer) {
+		tfjob__writer_post(r->c->writer, w);
+		return TFJOB__RECONCILE_HANDED_OFF;
+	}
+	int rc = tfjob__status_write_do(r->c, w, &r->err);
+	r->events = w->events; /* posted by tfjob__reconcile(), after a re-plan's too */
+	w->events = (tfjob__event_batch){ NULL, NULL };
+	tfjob__status_write_free(r->c, w);
+	return rc;
 }
 
 /* Free what one attempt built. */
@@ -671,7 +744,8 @@ static void attempt_clear(rctx *r)
 	r->actions_left = 0;
 }
 
-/* Returns 0 done, 1 re-plan (status conflict), or a negative error. */
+/* Returns 0 done, TFJOB__RECONCILE_REPLAN (status conflict), TFJOB__RECONCILE_HANDED_OFF, or a
+   negative error. */
 static int reconcile_once(rctx *r)
 {
 	tfjob_controller *c = r->c;
@@ -689,10 +763,10 @@ static int reconcile_once(rctx *r)
 		attempt_clear(r);
 		return 0;
 	}
-	if (!rc && !deleted_job && tfjob_plan_status_changed(r->plan))
-		rc = write_status(r);
 	int64_t after;
-	if (!rc && !deleted_job && tfjob_plan_requeue_after(&after, r->plan) == 0)
+	if (!rc && !deleted_job && tfjob_plan_status_changed(r->plan))
+		rc = write_status(r); /* the planner's requeue follows the write */
+	else if (!rc && !deleted_job && tfjob_plan_requeue_after(&after, r->plan) == 0)
 		tfjob__queue_add_after(c->q, r->key, after > 0 ? after * 1000 : 0);
 	if (rc < 0)
 		tfjob__log(c, TFJOB_LOG_ERROR, "reconcile failed", r->key, NULL,
@@ -701,12 +775,13 @@ static int reconcile_once(rctx *r)
 	return rc;
 }
 
-int tfjob__reconcile(tfjob_controller *c, const char *key)
+int tfjob__reconcile(tfjob_controller *c, const char *key, int64_t started_ns)
 {
 	const char *slash = strchr(key, '/');
 	if (!slash)
 		return 0;
-	rctx r = { .c = c, .key = key, .ns = strndup(key, (size_t)(slash - key)), .name = strdup(slash + 1), .may_adopt = -1 };
+	rctx r = { .c = c, .key = key, .ns = strndup(key, (size_t)(slash - key)), .name = strdup(slash + 1), .may_adopt = -1,
+	           .started_ns = started_ns };
 	int rc = 0;
 	if (!r.ns || !r.name) {
 		rc = TFJOB_ENOMEM;
@@ -726,11 +801,11 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 		r.job = NULL;
 		free(r.job_text);
 		r.job_text = NULL;
-		if (rc != 1)
+		if (rc != TFJOB__RECONCILE_REPLAN)
 			break;
 		tfjob__log(c, TFJOB_LOG_DEBUG, "status conflict, planning again", key, NULL, NULL);
 	}
-	if (rc == 1)
+	if (rc == TFJOB__RECONCILE_REPLAN)
 		rc = TFJOB_ECONFLICT;
 out:
 	tfjob__recorder_post(c->events, &r.events);
