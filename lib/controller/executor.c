@@ -15,6 +15,7 @@
 #include "controller/handle.h"
 #include "core/job.h"
 #include "core/objects.h"
+#include "parse/jscan.h"
 #include "plan/planner.h"
 
 
@@ -631,6 +632,44 @@ static void count_transitions(tfjob__metrics *m, unsigned t)
 		atomic_fetch_add(&m->jobs_restarted, 1);
 }
 
+/* 1 when the stored job's status is, byte for byte, the status written as the API server writes
+   JSON (compact, keys sorted): then nothing of it was pruned. */
+static int status_same_text(const char *stored, json_t *sent)
+{
+	const char *a, *b;
+	if (!tfjob__jscan_member(stored, "\"status\"", &a, &b))
+		return 0;
+	char *mine = json_dumps(sent, JSON_COMPACT | JSON_SORT_KEYS);
+	int same = mine && strlen(mine) == (size_t)(b - a) && !memcmp(mine, a, (size_t)(b - a));
+	free(mine);
+	return same;
+}
+
+/* The job as the server stored it, into the cache. When its status came back as written (the
+   usual case) the text is kept as it came, without a parse; otherwise it is parsed to say where
+   the stored status differs. */
+static void keep_written_job(tfjob_controller *c, const tfjob__status_write *w, const char *stored)
+{
+	char *key = NULL;
+	tfjob__stored *so = status_same_text(stored, w->new_status) ? tfjob__stored_from_text(stored, &key) : NULL;
+	if (so) {
+		pthread_mutex_lock(&c->cache_mu);
+		tfjob__store_put_stored(&c->stores[INF_JOBS], key, so);
+		pthread_mutex_unlock(&c->cache_mu);
+		return;
+	}
+	json_t *s = tfjob__object_loads(stored);
+	char where[256] = "";
+	if (s && status_lost(w->new_status, json_object_get(s, "status"), where, sizeof(where))) {
+		/* The CRD's schema pruned or changed part of what we wrote: the next plan would
+		   write it again at every event. Say so (a CRD without those status fields). */
+		tfjob__log(c, TFJOB_LOG_WARN, "the stored status differs from the one written (pruned by the CRD's schema?)",
+		           w->key, where, NULL);
+	}
+	if (s)
+		cache_put(c, INF_JOBS, s);
+}
+
 int tfjob__status_write_do(tfjob_controller *c, tfjob__status_write *w, tfjob_error **err)
 {
 	char *stored = NULL;
@@ -648,17 +687,9 @@ int tfjob__status_write_do(tfjob_controller *c, tfjob__status_write *w, tfjob_er
 	}
 	/* Counted as soon as the write has succeeded, before the checks of what was stored. */
 	count_transitions(&c->m, w->transitions);
-	json_t *s = stored ? tfjob__object_loads(stored) : NULL;
+	if (stored)
+		keep_written_job(c, w, stored);
 	tfjob_free(stored);
-	char where[256] = "";
-	if (s && status_lost(w->new_status, json_object_get(s, "status"), where, sizeof(where))) {
-		/* The CRD's schema pruned or changed part of what we wrote: the next plan would
-		   write it again at every event. Say so (a CRD without those status fields). */
-		tfjob__log(c, TFJOB_LOG_WARN, "the stored status differs from the one written (pruned by the CRD's schema?)",
-		           w->key, where, NULL);
-	}
-	if (s)
-		cache_put(c, INF_JOBS, s);
 	if (w->requeue_after_ms >= 0)
 		tfjob__queue_add_after(c->q, w->key, w->requeue_after_ms);
 	return 0;
