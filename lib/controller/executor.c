@@ -34,6 +34,7 @@ typedef struct rctx {
 	const char *key;
 	char *ns, *name;
 	json_t *job;      /* snapshot (reference) */
+	char *stored_text; /* the same job as the cache holds it (JSON text) */
 	char *job_text;   /* for the pod mutation hook, lazily */
 	tfjob__event_batch events; /* recorded, posted when the reconcile has done its writes */
 	/* one attempt (reconcile_once) */
@@ -708,19 +709,52 @@ void tfjob__status_write_free(tfjob_controller *c, tfjob__status_write *w)
 	free(w);
 }
 
+/* The cached text of the job with its "status" member's value replaced by (or, without one,
+   appended as) status_text; NULL unless the text is certainly read as a parse reads it (plain,
+   distinct keys: tfjob__jscan_certain()). */
+static char *splice_status(const char *text, const char *status_text)
+{
+	size_t n = strlen(text), sn = strlen(status_text);
+	const char *a, *b;
+	if (!tfjob__jscan_certain(text, n))
+		return NULL;
+	if (!tfjob__jscan_member(text, "\"status\"", &a, &b)) {
+		a = strrchr(text, '}'); /* the object's end: ,"status":X goes before it */
+		const char *p = tfjob__jscan_ws(tfjob__jscan_ws(text) + 1);
+		char *out = malloc(n + sn + sizeof(",\"status\":"));
+		if (out)
+			sprintf(out, "%.*s%s\"status\":%s%s", (int)(a - text), text, *p == '}' ? "" : ",", status_text, a);
+		return out;
+	}
+	char *out = malloc(n - (size_t)(b - a) + sn + 1);
+	if (out)
+		sprintf(out, "%.*s%s%s", (int)(a - text), text, status_text, b);
+	return out;
+}
+
+/* The job with its new status, JSON: the cached text with the status spliced in, or else the
+   parsed job with the status set, written out. */
+static char *job_with_status(rctx *r)
+{
+	char *status = json_dumps(r->new_status, JSON_COMPACT);
+	char *body = status && r->stored_text ? splice_status(r->stored_text, status) : NULL;
+	free(status);
+	if (body)
+		return body;
+	json_t *obj = json_copy(r->job);
+	body = obj && !json_object_set(obj, "status", r->new_status) ? json_dumps(obj, JSON_COMPACT) : NULL;
+	json_decref(obj);
+	return body;
+}
+
 /* The status write this attempt decided, with the requeue and the Events that follow it (taken
    from r); NULL when memory is short. */
 static tfjob__status_write *status_write_new(rctx *r)
 {
 	tfjob__status_write *w = calloc(1, sizeof(*w));
-	json_t *obj = w ? json_copy(r->job) : NULL;
-	if (!obj || json_object_set(obj, "status", r->new_status)) {
-		json_decref(obj);
-		free(w);
+	if (!w)
 		return NULL;
-	}
-	w->body = json_dumps(obj, JSON_COMPACT);
-	json_decref(obj);
+	w->body = job_with_status(r);
 	w->key = strdup(r->key);
 	w->ns = strdup(r->ns);
 	w->name = strdup(r->name);
@@ -820,9 +854,12 @@ int tfjob__reconcile(tfjob_controller *c, const char *key, int64_t started_ns)
 	}
 	for (int attempt = 0; attempt < 5; attempt++) {
 		pthread_mutex_lock(&c->cache_mu);
-		r.job = tfjob__store_get(&c->stores[INF_JOBS], key);
+		r.stored_text = tfjob__store_text(&c->stores[INF_JOBS], key);
 		pthread_mutex_unlock(&c->cache_mu);
+		r.job = r.stored_text ? json_loads(r.stored_text, 0, NULL) : NULL; /* parsed outside the lock */
 		if (!r.job) {
+			free(r.stored_text);
+			r.stored_text = NULL;
 			tfjob__exp_delete(c->exp, key);
 			rc = 0;
 			break;
@@ -832,6 +869,8 @@ int tfjob__reconcile(tfjob_controller *c, const char *key, int64_t started_ns)
 		r.job = NULL;
 		free(r.job_text);
 		r.job_text = NULL;
+		free(r.stored_text);
+		r.stored_text = NULL;
 		if (rc != TFJOB__RECONCILE_REPLAN)
 			break;
 		tfjob__log(c, TFJOB_LOG_DEBUG, "status conflict, planning again", key, NULL, NULL);
