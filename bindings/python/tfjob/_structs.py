@@ -151,7 +151,6 @@ ControllerOptions._fields_ = [
     ("clock", CLOCK_CB),
     ("clock_payload", ctypes.c_void_p),
     ("hooks", ctypes.POINTER(ControllerHooks)),
-    # version 2
     ("status_writers", ctypes.c_int),
 ]
 
