@@ -59,6 +59,24 @@ def proc_status_kib(pid, field):
     return 0
 
 
+def rss_by_kind(pid):
+    """KiB of RSS now by kind of mapping (/proc/PID/smaps): the main heap, thread stacks (8 MiB
+    anonymous mappings), other anonymous memory (glibc's other malloc arenas, large blocks),
+    files: where the memory sits."""
+    out, size, name = {"heap": 0, "stacks": 0, "anon": 0, "files": 0}, 0, ""
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split()
+            if not head[0].endswith(":"):
+                lo, hi = (int(x, 16) for x in head[0].split("-"))
+                size, name = hi - lo, head[5] if len(head) > 5 else ""
+            elif head[0] == "Rss:":
+                kind = ("heap" if name == "[heap]" else "stacks" if not name and size == 8 << 20
+                        else "anon" if not name or name.startswith("[") else "files")
+                out[kind] += int(head[1])
+    return out
+
+
 def container():
     return {"name": "tensorflow", "image": "tensorflow/tensorflow:2.15.0", "command": ["python", "/opt/train.py"]}
 
@@ -98,6 +116,16 @@ class JobWatch:
 
     def close(self):
         self.watcher.close()
+
+
+def event_reasons(user):
+    """The Events in the bench namespace by reason: objects, and the sum of their counts."""
+    code, body = user.request("GET", f"/api/v1/namespaces/{NS}/events")
+    out = {}
+    for e in (body or {}).get("items", []) if code == 200 else []:
+        objects, count = out.get(e.get("reason", ""), (0, 0))
+        out[e.get("reason", "")] = (objects + 1, count + (e.get("count") or 1))
+    return {reason: {"objects": o, "count": c} for reason, (o, c) in sorted(out.items())}
 
 
 def create_all(user, path, objects):
@@ -169,11 +197,14 @@ def with_operator(a, user, kubelet, jobs, pods):
         scenarios.wait_ready(op)
         time.sleep(1)  # the first reconcile's garbage, if any, is freed
         idle = proc_status_kib(op.pid, "VmRSS")
+        idle_by_kind = rss_by_kind(op.pid)
         cpu0, api0 = cpu_seconds(op.pid), cpu_seconds(a.apiserver_pid)
         t = drive(user, kubelet, len(jobs), pods,
                   lambda: create_all(user, f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs", jobs), a.timeout, watch)
         time.sleep(2)  # what the operator does right after (cleanup, last status writes) counts too
         cpu1, api1, hwm = cpu_seconds(op.pid), cpu_seconds(a.apiserver_pid), proc_status_kib(op.pid, "VmHWM")
+        events = event_reasons(user)
+        by_kind = rss_by_kind(op.pid)
     finally:
         watch.close()
         scenarios.stop_operator(op)
@@ -185,7 +216,8 @@ def with_operator(a, user, kubelet, jobs, pods):
         "operator_vmhwm_mib": round(hwm / 1024, 1), "rss_growth_kib_per_job": round((hwm - idle) / len(jobs), 1),
         "apiserver_cpu_s": round(api1 - api0, 2),
         "status_writes": sum(verbs[k] for k in STATUS_WRITES), "status_changes": watch.changes,
-        "requests": dict(sorted(verbs.items())), "requests_total": sum(verbs.values())})
+        "requests": dict(sorted(verbs.items())), "requests_total": sum(verbs.values()),
+        "events": events, "idle_rss_kib_by_kind": idle_by_kind, "rss_kib_by_kind": by_kind})
 
 
 def main():

@@ -1075,6 +1075,12 @@ typedef struct flaky {
 	_Atomic int watches; /* watch streams started */
 	_Atomic int prune_active; /* status writes lose status.replicaStatuses.*.active, as a CRD
 	                                schema without that field would prune it */
+	_Atomic int status_delay_ms;  /* each status write first waits this long, as a busy server */
+	_Atomic int status_in_flight, status_max_in_flight, status_writes;
+	pthread_mutex_t mu;           /* guards writing[] */
+	char writing[64][128];        /* the jobs whose status is being written */
+	_Atomic int same_job_at_once; /* two writes of one job's status overlapped */
+	_Atomic int sorted_answers;   /* status writes answer with keys sorted, as the API server does */
 } flaky;
 
 static tfjob_error *net_error(void)
@@ -1084,7 +1090,11 @@ static tfjob_error *net_error(void)
 
 #define FLAKY_GUARD(f, err) do { if ((f)->down) { if (err) *(err) = net_error(); return TFJOB_ENETWORK; } } while (0)
 
-static void fl_free(void *d) { free(d); }
+static void fl_free(void *d)
+{
+	pthread_mutex_destroy(&((flaky *)d)->mu);
+	free(d);
+}
 static const char *fl_ns(void *d) { return tfjob_transport_namespace(((flaky *)d)->inner); }
 static int fl_get(void *d, char **out, const tfjob_resource *res, const char *ns, const char *name, tfjob_error **err)
 {
@@ -1109,12 +1119,50 @@ static int fl_update(void *d, char **out, const tfjob_resource *res, const char 
 	FLAKY_GUARD((flaky *)d, err);
 	return tfjob_transport_update(out, ((flaky *)d)->inner, res, ns, obj, err);
 }
-static int fl_update_status(void *d, char **out, const tfjob_resource *res, const char *ns, const char *name,
-                            const char *obj, tfjob_error **err)
+/* A status write that takes status_delay_ms, noting how many overlap and whether two of one job
+   ever do. */
+static int writing_slot(flaky *f, const char *name, int take)
 {
-	(void)name;
-	flaky *f = d;
-	FLAKY_GUARD(f, err);
+	int slot = -1;
+	pthread_mutex_lock(&f->mu);
+	for (int i = 0; i < 64; i++) {
+		if (take && !f->writing[i][0] && slot < 0)
+			slot = i;
+		else if (take && !strcmp(f->writing[i], name))
+			f->same_job_at_once = 1;
+		else if (!take && !strcmp(f->writing[i], name))
+			f->writing[i][0] = 0;
+	}
+	if (slot >= 0)
+		snprintf(f->writing[slot], sizeof(f->writing[slot]), "%s", name);
+	pthread_mutex_unlock(&f->mu);
+	return slot;
+}
+
+static int slow_update_status(flaky *f, char **out, const tfjob_resource *res, const char *ns, const char *obj,
+                              tfjob_error **err)
+{
+	json_t *o = json_loads(obj, 0, NULL);
+	char name[128];
+	snprintf(name, sizeof(name), "%s", json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
+	json_decref(o);
+	writing_slot(f, name, 1);
+	int now = atomic_fetch_add(&f->status_in_flight, 1) + 1;
+	for (int max = f->status_max_in_flight; now > max && !atomic_compare_exchange_weak(&f->status_max_in_flight, &max, now);)
+		;
+	cu_sleep_ms(f->status_delay_ms);
+	int rc = tfjob_transport_update_status(out, f->inner, res, ns, obj, err);
+	atomic_fetch_sub(&f->status_in_flight, 1);
+	writing_slot(f, name, 0);
+	atomic_fetch_add(&f->status_writes, 1);
+	return rc;
+}
+
+static int fl_update_status_as_asked(flaky *f, char **out, const tfjob_resource *res, const char *ns,
+                                     const char *obj, tfjob_error **err)
+{
+	if (f->status_delay_ms)
+		return slow_update_status(f, out, res, ns, obj, err);
 	if (!f->prune_active)
 		return tfjob_transport_update_status(out, f->inner, res, ns, obj, err);
 	json_t *o = json_loads(obj, 0, NULL);
@@ -1126,6 +1174,24 @@ static int fl_update_status(void *d, char **out, const tfjob_resource *res, cons
 	json_decref(o);
 	int rc = tfjob_transport_update_status(out, f->inner, res, ns, pruned, err);
 	free(pruned);
+	return rc;
+}
+
+static int fl_update_status(void *d, char **out, const tfjob_resource *res, const char *ns, const char *name,
+                            const char *obj, tfjob_error **err)
+{
+	(void)name;
+	flaky *f = d;
+	FLAKY_GUARD(f, err);
+	int rc = fl_update_status_as_asked(f, out, res, ns, obj, err);
+	if (rc == 0 && out && *out && f->sorted_answers) {
+		json_t *o = json_loads(*out, 0, NULL);
+		char *sorted = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		json_decref(o);
+		ck_assert_ptr_nonnull(sorted);
+		tfjob_free(*out);
+		*out = sorted; /* malloc'd, as tfjob_free() expects */
+	}
 	return rc;
 }
 static int fl_patch(void *d, char **out, const tfjob_resource *res, const char *ns, const char *name, const char *sub,
@@ -1192,6 +1258,7 @@ static tfjob_transport *flaky_new(tfjob_transport *inner, flaky **out)
 {
 	flaky *f = calloc(1, sizeof(*f));
 	f->inner = inner;
+	pthread_mutex_init(&f->mu, NULL);
 	tfjob_transport_backend be = { TFJOB_TRANSPORT_BACKEND_VERSION, f, fl_free, fl_ns, fl_get, fl_list, fl_create,
 	                               fl_update, fl_update_status, fl_patch, fl_del, fl_watch, NULL, NULL };
 	tfjob_transport *t = NULL;
@@ -1284,6 +1351,108 @@ START_TEST(api_server_outage)
 }
 END_TEST
 
+/* n jobs of one worker through one reconcile worker and `writers` status writers, on a server
+   whose status writes take 20 ms: every job Created, then Succeeded. Returns the most status
+   writes that were in flight at once. */
+static int slow_status_run(int writers, int n)
+{
+	flaky *f = NULL;
+	tfjob_transport *ft = flaky_new(T, &f);
+	f->status_delay_ms = 20;
+	f->sorted_answers = 1; /* the written job is cached as it came back, unparsed */
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.workers = 1;
+	o.status_writers = writers;
+	C = start_on(ft, &o);
+	char name[64];
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "slow-%d", i);
+		create(name, "Worker:1:Never", NULL, NULL);
+	}
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "slow-%d", i);
+		ck_assert(CU_WAIT(cu_cond_is(T, NS, name, "Created", "True"), W));
+	}
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "slow-%d-worker-0", i);
+		set_pod(name, "Succeeded", 0, 0);
+	}
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "slow-%d", i);
+		ck_assert(CU_WAIT(cu_cond_is(T, NS, name, "Succeeded", "True"), W));
+	}
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	tfjob_controller_metrics m;
+	metrics(&m);
+	ck_assert_uint_eq(m.jobs_created, (uint64_t)n);
+	ck_assert_uint_eq(m.jobs_succeeded, (uint64_t)n);
+	ck_assert_uint_eq(m.reconcile_errors, 0);
+	ck_assert_uint_eq(m.status_conflicts, 0); /* each write planned from the job as last written */
+	ck_assert_uint_eq(m.api_calls[TFJOB_API_UPDATE_STATUS], (uint64_t)f->status_writes);
+	ck_assert_int_eq(cu_events(T, NS, "SuccessfulCreatePod"), n); /* the Events follow their writes */
+	ck_assert_int_eq(f->same_job_at_once, 0);
+	int most = f->status_max_in_flight;
+	tfjob_controller_free(C);
+	C = NULL;
+	tfjob_transport_free(ft);
+	return most;
+}
+
+START_TEST(status_writes_leave_the_worker)
+{
+	/* One reconcile worker, four writers: the worker goes on while statuses are written, so
+	   writes of different jobs overlap, never two of one job. */
+	int most = slow_status_run(4, 12);
+	ck_assert_int_ge(most, 2);
+	ck_assert_int_le(most, 4);
+}
+END_TEST
+
+START_TEST(status_writes_by_the_worker)
+{
+	/* Writers turned off: the one worker writes each status itself, one at a time. */
+	ck_assert_int_eq(slow_status_run(-1, 6), 1);
+}
+END_TEST
+
+START_TEST(stop_leaves_queued_status_writes)
+{
+	/* A stop does not wait for the status writes queued behind slow ones: they are left to the
+	   next start, which writes them. */
+	flaky *f = NULL;
+	tfjob_transport *ft = flaky_new(T, &f);
+	f->status_delay_ms = 300;
+	tfjob_controller_options o = TFJOB_CONTROLLER_OPTIONS_INIT;
+	o.workers = 1;
+	o.status_writers = 1;
+	C = start_on(ft, &o);
+	char name[64];
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "left-%d", i);
+		create(name, "Worker:1:Never", NULL, NULL);
+	}
+	ck_assert(CU_WAIT(f->status_in_flight == 1, W)); /* the first write is in progress */
+	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "left-2") == 1, W)); /* and more are decided */
+	tfjob_controller_stop(C);
+	ck_assert_int_le(f->status_writes, 2); /* the one in progress, perhaps one more that began */
+	int done = f->status_writes;
+	tfjob_controller_free(C);
+	f->status_delay_ms = 1;
+	C = start_on(ft, &o);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "left-%d", i);
+		ck_assert(CU_WAIT(cu_cond_is(T, NS, name, "Created", "True"), W));
+	}
+	ck_assert_int_eq(tfjob_controller_wait_idle(C, W), 0);
+	ck_assert_int_ge(f->status_writes, done + 2);
+	ck_assert_int_eq(cu_events(T, NS, "SuccessfulCreatePod"), 4); /* each pod created once */
+	tfjob_controller_free(C);
+	C = NULL;
+	tfjob_transport_free(ft);
+}
+END_TEST
+
 START_TEST(outage_longer_than_history_relists)
 {
 	/* Down long enough for the history to be compacted: resuming fails with 410 Gone, the
@@ -1355,7 +1524,7 @@ static int pruned_logged(const char *what)
 	return yes;
 }
 
-START_TEST(status_pruned_by_schema_is_logged)
+static void status_pruned_by_schema(int sorted_answers)
 {
 	/* A CRD whose status schema lacks a field the operator writes (the server prunes it): the
 	   operator warns, naming the field, instead of silently writing it again at every event.
@@ -1369,6 +1538,7 @@ START_TEST(status_pruned_by_schema_is_logged)
 	h.log_level = TFJOB_LOG_DEBUG;
 	o.hooks = &h;
 	pruned_seen[0] = '\0';
+	f->sorted_answers = sorted_answers; /* as the API server: an unchanged status comes back as written */
 	C = start_on(ft, &o);
 	create("kept", "Worker:1:Never", NULL, NULL);
 	ck_assert(CU_WAIT(cu_count(T, NS, "pods", "kept") == 1, W));
@@ -1388,6 +1558,11 @@ START_TEST(status_pruned_by_schema_is_logged)
 	C = NULL;
 	tfjob_transport_free(ft);
 }
+
+START_TEST(status_pruned_by_schema_is_logged) { status_pruned_by_schema(0); }
+END_TEST
+
+START_TEST(status_pruned_by_schema_is_logged_sorted) { status_pruned_by_schema(1); }
 END_TEST
 
 /* CU_ONLY=name runs that test alone (with CU_LOG=1 for the controller's log). */
@@ -1417,6 +1592,9 @@ static Suite *suite(void)
 	ADD(hundred_jobs_converge);
 	ADD(invalid_spec_fails_validation);
 	ADD(status_conflict_retry_and_pod_hook);
+	ADD(status_writes_leave_the_worker);
+	ADD(status_writes_by_the_worker);
+	ADD(stop_leaves_queued_status_writes);
 	ADD(stop_cuts_a_long_reconcile_short);
 	ADD(adopts_orphans);
 	ADD(gang_volcano_waits_for_pod_group);
@@ -1438,6 +1616,7 @@ static Suite *suite(void)
 	ADD(outage_longer_than_history_relists);
 	ADD(api_errors);
 	ADD(status_pruned_by_schema_is_logged);
+	ADD(status_pruned_by_schema_is_logged_sorted);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -45,7 +45,8 @@ typedef void (*tfjob_log_cb)(tfjob_log_level level, const char *message, const c
 /** Before a job is reconciled (ns, name borrowed). Return 0 to go on, non-zero to skip it this time. */
 typedef int (*tfjob_before_reconcile_cb)(const char *ns, const char *name, void *payload);
 
-/** After a job was reconciled: result is 0 or the negative TFJOB_E* code of the attempt. */
+/** After a job was reconciled: result is 0 or the negative TFJOB_E* code of the attempt. When the
+    reconcile wrote a status this runs once the write is done, on a status writer's thread. */
 typedef void (*tfjob_after_reconcile_cb)(const char *ns, const char *name, int result, void *payload);
 
 /**
@@ -73,7 +74,7 @@ typedef struct tfjob_controller_hooks {
 /** Initialise hooks of the given version (all NULL). TFJOB_EVERSION for unknown versions, TFJOB_EINVAL for NULL. */
 TFJOB_EXTERN int tfjob_controller_hooks_init(tfjob_controller_hooks *hooks, unsigned int version);
 
-#define TFJOB_CONTROLLER_OPTIONS_VERSION 1
+#define TFJOB_CONTROLLER_OPTIONS_VERSION 2
 
 /** Options of a controller. Initialise with TFJOB_CONTROLLER_OPTIONS_INIT; 0/NULL mean the default. */
 typedef struct tfjob_controller_options {
@@ -100,11 +101,26 @@ typedef struct tfjob_controller_options {
 	tfjob_clock_cb clock;            /* wall clock of the planner (Unix seconds); NULL: the system clock */
 	void *clock_payload;
 	const tfjob_controller_hooks *hooks; /* copied; NULL: none */
+	/* version 2 */
+	int status_writers;              /* status writes in flight at once, off the workers (see
+	                                    below); 0: TFJOB_CONTROLLER_STATUS_WRITERS_DEFAULT;
+	                                    negative: each worker writes its statuses itself */
 } tfjob_controller_options;
+
+/**
+ * Status writers: a reconcile hands the status write it decided to one of a few writer threads
+ * and its worker goes on with the next job while the API server answers. The job stays "being
+ * reconciled" until its status is written (its after_reconcile hook, which may then run on a
+ * writer thread, comes after the write), so a job is never planned from a status about to
+ * change and never by two threads at once. A worker waits while as many writes are waiting as
+ * there are writers. A stop lets the writes in progress end and leaves those not yet started
+ * to the next start, as it leaves the rest of a reconcile cut short.
+ */
+#define TFJOB_CONTROLLER_STATUS_WRITERS_DEFAULT 4
 
 #define TFJOB_CONTROLLER_OPTIONS_INIT { TFJOB_CONTROLLER_OPTIONS_VERSION, NULL, 0, TFJOB_COMPAT_DOCUMENTED, NULL, \
                                         TFJOB_GANG_NONE, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, \
-                                        NULL, NULL, NULL }
+                                        NULL, NULL, NULL, 0 }
 
 /** Initialise controller options of the given version. TFJOB_EVERSION for unknown versions, TFJOB_EINVAL for NULL. */
 TFJOB_EXTERN int tfjob_controller_options_init(tfjob_controller_options *opts, unsigned int version);

@@ -89,6 +89,8 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 		c->o.renew_deadline_ms = 10000;
 	if (c->o.retry_period_ms <= 0)
 		c->o.retry_period_ms = 2000;
+	if (c->o.status_writers == 0)
+		c->o.status_writers = TFJOB_CONTROLLER_STATUS_WRITERS_DEFAULT;
 	c->hooks = h;
 	c->o.hooks = NULL;
 	c->ns = c->o.namespace_name && *c->o.namespace_name ? strdup(c->o.namespace_name) : NULL;
@@ -140,12 +142,45 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 		rc = tfjob__exp_new(&c->exp, c->o.expectations_timeout_ms, NULL, NULL);
 	if (!rc)
 		rc = tfjob__recorder_new(&c->events, c);
+	if (!rc && c->o.status_writers > 0)
+		rc = tfjob__writer_new(&c->writer, c, c->o.status_writers);
 	if (rc || !c->le_id || !c->le_ns || !c->identity) {
 		tfjob_controller_free(c);
 		return tfjob__oom(err);
 	}
 	*out = c;
 	return 0;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void tfjob__reconcile_finish(tfjob_controller *c, const char *key, int rc, int64_t started_ns)
+{
+	atomic_fetch_add(&c->m.reconciles, 1);
+	tfjob__metrics_observe_latency(&c->m, (double)(mono_ns() - started_ns) / 1e9);
+	if (rc == 0) {
+		tfjob__queue_forget(c->q, key);
+	} else if (rc == TFJOB__RECONCILE_REPLAN) {
+		/* The job changed under a status write: plan again once this reconcile has let go. */
+		tfjob__queue_add(c->q, key);
+		rc = 0;
+	} else {
+		atomic_fetch_add(&c->m.reconcile_errors, 1);
+		atomic_fetch_add(&c->m.queue_retries, 1);
+		tfjob__queue_add_rate_limited(c->q, key);
+	}
+	if (c->hooks.after_reconcile) {
+		const char *slash = strchr(key, '/');
+		char *ns = slash ? strndup(key, (size_t)(slash - key)) : strdup("");
+		c->hooks.after_reconcile(ns ? ns : "", slash ? slash + 1 : key, rc, c->hooks.payload);
+		free(ns);
+	}
+	tfjob__queue_done(c->q, key);
 }
 
 static void *worker_main(void *arg)
@@ -161,29 +196,16 @@ static void *worker_main(void *arg)
 		const char *slash = strchr(key, '/');
 		char *ns = slash ? strndup(key, (size_t)(slash - key)) : strdup("");
 		const char *name = slash ? slash + 1 : key;
-		if (c->hooks.before_reconcile && c->hooks.before_reconcile(ns ? ns : "", name, c->hooks.payload)) {
-			tfjob__queue_done(c->q, key);
-			free(ns);
-			free(key);
-			continue;
-		}
-		struct timespec a, b;
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		rc = tfjob__reconcile(c, key);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		atomic_fetch_add(&c->m.reconciles, 1);
-		tfjob__metrics_observe_latency(&c->m, (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
-		if (rc == 0) {
-			tfjob__queue_forget(c->q, key);
-		} else {
-			atomic_fetch_add(&c->m.reconcile_errors, 1);
-			atomic_fetch_add(&c->m.queue_retries, 1);
-			tfjob__queue_add_rate_limited(c->q, key);
-		}
-		if (c->hooks.after_reconcile)
-			c->hooks.after_reconcile(ns ? ns : "", name, rc, c->hooks.payload);
-		tfjob__queue_done(c->q, key);
+		int skip = c->hooks.before_reconcile && c->hooks.before_reconcile(ns ? ns : "", name, c->hooks.payload);
 		free(ns);
+		if (skip) {
+			tfjob__queue_done(c->q, key);
+		} else {
+			int64_t started = mono_ns();
+			rc = tfjob__reconcile(c, key, started);
+			if (rc != TFJOB__RECONCILE_HANDED_OFF)
+				tfjob__reconcile_finish(c, key, rc, started);
+		}
 		free(key);
 	}
 	return NULL;
@@ -236,7 +258,12 @@ static int start_running(tfjob_controller *c, tfjob_error **err)
 		}
 	}
 	c->workers = calloc((size_t)c->o.workers, sizeof(pthread_t));
-	if (!c->workers || tfjob__recorder_start(c->events)) {
+	int no_threads = !c->workers || tfjob__recorder_start(c->events);
+	if (!no_threads && c->writer && tfjob__writer_start(c->writer)) {
+		tfjob__recorder_stop(c->events, 0);
+		no_threads = 1;
+	}
+	if (no_threads) {
 		for (int i = 0; i < INF_COUNT; i++)
 			tfjob__informer_stop(&c->inf[i]);
 		free(c->workers);
@@ -272,6 +299,8 @@ static void stop_running(tfjob_controller *c)
 	free(c->workers);
 	c->workers = NULL;
 	c->nworkers = 0;
+	if (c->writer)
+		tfjob__writer_stop(c->writer); /* the writes in progress end; those queued are left */
 	tfjob__recorder_stop(c->events, TFJOB__EVENT_FLUSH_MS); /* after the last reconcile posted its Events */
 	for (int i = 0; i < INF_COUNT; i++) {
 		tfjob__informer_stop(&c->inf[i]);
@@ -381,6 +410,7 @@ void tfjob_controller_free(tfjob_controller *c)
 		tfjob__store_clear(&c->stores[i]);
 		tfjob__child_store_clear(&c->kids[i]);
 	}
+	tfjob__writer_free(c->writer);
 	tfjob__recorder_free(c->events);
 	tfjob__queue_free(c->q);
 	tfjob__exp_free(c->exp);

@@ -4,7 +4,8 @@
  * plan's actions carried out in order (children created and deleted with expectations raised
  * first, adoptions after re-reading the job, the outcome of every API call recorded as an Event
  * named as training-operator names it, posted when the reconcile has done its writes), the
- * status through /status with conflict retry (re-read, re-plan) and the planner's requeue.
+ * status through /status with conflict retry (re-read, re-plan) and the planner's requeue. The
+ * status write may go to the status writer (writer.c), which then ends the reconcile.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "controller/handle.h"
 #include "core/job.h"
 #include "core/objects.h"
+#include "parse/jscan.h"
 #include "plan/planner.h"
 
 
@@ -32,6 +34,7 @@ typedef struct rctx {
 	const char *key;
 	char *ns, *name;
 	json_t *job;      /* snapshot (reference) */
+	char *stored_text; /* the same job as the cache holds it (JSON text) */
 	char *job_text;   /* for the pod mutation hook, lazily */
 	tfjob__event_batch events; /* recorded, posted when the reconcile has done its writes */
 	/* one attempt (reconcile_once) */
@@ -44,6 +47,7 @@ typedef struct rctx {
 	tfjob_error *err;
 	int may_adopt;             /* -1: not checked yet; 0/1: the job re-read from the server is this one, not being deleted */
 	size_t actions_left;       /* actions not carried out because the controller is stopping */
+	int64_t started_ns;        /* when the reconcile began */
 } rctx;
 
 static const char *meta_str(json_t *obj, const char *field)
@@ -586,70 +590,204 @@ static void log_actions_left(rctx *r)
 	tfjob__log(r->c, TFJOB_LOG_INFO, "controller stopping: reconcile cut short", r->key, what, NULL);
 }
 
-/* After a status conflict: the job as stored now into the cache; 1 (plan again), 0 (gone) or an error. */
-static int reread_job(rctx *r)
+/* After a status conflict: the job as stored now into the cache; TFJOB__RECONCILE_REPLAN,
+   0 (gone) or an error. */
+static int reread_job(tfjob_controller *c, const char *ns, const char *name, tfjob_error **err)
 {
-	tfjob_controller *c = r->c;
 	char *fresh = NULL;
-	int rc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, r->ns, r->name, &r->err);
+	int rc = tfjob_transport_get(&fresh, c->t, &RES_TFJOBS, ns, name, err);
 	tfjob__count(c, TFJOB_API_GET, rc);
 	json_t *f = rc == 0 ? tfjob__object_loads(fresh) : NULL;
 	tfjob_free(fresh);
 	if (f)
 		cache_put(c, INF_JOBS, f);
-	return rc == 0 ? 1 : rc == TFJOB_ENOTFOUND ? 0 : rc;
+	return rc == 0 ? TFJOB__RECONCILE_REPLAN : rc == TFJOB_ENOTFOUND ? 0 : rc;
 }
 
-/* The job metrics a successful status write moves. */
-static void count_transitions(rctx *r)
+/* The job metrics a status write moves, decided with the reconcile, counted once written. */
+enum { TRANSITION_CREATED = 1, TRANSITION_SUCCEEDED = 2, TRANSITION_FAILED = 4, TRANSITION_RESTARTED = 8 };
+
+static unsigned transitions(json_t *o, json_t *n)
 {
-	tfjob__metrics *m = &r->c->m;
-	json_t *o = r->old_status, *n = r->new_status;
+	unsigned t = 0;
 	if (cond_true(o, "Created") < 0 && cond_true(n, "Created") >= 0)
-		atomic_fetch_add(&m->jobs_created, 1);
+		t |= TRANSITION_CREATED;
 	if (cond_true(o, "Succeeded") != 1 && cond_true(n, "Succeeded") == 1)
-		atomic_fetch_add(&m->jobs_succeeded, 1);
+		t |= TRANSITION_SUCCEEDED;
 	if (cond_true(o, "Failed") != 1 && cond_true(n, "Failed") == 1)
-		atomic_fetch_add(&m->jobs_failed, 1);
+		t |= TRANSITION_FAILED;
 	if (cond_true(o, "Restarting") != 1 && cond_true(n, "Restarting") == 1)
+		t |= TRANSITION_RESTARTED;
+	return t;
+}
+
+static void count_transitions(tfjob__metrics *m, unsigned t)
+{
+	if (t & TRANSITION_CREATED)
+		atomic_fetch_add(&m->jobs_created, 1);
+	if (t & TRANSITION_SUCCEEDED)
+		atomic_fetch_add(&m->jobs_succeeded, 1);
+	if (t & TRANSITION_FAILED)
+		atomic_fetch_add(&m->jobs_failed, 1);
+	if (t & TRANSITION_RESTARTED)
 		atomic_fetch_add(&m->jobs_restarted, 1);
 }
 
-/* PUT the new status; returns 0 done, 1 re-plan (conflict), or a negative error. */
-static int write_status(rctx *r)
+/* 1 when the stored job's status is, byte for byte, the status written as the API server writes
+   JSON (compact, keys sorted): then nothing of it was pruned. */
+static int status_same_text(const char *stored, json_t *sent)
 {
-	tfjob_controller *c = r->c;
-	json_t *obj = json_copy(r->job);
-	char *text = obj && !json_object_set(obj, "status", r->new_status) ? json_dumps(obj, JSON_COMPACT) : NULL;
-	json_decref(obj);
+	const char *a, *b;
+	if (!tfjob__jscan_member(stored, "\"status\"", &a, &b))
+		return 0;
+	char *mine = json_dumps(sent, JSON_COMPACT | JSON_SORT_KEYS);
+	int same = mine && strlen(mine) == (size_t)(b - a) && !memcmp(mine, a, (size_t)(b - a));
+	free(mine);
+	return same;
+}
+
+/* The job as the server stored it, into the cache. When its status came back as written (the
+   usual case) the text is kept as it came, without a parse; otherwise it is parsed to say where
+   the stored status differs. */
+static void keep_written_job(tfjob_controller *c, const tfjob__status_write *w, const char *stored)
+{
+	char *key = NULL;
+	tfjob__stored *so = status_same_text(stored, w->new_status) ? tfjob__stored_from_text(stored, &key) : NULL;
+	if (so) {
+		pthread_mutex_lock(&c->cache_mu);
+		tfjob__store_put_stored(&c->stores[INF_JOBS], key, so);
+		pthread_mutex_unlock(&c->cache_mu);
+		return;
+	}
+	json_t *s = tfjob__object_loads(stored);
+	char where[256] = "";
+	if (s && status_lost(w->new_status, json_object_get(s, "status"), where, sizeof(where))) {
+		/* The CRD's schema pruned or changed part of what we wrote: the next plan would
+		   write it again at every event. Say so (a CRD without those status fields). */
+		tfjob__log(c, TFJOB_LOG_WARN, "the stored status differs from the one written (pruned by the CRD's schema?)",
+		           w->key, where, NULL);
+	}
+	if (s)
+		cache_put(c, INF_JOBS, s);
+}
+
+int tfjob__status_write_do(tfjob_controller *c, tfjob__status_write *w, tfjob_error **err)
+{
 	char *stored = NULL;
-	int rc = text ? tfjob_transport_update_status(&stored, c->t, &RES_TFJOBS, r->ns, text, &r->err) : TFJOB_ENOMEM;
-	free(text);
+	int rc = tfjob_transport_update_status(&stored, c->t, &RES_TFJOBS, w->ns, w->body, err);
 	tfjob__count(c, TFJOB_API_UPDATE_STATUS, rc);
 	if (rc == TFJOB_ECONFLICT) {
 		atomic_fetch_add(&c->m.status_conflicts, 1);
-		tfjob_error_free(r->err);
-		r->err = NULL;
-		return reread_job(r);
+		tfjob_error_free(*err);
+		*err = NULL;
+		return reread_job(c, w->ns, w->name, err);
 	}
 	if (rc) {
 		tfjob_free(stored);
 		return rc == TFJOB_ENOTFOUND ? 0 : rc;
 	}
 	/* Counted as soon as the write has succeeded, before the checks of what was stored. */
-	count_transitions(r);
-	json_t *s = stored ? tfjob__object_loads(stored) : NULL;
+	count_transitions(&c->m, w->transitions);
+	if (stored)
+		keep_written_job(c, w, stored);
 	tfjob_free(stored);
-	char where[256] = "";
-	if (s && status_lost(r->new_status, json_object_get(s, "status"), where, sizeof(where))) {
-		/* The CRD's schema pruned or changed part of what we wrote: the next plan would
-		   write it again at every event. Say so (a CRD without those status fields). */
-		tfjob__log(c, TFJOB_LOG_WARN, "the stored status differs from the one written (pruned by the CRD's schema?)",
-		           r->key, where, NULL);
-	}
-	if (s)
-		cache_put(c, INF_JOBS, s);
+	if (w->requeue_after_ms >= 0)
+		tfjob__queue_add_after(c->q, w->key, w->requeue_after_ms);
 	return 0;
+}
+
+void tfjob__status_write_free(tfjob_controller *c, tfjob__status_write *w)
+{
+	if (!w)
+		return;
+	tfjob__recorder_post(c->events, &w->events);
+	json_decref(w->new_status);
+	free(w->body);
+	free(w->key);
+	free(w->ns);
+	free(w->name);
+	free(w);
+}
+
+/* The cached text of the job with its "status" member's value replaced by (or, without one,
+   appended as) status_text; NULL unless the text is certainly read as a parse reads it (plain,
+   distinct keys: tfjob__jscan_certain()). */
+static char *splice_status(const char *text, const char *status_text)
+{
+	size_t n = strlen(text), sn = strlen(status_text);
+	const char *a, *b;
+	if (!tfjob__jscan_certain(text, n))
+		return NULL;
+	if (!tfjob__jscan_member(text, "\"status\"", &a, &b)) {
+		a = strrchr(text, '}'); /* the object's end: ,"status":X goes before it */
+		const char *p = tfjob__jscan_ws(tfjob__jscan_ws(text) + 1);
+		char *out = malloc(n + sn + sizeof(",\"status\":"));
+		if (out)
+			sprintf(out, "%.*s%s\"status\":%s%s", (int)(a - text), text, *p == '}' ? "" : ",", status_text, a);
+		return out;
+	}
+	char *out = malloc(n - (size_t)(b - a) + sn + 1);
+	if (out)
+		sprintf(out, "%.*s%s%s", (int)(a - text), text, status_text, b);
+	return out;
+}
+
+/* The job with its new status, JSON: the cached text with the status spliced in, or else the
+   parsed job with the status set, written out. */
+static char *job_with_status(rctx *r)
+{
+	char *status = json_dumps(r->new_status, JSON_COMPACT);
+	char *body = status && r->stored_text ? splice_status(r->stored_text, status) : NULL;
+	free(status);
+	if (body)
+		return body;
+	json_t *obj = json_copy(r->job);
+	body = obj && !json_object_set(obj, "status", r->new_status) ? json_dumps(obj, JSON_COMPACT) : NULL;
+	json_decref(obj);
+	return body;
+}
+
+/* The status write this attempt decided, with the requeue and the Events that follow it (taken
+   from r); NULL when memory is short. */
+static tfjob__status_write *status_write_new(rctx *r)
+{
+	tfjob__status_write *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->body = job_with_status(r);
+	w->key = strdup(r->key);
+	w->ns = strdup(r->ns);
+	w->name = strdup(r->name);
+	w->new_status = json_incref(r->new_status);
+	w->transitions = transitions(r->old_status, r->new_status);
+	int64_t after;
+	w->requeue_after_ms = tfjob_plan_requeue_after(&after, r->plan) == 0 ? (after > 0 ? after * 1000 : 0) : -1;
+	w->started_ns = r->started_ns;
+	if (!w->body || !w->key || !w->ns || !w->name) {
+		tfjob__status_write_free(r->c, w);
+		return NULL;
+	}
+	w->events = r->events;
+	r->events = (tfjob__event_batch){ NULL, NULL };
+	return w;
+}
+
+/* Write the new status: here (0 done, TFJOB__RECONCILE_REPLAN, or a negative error), or by the
+   status writer (TFJOB__RECONCILE_HANDED_OFF: it ends the reconcile). */
+static int write_status(rctx *r)
+{
+	tfjob__status_write *w = status_write_new(r);
+	if (!w)
+		return TFJOB_ENOMEM;
+	if (r->c->writer) {
+		tfjob__writer_post(r->c->writer, w);
+		return TFJOB__RECONCILE_HANDED_OFF;
+	}
+	int rc = tfjob__status_write_do(r->c, w, &r->err);
+	r->events = w->events; /* posted by tfjob__reconcile(), after a re-plan's too */
+	w->events = (tfjob__event_batch){ NULL, NULL };
+	tfjob__status_write_free(r->c, w);
+	return rc;
 }
 
 /* Free what one attempt built. */
@@ -671,7 +809,8 @@ static void attempt_clear(rctx *r)
 	r->actions_left = 0;
 }
 
-/* Returns 0 done, 1 re-plan (status conflict), or a negative error. */
+/* Returns 0 done, TFJOB__RECONCILE_REPLAN (status conflict), TFJOB__RECONCILE_HANDED_OFF, or a
+   negative error. */
 static int reconcile_once(rctx *r)
 {
 	tfjob_controller *c = r->c;
@@ -689,10 +828,10 @@ static int reconcile_once(rctx *r)
 		attempt_clear(r);
 		return 0;
 	}
-	if (!rc && !deleted_job && tfjob_plan_status_changed(r->plan))
-		rc = write_status(r);
 	int64_t after;
-	if (!rc && !deleted_job && tfjob_plan_requeue_after(&after, r->plan) == 0)
+	if (!rc && !deleted_job && tfjob_plan_status_changed(r->plan))
+		rc = write_status(r); /* the planner's requeue follows the write */
+	else if (!rc && !deleted_job && tfjob_plan_requeue_after(&after, r->plan) == 0)
 		tfjob__queue_add_after(c->q, r->key, after > 0 ? after * 1000 : 0);
 	if (rc < 0)
 		tfjob__log(c, TFJOB_LOG_ERROR, "reconcile failed", r->key, NULL,
@@ -701,12 +840,13 @@ static int reconcile_once(rctx *r)
 	return rc;
 }
 
-int tfjob__reconcile(tfjob_controller *c, const char *key)
+int tfjob__reconcile(tfjob_controller *c, const char *key, int64_t started_ns)
 {
 	const char *slash = strchr(key, '/');
 	if (!slash)
 		return 0;
-	rctx r = { .c = c, .key = key, .ns = strndup(key, (size_t)(slash - key)), .name = strdup(slash + 1), .may_adopt = -1 };
+	rctx r = { .c = c, .key = key, .ns = strndup(key, (size_t)(slash - key)), .name = strdup(slash + 1), .may_adopt = -1,
+	           .started_ns = started_ns };
 	int rc = 0;
 	if (!r.ns || !r.name) {
 		rc = TFJOB_ENOMEM;
@@ -714,9 +854,12 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 	}
 	for (int attempt = 0; attempt < 5; attempt++) {
 		pthread_mutex_lock(&c->cache_mu);
-		r.job = tfjob__store_get(&c->stores[INF_JOBS], key);
+		r.stored_text = tfjob__store_text(&c->stores[INF_JOBS], key);
 		pthread_mutex_unlock(&c->cache_mu);
+		r.job = r.stored_text ? json_loads(r.stored_text, 0, NULL) : NULL; /* parsed outside the lock */
 		if (!r.job) {
+			free(r.stored_text);
+			r.stored_text = NULL;
 			tfjob__exp_delete(c->exp, key);
 			rc = 0;
 			break;
@@ -726,11 +869,13 @@ int tfjob__reconcile(tfjob_controller *c, const char *key)
 		r.job = NULL;
 		free(r.job_text);
 		r.job_text = NULL;
-		if (rc != 1)
+		free(r.stored_text);
+		r.stored_text = NULL;
+		if (rc != TFJOB__RECONCILE_REPLAN)
 			break;
 		tfjob__log(c, TFJOB_LOG_DEBUG, "status conflict, planning again", key, NULL, NULL);
 	}
-	if (rc == 1)
+	if (rc == TFJOB__RECONCILE_REPLAN)
 		rc = TFJOB_ECONFLICT;
 out:
 	tfjob__recorder_post(c->events, &r.events);

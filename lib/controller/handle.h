@@ -20,8 +20,28 @@ typedef struct tfjob__event_batch {
 	struct tfjob__event *head, *tail;
 } tfjob__event_batch;
 
+/*
+ * A status write decided by a reconcile, with what must follow it: carried out at once by the
+ * worker, or handed to the status writer (writer.c) so that the worker goes on with the next job
+ * while the API server answers. Until it is done the job's key stays "processing" in the work
+ * queue, so the job is never planned again from a status that is about to change.
+ */
+typedef struct tfjob__status_write {
+	struct tfjob__status_write *next;
+	char *key, *ns, *name;
+	char *body;                /* the job with its new status, JSON */
+	json_t *new_status;        /* reference */
+	unsigned transitions;      /* TRANSITION_* bits (executor.c), counted once written */
+	int64_t requeue_after_ms;  /* the planner's requeue; -1: none */
+	tfjob__event_batch events; /* posted once the write is done (or given up) */
+	int64_t started_ns;        /* when the reconcile began (the latency metric) */
+} tfjob__status_write;
+
 /* Longest a stopping controller spends writing the Events still queued. */
 #define TFJOB__EVENT_FLUSH_MS 2000
+
+/* writer.c: status writes off the reconcile workers. */
+typedef struct tfjob__writer tfjob__writer;
 
 /* PodGroups are listed and watched only with gang scheduling (volcano or scheduler-plugins). */
 enum { INF_JOBS = 0, INF_PODS = 1, INF_SERVICES = 2, INF_PODGROUPS = 3, INF_COUNT = 4 };
@@ -64,6 +84,7 @@ struct tfjob_controller {
 	tfjob__informer inf[INF_COUNT];
 	tfjob__metrics m;
 	tfjob__recorder *events;
+	tfjob__writer *writer;       /* NULL: the workers write statuses themselves */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
@@ -104,7 +125,35 @@ void tfjob__informer_tick(tfjob__informer *inf, int64_t now_ms);
 int tfjob__informer_ready(const tfjob__informer *inf);
 
 /* executor.c */
-int tfjob__reconcile(tfjob_controller *c, const char *key);
+/* tfjob__reconcile()'s answer when its status write went to the writer, which ends the reconcile
+   (tfjob__reconcile_finish()); and tfjob__status_write_do()'s when the job changed meanwhile. */
+#define TFJOB__RECONCILE_HANDED_OFF 2
+#define TFJOB__RECONCILE_REPLAN 1
+/* 0 done, TFJOB__RECONCILE_HANDED_OFF, or a negative error (the caller finishes the reconcile). */
+int tfjob__reconcile(tfjob_controller *c, const char *key, int64_t started_ns);
+/* PUT a status: 0 written (cached, counted), TFJOB__RECONCILE_REPLAN (a conflict: the job as
+   stored now is cached), or a negative error (*err set). Thread-safe. */
+int tfjob__status_write_do(tfjob_controller *c, tfjob__status_write *w, tfjob_error **err);
+/* Posts its Events and frees it. Accepts NULL. */
+void tfjob__status_write_free(tfjob_controller *c, tfjob__status_write *w);
+
+/* controller.c: the end of a reconcile, on whichever thread ended it: the queue's verdict (forget,
+   retry with backoff, re-plan), the metrics, the after_reconcile hook, and the key let go. */
+void tfjob__reconcile_finish(tfjob_controller *c, const char *key, int rc, int64_t started_ns);
+
+/* writer.c */
+/* A writer of up to `threads` statuses at once (threads >= 1): 0 or TFJOB_ENOMEM. */
+int tfjob__writer_new(tfjob__writer **out, tfjob_controller *c, int threads);
+/* Stopped (tfjob__writer_stop()) and freed. Accepts NULL. */
+void tfjob__writer_free(tfjob__writer *w);
+/* Start its threads (again): 0 or TFJOB_ENOMEM. */
+int tfjob__writer_start(tfjob__writer *w);
+/* Hand over a write (taken), waiting while as many are queued as there are threads. Thread-safe.
+   A stopped writer gives the write up at once (tfjob__reconcile_finish() without writing). */
+void tfjob__writer_post(tfjob__writer *w, tfjob__status_write *sw);
+/* Let the write in progress on each thread end; writes still queued are given up (left to the
+   next start, as a reconcile cut short by a stop leaves its status); join the threads. */
+void tfjob__writer_stop(tfjob__writer *w);
 
 /* events.c */
 int tfjob__recorder_new(tfjob__recorder **out, tfjob_controller *c);

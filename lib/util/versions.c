@@ -44,7 +44,8 @@ TFJOB__VERSIONED_DEFINE(tfjob__kube_options_v, tfjob_kube_options, TFJOB_KUBE_OP
 TFJOB__VERSIONED_DEFINE(tfjob__controller_hooks_v, tfjob_controller_hooks, TFJOB_CONTROLLER_HOOKS_VERSION,
                         TFJOB_CONTROLLER_HOOKS_INIT, TFJOB__SIZE_THROUGH(tfjob_controller_hooks, payload));
 TFJOB__VERSIONED_DEFINE(tfjob__controller_options_v, tfjob_controller_options, TFJOB_CONTROLLER_OPTIONS_VERSION,
-                        TFJOB_CONTROLLER_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_controller_options, hooks));
+                        TFJOB_CONTROLLER_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_controller_options, hooks),
+                        TFJOB__SIZE_THROUGH(tfjob_controller_options, status_writers));
 TFJOB__VERSIONED_DEFINE(tfjob__controller_metrics_v, tfjob_controller_metrics, TFJOB_CONTROLLER_METRICS_VERSION,
                         { .version = TFJOB_CONTROLLER_METRICS_VERSION },
                         TFJOB__SIZE_THROUGH(tfjob_controller_metrics, leader_transitions),

@@ -33,6 +33,8 @@ static const char usage[] =
 	"  --kube-api-qps Q               client rate limit, requests per second (default 20)\n"
 	"  --kube-api-burst N             client burst (default 30)\n"
 	"  --controller-threads N         reconcile workers (default 1; also --threadiness, --workers)\n"
+	"  --status-writers N             status writes in flight at once, off the workers (default 4;\n"
+	"                                 0 = each worker writes its statuses itself)\n"
 	"  --leader-elect, --enable-leader-election\n"
 	"                                 reconcile only while holding a coordination.k8s.io Lease\n"
 	"  --leader-election-id ID        Lease name (default 1ca428e5.training-operator.kubeflow.org)\n"
@@ -296,7 +298,7 @@ int main(int argc, char **argv)
 	wf.port = 9443;
 	char webhook_addr[300];
 	double qps = 20;
-	int burst = 30, workers = 1, leader = 0;
+	int burst = 30, workers = 1, leader = 0, writers = TFJOB_CONTROLLER_STATUS_WRITERS_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		/* accept --flag=value too */
@@ -314,6 +316,8 @@ int main(int argc, char **argv)
 			burst = atoi(VAL());
 		else if (!strcmp(a, "--threadiness") || !strcmp(a, "--workers") || !strcmp(a, "--controller-threads"))
 			workers = atoi(VAL());
+		else if (!strcmp(a, "--status-writers"))
+			writers = atoi(VAL());
 		else if (!strcmp(a, "--leader-elect") || !strcmp(a, "--enable-leader-election"))
 			leader = eq ? strcmp(eq + 1, "false") != 0 : 1;
 		else if (!strcmp(a, "--leader-election-id"))
@@ -369,6 +373,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tfjob-operator: bad --threadiness or --kube-api-burst\n");
 		return 2;
 	}
+	if (writers < 0 || writers > 1024) {
+		fprintf(stderr, "tfjob-operator: bad --status-writers %d (0 to 1024)\n", writers);
+		return 2;
+	}
 	tfjob_controller_hooks hooks = TFJOB_CONTROLLER_HOOKS_INIT;
 	hooks.log = log_line;
 	hooks.log_level = !strcmp(log_level, "debug") ? TFJOB_LOG_DEBUG
@@ -377,6 +385,7 @@ int main(int argc, char **argv)
 	tfjob_controller_options co = TFJOB_CONTROLLER_OPTIONS_INIT;
 	co.namespace_name = ns;
 	co.workers = workers;
+	co.status_writers = writers ? writers : -1;
 	co.cluster_domain = cluster_domain && *cluster_domain ? cluster_domain : NULL;
 	co.leader_election = leader;
 	co.leader_election_id = le_id;

@@ -131,13 +131,15 @@ const (
 )
 
 // ControllerOptions configure a controller; zero values mean training-operator's defaults.
-// The hooks run on the controller's worker threads (several at once when Workers > 1); a panic
+// The hooks run on the controller's threads (several at once when Workers > 1; AfterReconcile
+// may run on a status writer's thread, once the job's status is written); a panic
 // in one is recovered (it never unwinds into C): the hook counts as failed (BeforeReconcile
 // skips the job, MutatePod fails that pod's creation, Clock falls back to the system clock),
 // and the panic comes back as a *PanicError from Run, Stop or Close.
 type ControllerOptions struct {
 	Namespace               string // "": all namespaces
 	Workers                 int    // worker threads (--threadiness); 0: 1
+	StatusWriters           int    // status writes in flight off the workers; 0: 4; negative: none (the workers write)
 	Compat                  Compat
 	ClusterDomain           string
 	GangScheduler           GangScheduler
@@ -313,6 +315,7 @@ func NewController(b *Backend, o ControllerOptions) (*Controller, error) {
 	C.tfjob_controller_options_init(&opts, C.TFJOB_CONTROLLER_OPTIONS_VERSION)
 	opts.namespace_name = cs.of(o.Namespace, false)
 	opts.workers = C.int(o.Workers)
+	opts.status_writers = C.int(o.StatusWriters)
 	opts.compat = C.tfjob_compat(o.Compat)
 	opts.cluster_domain = cs.of(o.ClusterDomain, false)
 	opts.gang_scheduler = C.tfjob_gang_scheduler(o.GangScheduler)

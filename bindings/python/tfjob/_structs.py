@@ -151,6 +151,7 @@ ControllerOptions._fields_ = [
     ("clock", CLOCK_CB),
     ("clock_payload", ctypes.c_void_p),
     ("hooks", ctypes.POINTER(ControllerHooks)),
+    ("status_writers", ctypes.c_int),
 ]
 
 ControllerMetrics._fields_ = [

@@ -152,7 +152,11 @@ class Controller(_runtime.Closing):
     (it keeps a reference; closing the backend closes the controller first). A controller that is
     garbage-collected is stopped and released.
 
-    Hooks run on the controller's worker threads (several at once when workers > 1):
+    ``status_writers``: status writes in flight at once, off the workers (0: 4; negative: each
+    worker writes its statuses itself).
+
+    Hooks run on the controller's threads (several at once when workers > 1; after_reconcile
+    may run on a status writer's thread, once the job's status is written):
     ``log(level, message, fields)`` (or a ``logging.Logger``), ``before_reconcile(ns, name)``
     (return False to skip the job this time), ``after_reconcile(ns, name, error_or_None)``,
     ``mutate_pod(pod, job)`` (return a new pod dict, or None to keep it), and ``clock()`` (Unix
@@ -164,6 +168,7 @@ class Controller(_runtime.Closing):
     _close_order = 0
 
     def __init__(self, backend: Backend, *, namespace: Optional[str] = None, workers: int = 1,
+                 status_writers: int = 0,
                  compat: Optional[str] = None, cluster_domain: Optional[str] = None,
                  gang_scheduler: Optional[str] = None, scheduler_name: Optional[str] = None,
                  queue_qps: float = 0.0, queue_burst: int = 0, backoff_base: Optional[float] = None,
@@ -191,7 +196,8 @@ class Controller(_runtime.Closing):
         hooks.after_reconcile, hooks.mutate_pod = self._hooks.after_cb, self._hooks.mutate_cb
         hooks.log_level = LOG_LEVELS[log_level]
         opts = _lib.ControllerOptions()
-        _lib.tfjob_controller_options_init(ctypes.byref(opts), 1)
+        _lib.tfjob_controller_options_init(ctypes.byref(opts), 2)
+        opts.status_writers = status_writers
         keep = [namespace, cluster_domain, scheduler_name, leader_election_id, leader_election_namespace, identity]
         names = ["namespace", "cluster_domain", "scheduler_name", "leader_election_id", "leader_election_namespace",
                  "identity"]
