@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -634,13 +635,13 @@ START_TEST(test_variable_expansion)
 {
 	/* $(VAR) from the container's env, $$ escapes, unknown references stay; env values see earlier entries. */
 	ck_assert_int_eq(create_pod("exp", "Never", "[\"echo\",\"$(GREETING)\"]",
-	                            ",\"args\":[\"$(WHO)\",\"$$(WHO)\",\"$(NOPE)\",\"a$$b\",\"$(TF_CONFIG_PATH\"],"
+	                            ",\"args\":[\"$(WHO)\",\"$$(WHO)\",\"$(NOPE)\",\"a$$b\",\"$(TF_CONFIG_PATH\",\"end$\"],"
 	                            "\"env\":[{\"name\":\"WHO\",\"value\":\"world\"},"
 	                            "{\"name\":\"GREETING\",\"value\":\"hello-$(WHO)\"}]",
 	                            NULL, NULL), 0);
 	json_t *pod = wait_phase("exp", "Succeeded", 5000);
 	json_decref(pod);
-	ck_assert_str_eq(read_log("exp"), "hello-world world $(WHO) $(NOPE) a$b $(TF_CONFIG_PATH\n");
+	ck_assert_str_eq(read_log("exp"), "hello-world world $(WHO) $(NOPE) a$b $(TF_CONFIG_PATH end$\n");
 }
 END_TEST
 
@@ -795,6 +796,133 @@ START_TEST(test_run_job)
 		json_decref(doc);
 	}
 	tfjob_job_free(job);
+}
+END_TEST
+
+/* Each of N replicas writes its TF_CONFIG to tf-<pid> in the run directory (the base dir; aside,
+ * then renamed), then waits until all N have, so that none is stopped before it wrote, whichever
+ * decides the job's end ($$$$: Kubernetes' expansion makes it the shell's $$). */
+#define WRITE_TF_CONFIG(N) "      template:\n" \
+                           "        spec:\n" \
+                           "          containers:\n" \
+                           "          - name: tensorflow\n" \
+                           "            image: x\n" \
+                           "            command: [sh, -c, 'printf %s \"$TF_CONFIG\" > .t-$$$$ && mv .t-$$$$ tf-$$$$ && " \
+                           "while set -- tf-*; [ $# -lt " N " ]; do sleep 0.1; done']\n"
+/* No Pod is deleted as the job ends: pods.json keeps them all. */
+#define KEEP_PODS "  runPolicy: {cleanPodPolicy: None}\n"
+
+static int compare_strings(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The tf-* files of dir, sorted (n of them in *count); NULL-terminated, malloc'd. */
+static char **tf_config_files(const char *dir, size_t *count)
+{
+	char **out = calloc(1024, sizeof *out);
+	size_t n = 0;
+	DIR *d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	for (struct dirent *e; (e = readdir(d)) && n < 1023;) {
+		if (strncmp(e->d_name, "tf-", 3))
+			continue;
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		FILE *f = fopen(path, "rb");
+		ck_assert_ptr_nonnull(f);
+		char *text = calloc(1, 1 << 20);
+		size_t len = fread(text, 1, (1 << 20) - 1, f);
+		text[len] = '\0';
+		fclose(f);
+		out[n++] = text;
+	}
+	closedir(d);
+	qsort(out, n, sizeof *out, compare_strings);
+	*count = n;
+	return out;
+}
+
+/* The TF_CONFIG each replica of a run was started with is, byte for byte, what tfjob_tf_config()
+ * writes for it with the run's addresses; and each Pod in pods.json is what tfjob_render_pod()
+ * renders (the run hands the engine the planner's rendered tree, not its text). */
+static void check_run_tf_config(const char *job_text)
+{
+	tfjob_job *job = tu_parse(job_text);
+	tfjob_local_outcome outcome = TFJOB_LOCAL_FAILED;
+	tfjob_error *err = NULL;
+	int rc = tfjob_local_run(&outcome, local, job, NULL, &err);
+	ck_assert_msg(rc == 0, "run: %s", tfjob_error_message(err));
+	ck_assert_int_eq(outcome, TFJOB_LOCAL_SUCCEEDED);
+	ck_assert_int_eq(tfjob_job_apply_defaults(job, NULL, NULL), 0);
+	tfjob_render_options ro = TFJOB_RENDER_OPTIONS_INIT;
+	ro.address_cb = tfjob_local_address;
+	ro.address_payload = local;
+	char path[512];
+	snprintf(path, sizeof path, "%s/pods.json", run_dir);
+	json_t *pods = json_load_file(path, 0, NULL), *item;
+	ck_assert_ptr_nonnull(pods);
+	char **want = calloc(1024, sizeof *want);
+	size_t n = 0, i;
+	json_array_foreach(json_object_get(pods, "items"), i, item) {
+		json_t *labels = json_object_get(json_object_get(item, "metadata"), "labels");
+		const char *type = json_string_value(json_object_get(labels, TFJOB_LABEL_REPLICA_TYPE));
+		const char *index = json_string_value(json_object_get(labels, TFJOB_LABEL_REPLICA_INDEX));
+		ck_assert_ptr_nonnull(type);
+		ck_assert_ptr_nonnull(index);
+		/* the label is the type in lower case: the job's key is found case-insensitively */
+		const char *keys[] = { "PS", "Worker", "Chief", "Evaluator", "Master" }, *key = NULL;
+		for (size_t k = 0; k < 5; k++)
+			if (!strcasecmp(keys[k], type))
+				key = keys[k];
+		ck_assert_ptr_nonnull(key);
+		ck_assert_int_eq(tfjob_tf_config(&want[n], job, key, atoll(index), &ro, &err), 0);
+		char *rendered = NULL;
+		ck_assert_int_eq(tfjob_render_pod(&rendered, job, key, atoll(index), &ro, 0, &err), 0);
+		json_t *pod = json_loads(rendered, 0, NULL);
+		ck_assert_msg(json_equal(json_object_get(pod, "spec"), json_object_get(item, "spec")), "%s-%s", type, index);
+		json_decref(pod);
+		tfjob_free(rendered);
+		n++;
+	}
+	qsort(want, n, sizeof *want, compare_strings);
+	size_t got_n = 0;
+	char **got = tf_config_files(run_dir, &got_n);
+	ck_assert_uint_eq(got_n, n);
+	for (i = 0; i < n; i++) {
+		ck_assert_str_eq(got[i], want[i]);
+		tfjob_free(want[i]);
+		free(got[i]);
+	}
+	free(want);
+	free(got);
+	json_decref(pods);
+	tfjob_job_free(job);
+}
+
+START_TEST(test_run_tf_config_as_rendered)
+{
+	static const char *const shapes[] = {
+		/* n = 1: not distributed, no TF_CONFIG */
+		"spec:\n" KEEP_PODS "  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n" WRITE_TF_CONFIG("1"),
+		"spec:\n" KEEP_PODS "  tfReplicaSpecs:\n    Worker:\n      replicas: 2\n" WRITE_TF_CONFIG("2"),
+		"spec:\n" KEEP_PODS "  tfReplicaSpecs:\n    PS:\n      replicas: 1\n" WRITE_TF_CONFIG("5")
+		"    Worker:\n      replicas: 2\n" WRITE_TF_CONFIG("5") "    Chief:\n      replicas: 1\n" WRITE_TF_CONFIG("5")
+		"    Evaluator:\n      replicas: 1\n" WRITE_TF_CONFIG("5"),
+		"spec:\n" KEEP_PODS "  enableDynamicWorker: true\n  tfReplicaSpecs:\n    PS:\n      replicas: 2\n"
+		WRITE_TF_CONFIG("5") "    Worker:\n      replicas: 3\n" WRITE_TF_CONFIG("5"),
+		/* a custom port: the local run gives each replica a free port of its own all the same */
+		"spec:\n" KEEP_PODS "  tfReplicaSpecs:\n    Worker:\n      replicas: 2\n" WRITE_TF_CONFIG("2")
+		"            ports: [{name: tfjob-port, containerPort: 3333}]\n",
+		"spec:\n" KEEP_PODS "  tfReplicaSpecs:\n    Worker:\n      replicas: 100\n" WRITE_TF_CONFIG("100"),
+	};
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		if (s) { /* a run directory (and an engine) per run */
+			teardown();
+			setup();
+		}
+		char text[8192];
+		snprintf(text, sizeof text, "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: shape%zu}\n%s", s,
+		         shapes[s]);
+		check_run_tf_config(text);
+	}
 }
 END_TEST
 
@@ -1153,6 +1281,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_addresses);
 	tcase_add_test(tc, test_interrupt_wakes_poll);
 	tcase_add_test(tc, test_run_job);
+	tcase_add_test(tc, test_run_tf_config_as_rendered);
 	tcase_add_test(tc, test_run_refuses_job_without_command);
 	tcase_add_test(tc, test_report_failed_then_deleted);
 	tcase_add_test(tc, test_report_restart_loop);

@@ -16,7 +16,6 @@
 typedef struct lbackend {
 	tfjob_local *local;
 	tfjob_transport *mem;
-	uint64_t uids;
 } lbackend;
 
 static bool is_pods(const tfjob_resource *res)
@@ -119,51 +118,59 @@ static int lb_list(void *data, char **out, const tfjob_resource *res, const char
 	                err);
 }
 
+int tfjob__local_create_pod(tfjob_local *l, const char *ns, json_t *pod, json_t **created, tfjob_error **err)
+{
+	if (created)
+		*created = NULL;
+	if (!tfjob__str(tfjob__obj(pod, "metadata"), "name")) {
+		json_decref(pod);
+		return tfjob__fail(err, TFJOB_EINVAL, "pod: metadata.name is required by the local backend");
+	}
+	/* Shallow copies of what changes here: the caller's tree may share the rest (its spec). */
+	json_t *mine = json_copy(pod), *meta = json_copy(tfjob__obj(pod, "metadata"));
+	json_decref(pod);
+	const char *name = tfjob__str(meta, "name");
+	int rc = !mine || !meta || json_object_set(mine, "metadata", meta) ? tfjob__oom(err) : 0;
+	if (rc) {
+		json_decref(meta);
+		json_decref(mine);
+		return rc;
+	}
+	json_object_set_new(meta, "namespace", json_string(ns));
+	char buf[64];
+	pthread_mutex_lock(&l->lock);
+	snprintf(buf, sizeof buf, "local-%llx-%llu", (unsigned long long)tfjob__local_now_ms(), (unsigned long long)++l->uids);
+	json_object_set_new(meta, "uid", json_string(buf));
+	json_object_set_new(meta, "creationTimestamp", json_string(tfjob_time_format(buf, sizeof buf, tfjob__local_wall())));
+	json_object_del(mine, "status");
+	tfjob__launch launch;
+	if (tfjob__local_find(l, ns, name))
+		rc = tfjob__api_fail(err, TFJOB_EEXISTS, 409, NULL, "pods \"%s\" already exists", name);
+	else if (!(rc = tfjob__launch_from_pod(&launch, l, mine, err)))
+		rc = tfjob__local_add(l, ns, json_incref(mine), &launch, err);
+	if (!rc && created) { /* the Pod as created: its whole spec is copied, only when asked for */
+		lpod *p = tfjob__local_find(l, ns, name);
+		*created = p ? tfjob__local_pod_json(p) : NULL;
+		if (!*created)
+			rc = tfjob__oom(err);
+	}
+	pthread_mutex_unlock(&l->lock);
+	json_decref(meta);
+	json_decref(mine);
+	return rc;
+}
+
 static int lb_create(void *data, char **out, const tfjob_resource *res, const char *ns, const char *object_json,
                      tfjob_error **err)
 {
 	lbackend *b = data;
 	if (!is_pods(res))
 		return tfjob_transport_create(out, b->mem, res, ns, object_json, err);
-	json_t *pod = NULL;
+	json_t *pod = NULL, *created = NULL;
 	int rc = tfjob__parse_object(&pod, object_json, "pod", err);
-	if (rc)
-		return rc;
-	json_t *meta = tfjob__obj(pod, "metadata");
-	const char *name = tfjob__str(meta, "name");
-	if (!name) {
-		json_decref(pod);
-		return tfjob__fail(err, TFJOB_EINVAL, "pod: metadata.name is required by the local backend");
-	}
-	json_object_set_new(meta, "namespace", json_string(ns));
-	char buf[64];
-	pthread_mutex_lock(&b->local->lock);
-	snprintf(buf, sizeof buf, "local-%llx-%llu", (unsigned long long)tfjob__local_now_ms(), (unsigned long long)++b->uids);
-	json_object_set_new(meta, "uid", json_string(buf));
-	json_object_set_new(meta, "creationTimestamp", json_string(tfjob_time_format(buf, sizeof buf, tfjob__local_wall())));
-	json_object_del(pod, "status");
-	if (tfjob__local_find(b->local, ns, name)) {
-		pthread_mutex_unlock(&b->local->lock);
-		rc = tfjob__api_fail(err, TFJOB_EEXISTS, 409, NULL, "pods \"%s\" already exists", name);
-		json_decref(pod);
-		return rc;
-	}
-	tfjob__launch launch;
-	rc = tfjob__launch_from_pod(&launch, b->local, pod, err);
-	if (!rc) {
-		json_incref(pod);
-		rc = tfjob__local_add(b->local, ns, pod, &launch, err);
-	}
-	json_t *result = NULL;
-	if (!rc && out) { /* the Pod as created: its whole spec is copied, only when asked for */
-		lpod *p = tfjob__local_find(b->local, ns, name);
-		result = p ? tfjob__local_pod_json(p) : NULL;
-	}
-	pthread_mutex_unlock(&b->local->lock);
-	json_decref(pod);
-	if (rc)
-		return rc;
-	return out ? dump_out(out, result, err) : 0;
+	if (!rc)
+		rc = tfjob__local_create_pod(b->local, ns, pod, out ? &created : NULL, err);
+	return rc || !out ? rc : dump_out(out, created, err);
 }
 
 static int lb_update(void *data, char **out, const tfjob_resource *res, const char *ns, const char *name,

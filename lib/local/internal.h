@@ -102,6 +102,7 @@ struct tfjob_local {
 	char *supervise_path; /* the program tfjob-supervise; NULL: supervisors are forks (spawn.c) */
 	char *supervise_looked; /* where it was looked for, when it was not found */
 	bool supervise_noted; /* the "SupervisorInProcess" event was sent */
+	uint64_t uids;        /* Pods created: the counter in their metadata.uid */
 };
 
 /* engine.c */
@@ -127,7 +128,12 @@ char *tfjob__local_duration(char *buf, size_t size, int64_t ms);
  * waits for the processes: the run shows the engine's events (Killing, Exited) as they happen. */
 int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void *payload);
 
-/* backend.c: the Pods in ns (NULL or "": all) whose labels match sel and fields fsel (NULL: any),
+/* backend.c: create a Pod (takes pod; the tree may share parts with the caller's, which are not changed):
+ * what the backend's create does with the parsed text, for a caller holding the object. *created
+ * (when not NULL): the Pod as created, new reference. Takes the lock. */
+int tfjob__local_create_pod(tfjob_local *l, const char *ns, json_t *pod, json_t **created, tfjob_error **err);
+
+/* The Pods in ns (NULL or "": all) whose labels match sel and fields fsel (NULL: any),
  * in creation order, whole (tfjob__local_pod_json) or without their spec (full false); the
  * engine's generation they show in *generation (may be NULL). New array; NULL when out of memory.
  * Takes the lock. */

@@ -168,23 +168,54 @@ static const char *lookup(char **env, size_t n, const char *name, size_t len)
 	return found;
 }
 
+/* Append len bytes to out (size *len_io, capacity *cap); false when out of memory (out freed). */
+static bool append(char **out, size_t *len_io, size_t *cap, const char *piece, size_t len)
+{
+	if (*len_io + len + 1 > *cap) {
+		*cap = (*len_io + len + 1) * 2;
+		char *grown = realloc(*out, *cap);
+		if (!grown) {
+			free(*out);
+			*out = NULL;
+			return false;
+		}
+		*out = grown;
+	}
+	memcpy(*out + *len_io, piece, len);
+	*len_io += len;
+	(*out)[*len_io] = '\0';
+	return true;
+}
+
 /*
  * Kubernetes' variable expansion of command, args and env values: $(NAME) is replaced by the
  * value of the container's env variable NAME when it is defined (for env values: defined
- * earlier), kept as it is otherwise; $$ is an escaped $. A new string, or NULL (out of memory).
+ * earlier), kept as it is otherwise; $$ is an escaped $. A new string, "name=" and the value for an
+ * env entry (name not NULL), or NULL (out of memory). The text between two '$' is copied whole: a
+ * value without one (TF_CONFIG, O(n) bytes) is one copy.
  */
-static char *expand(const char *in, char **env, size_t n)
+static char *expand(const char *name, const char *in, char **env, size_t n)
 {
-	size_t cap = strlen(in) + 1, len = 0;
+	size_t cap = (name ? strlen(name) + 1 : 0) + strlen(in) + 1, len = 0;
 	char *out = malloc(cap);
+	if (out)
+		out[0] = '\0';
+	if (out && name && (!append(&out, &len, &cap, name, strlen(name)) || !append(&out, &len, &cap, "=", 1)))
+		return NULL;
 	for (const char *p = in; out && *p;) {
-		const char *piece = p;
+		const char *dollar = strchr(p, '$');
+		size_t plain = dollar ? (size_t)(dollar - p) : strlen(p);
+		if (plain) {
+			append(&out, &len, &cap, p, plain);
+			p += plain;
+			continue;
+		}
+		const char *piece = p, *close = p[1] == '(' ? strchr(p + 2, ')') : NULL;
 		size_t plen = 1;
-		if (p[0] == '$' && p[1] == '$') {
-			plen = 1;
+		if (p[1] == '$') {
 			p += 2;
-		} else if (p[0] == '$' && p[1] == '(' && strchr(p + 2, ')')) {
-			size_t nlen = (size_t)(strchr(p + 2, ')') - (p + 2));
+		} else if (close) {
+			size_t nlen = (size_t)(close - (p + 2));
 			const char *v = lookup(env, n, p + 2, nlen);
 			if (v) {
 				piece = v;
@@ -196,20 +227,8 @@ static char *expand(const char *in, char **env, size_t n)
 		} else {
 			p++;
 		}
-		if (len + plen + 1 > cap) {
-			cap = (len + plen + 1) * 2;
-			char *grown = realloc(out, cap);
-			if (!grown)
-				free(out);
-			out = grown;
-			if (!out)
-				break;
-		}
-		memcpy(out + len, piece, plen);
-		len += plen;
+		append(&out, &len, &cap, piece, plen);
 	}
-	if (out)
-		out[len] = '\0';
 	return out;
 }
 
@@ -224,19 +243,17 @@ static int fill(tfjob__launch *out, json_t *spec, json_t *c)
 		return TFJOB_ENOMEM;
 	json_array_foreach(env, i, v) {
 		const char *val = tfjob__str(v, "value");
-		char *x = expand(val ? val : "", out->env, k);
-		out->env[k] = x ? tfjob__strdup_printf("%s=%s", tfjob__str(v, "name"), x) : NULL;
-		free(x);
+		out->env[k] = expand(tfjob__str(v, "name"), val ? val : "", out->env, k);
 		if (!out->env[k++])
 			return TFJOB_ENOMEM;
 	}
 	size_t nenv = k;
 	k = 0;
 	json_array_foreach(cmd, i, v)
-		if (!(out->argv[k++] = expand(json_string_value(v), out->env, nenv)))
+		if (!(out->argv[k++] = expand(NULL, json_string_value(v), out->env, nenv)))
 			return TFJOB_ENOMEM;
 	json_array_foreach(args, i, v)
-		if (!(out->argv[k++] = expand(json_string_value(v), out->env, nenv)))
+		if (!(out->argv[k++] = expand(NULL, json_string_value(v), out->env, nenv)))
 			return TFJOB_ENOMEM;
 	const char *wd = tfjob__str(c, "workingDir"), *name = tfjob__str(c, "name");
 	if ((wd && !(out->workdir = tfjob__strdup(wd))) || !(out->container = tfjob__strdup(name ? name : "tensorflow")))

@@ -11,6 +11,7 @@
 #include "core/objects.h"
 #include "local/internal.h"
 #include "local/run.h"
+#include "plan/planner.h"
 #include "util/versions.h"
 
 #define IDLE_WAIT_MS 1000
@@ -185,6 +186,34 @@ static void note_deleted(run *r, const char *pod, const char *why)
 	pthread_mutex_unlock(&r->local->lock);
 }
 
+/* Create action i; a Pod that cannot run here is a Warning, as the API server's refusal would be.
+ * A Pod is handed to the engine as the tree the planner rendered: its spec holds the whole
+ * TF_CONFIG, which printing and parsing again would cost twice per Pod. */
+static int create(run *r, const tfjob_plan *plan, size_t i, tfjob_object_kind kind, const tfjob_resource *res,
+                  tfjob_error **err)
+{
+	json_t *pod = NULL;
+	char *obj = NULL;
+	int rc = kind == TFJOB_OBJECT_POD ? tfjob__plan_action_object(&pod, plan, i, err)
+	                                  : tfjob_plan_action_object_json(&obj, plan, i, 0, err);
+	if (rc)
+		return rc;
+	tfjob_error *e = NULL;
+	rc = pod ? tfjob__local_create_pod(r->local, r->ns, pod, NULL, &e)
+	         : tfjob_transport_create(NULL, r->t, res, r->ns, obj, &e);
+	tfjob_free(obj);
+	if (rc == TFJOB_EEXISTS) {
+		rc = 0;
+	} else if (rc && kind == TFJOB_OBJECT_POD && rc != TFJOB_ENOMEM) {
+		tfjob__run_event(r, "TFJob", r->name, "Warning", "FailedCreatePod", tfjob_error_message(e), true);
+		rc = tfjob__fail(err, tfjob_error_code_of(e), "%s", tfjob_error_message(e));
+	} else if (rc && err) {
+		*err = e, e = NULL;
+	}
+	tfjob_error_free(e);
+	return rc;
+}
+
 static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **err)
 {
 	size_t n = tfjob_plan_action_count(plan);
@@ -241,23 +270,7 @@ static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **er
 				note_deleted(r, name, why ? why : "deleted");
 			}
 		} else {
-			char *obj = NULL;
-			rc = tfjob_plan_action_object_json(&obj, plan, i, 0, err);
-			if (!rc) {
-				tfjob_error *e = NULL;
-				rc = tfjob_transport_create(NULL, r->t, res, r->ns, obj, &e);
-				if (rc == TFJOB_EEXISTS) {
-					rc = 0;
-				} else if (rc && kind == TFJOB_OBJECT_POD && rc != TFJOB_ENOMEM) {
-					/* The Pod cannot run here: a Warning, as the API server's refusal would be. */
-					tfjob__run_event(r, "TFJob", r->name, "Warning", "FailedCreatePod", tfjob_error_message(e), true);
-					rc = tfjob__fail(err, tfjob_error_code_of(e), "%s", tfjob_error_message(e));
-				} else if (rc && err) {
-					*err = e, e = NULL;
-				}
-				tfjob_error_free(e);
-			}
-			tfjob_free(obj);
+			rc = create(r, plan, i, kind, res, err);
 		}
 		if (rc)
 			break;

@@ -15,6 +15,7 @@
 #include "core/objects.h"
 #include "local/run.h"
 #include "transport/internal.h"
+#include "util/sbuf.h"
 
 /* mkdir -p: path and its parents. 0, or -1 with errno. */
 static int make_dirs(const char *path)
@@ -344,11 +345,26 @@ int tfjob__run_pods(json_t **out, run *r, bool full, uint64_t *generation, tfjob
 	return *out ? 0 : tfjob__oom(err);
 }
 
+/* v as JSON text (indent 2 or compact; reals in their shortest form), or NULL (out of memory).
+ * The Pods' text is O(n^2) bytes (each spec holds the whole TF_CONFIG): written by the library's
+ * writer (one tight pass per string, room reserved once), not json_dumps() (a call per run of
+ * bytes between two escapes: several per address of TF_CONFIG, whose quotes are escaped). */
+static char *pods_text(const json_t *v, unsigned int indent)
+{
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	tfjob__sbuf_add_json_ex(&b, v, indent, false);
+	if (b.oom) {
+		tfjob__sbuf_free(&b);
+		return NULL;
+	}
+	return tfjob__sbuf_take(&b);
+}
+
 /* Write pods.json (*bytes: its size), then tell on_update. */
 static int write_pods(run *r, json_t *items, size_t *bytes, tfjob_error **err)
 {
 	json_t *list = json_pack("{s:s, s:s, s:O}", "kind", "PodList", "apiVersion", "v1", "items", items);
-	char *text = list ? json_dumps(list, JSON_INDENT(2)) : NULL;
+	char *text = list ? pods_text(list, 2) : NULL;
 	json_decref(list);
 	if (!text)
 		return tfjob__oom(err);
@@ -358,7 +374,7 @@ static int write_pods(run *r, json_t *items, size_t *bytes, tfjob_error **err)
 	if (!rc) /* before the update: a view of the Pods reads the report of this moment */
 		rc = tfjob__run_save_replicas(r, err);
 	if (r->on_update) {
-		char *arr = json_dumps(items, JSON_COMPACT);
+		char *arr = pods_text(items, 0);
 		if (!arr)
 			return rc ? rc : tfjob__oom(err);
 		r->on_update(TFJOB_LOCAL_UPDATE_PODS, arr, r->payload);

@@ -263,6 +263,15 @@ const char *tfjob_plan_action_name(const tfjob_plan *plan, size_t i)
 	return a && a->type != TFJOB_ACTION_EVENT ? a->name : NULL;
 }
 
+int tfjob__plan_action_object(json_t **out, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	const struct tfjob__action *a = action_at(plan, i);
+	*out = NULL;
+	if (!a || (a->type != TFJOB_ACTION_CREATE && !a->object))
+		return tfjob__fail(err, TFJOB_EINVAL, "action %zu has no object (not a create, adopt, release or patch)", i);
+	return action_object(out, plan, a, err);
+}
+
 int tfjob_plan_action_object_json(char **out, const tfjob_plan *plan, size_t i, unsigned int flags, tfjob_error **err)
 {
 	const struct tfjob__action *a = action_at(plan, i);

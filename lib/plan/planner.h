@@ -40,6 +40,11 @@ bool tfjob__cond_true(json_t *status, const char *type);
 /* The status a plan wants, borrowed from the plan (valid while it lives; never to be modified):
    for a controller, so that it need not print the status and parse it again. */
 json_t *tfjob__plan_status(const tfjob_plan *plan);
+/* The object of action i (a create's, rendered now or kept; an adopt's, release's or patch's): a
+   new reference, possibly shared with the plan, so never to be changed (copy what changes), for a
+   runner that hands it on without the text tfjob_plan_action_object_json() would print and its
+   backend parse again. */
+int tfjob__plan_action_object(json_t **out, const tfjob_plan *plan, size_t i, tfjob_error **err);
 /*
  * Set a condition as v1.9's UpdateJobConditions does (SEMANTICS.md "Conditions"): no-op once
  * Failed is True (documented mode: once Succeeded or Failed is True); no-op when status and reason
