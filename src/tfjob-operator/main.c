@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <gnutls/gnutls.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -278,6 +279,19 @@ static int start_certs(op_certmgr **out, const webhook_flags *w, tfjob_transport
 }
 
 /* Go's runtime raises the soft limit of open files to the hard one: so do we, for the servers. */
+/* glibc's malloc gives a thread that meets another in malloc an arena of its own, up to 8 per
+   core, and each arena keeps what is freed in it for itself: with the operator's dozen threads
+   that was about 0.5 MB of RSS held for nothing at 100 jobs (bench/operator.sh, smaps). Its
+   threads allocate little and seldom at once: two arenas serve them at the same CPU. An explicit
+   MALLOC_ARENA_MAX in the environment wins. */
+#define OP_MALLOC_ARENAS 2
+
+static void limit_malloc_arenas(void)
+{
+	if (!getenv("MALLOC_ARENA_MAX"))
+		mallopt(M_ARENA_MAX, OP_MALLOC_ARENAS);
+}
+
 static void raise_open_files_limit(void)
 {
 	struct rlimit rl;
@@ -289,6 +303,7 @@ static void raise_open_files_limit(void)
 
 int main(int argc, char **argv)
 {
+	limit_malloc_arenas(); /* before any thread starts */
 	const char *ns = NULL, *kubeconfig = NULL, *le_id = NULL, *le_ns = NULL, *gang = NULL, *compat_s = NULL;
 	const char *metrics_addr = ":8080", *health_addr = ":8081", *log_level = "info";
 	const char *cluster_domain = getenv("CUSTOM_CLUSTER_DOMAIN");
