@@ -17,6 +17,7 @@
 # measurement as a JSON line (bench/operator_table.py FILE... prints the table of such lines). The
 # load average at the start and the end is printed with the table. BENCH_KEEP=DIR keeps each run's
 # apiserver audit log there (every request, with its time: a timeline of what each operator did).
+# H2H_AUDIT_STATUS_BODIES=1 also logs the bodies of TFJob status writes (tests/h2h/rig.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

@@ -10,7 +10,9 @@
 #                                       prints the path of scheduler-plugins' PodGroup CRD (Go module
 #                                       sigs.k8s.io/scheduler-plugins, the version v1.9.2 requires)
 #   tests/h2h/rig.sh start DIR          harness.sh start DIR with v1.9.2's CRD and an audit log
-#                                       (DIR/audit.log: every request, metadata level), plus what
+#                                       (DIR/audit.log: every request, metadata level; with
+#                                       H2H_AUDIT_STATUS_BODIES=1 the bodies of TFJob status
+#                                       writes too, request and response), plus what
 #                                       v1.9.2 needs to start: namespace kubeflow, an empty Secret
 #                                       training-operator-webhook-cert (its cert rotator fills it)
 #   tests/h2h/rig.sh stop DIR           harness.sh stop DIR
@@ -90,8 +92,12 @@ apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
-- level: Metadata
 EOF
+  if [ "${H2H_AUDIT_STATUS_BODIES:-}" = 1 ]; then
+    printf -- '- level: RequestResponse\n  resources: [{group: kubeflow.org, resources: ["tfjobs/status"]}]\n' \
+      >>"$dir/audit-policy.yaml"
+  fi
+  echo "- level: Metadata" >>"$dir/audit-policy.yaml"
   # The servers live as long as the shell that runs rig.sh start (not rig.sh itself).
   TFJOB_KUBE_OWNER_PID="${TFJOB_KUBE_OWNER_PID:-$PPID}" TFJOB_KUBE_CRD="${TFJOB_KUBE_CRD:-$(cmd_crd_v19)}" \
   TFJOB_KUBE_APISERVER_ARGS="--audit-policy-file=$dir/audit-policy.yaml --audit-log-path=$dir/audit.log --audit-log-format=json --audit-log-maxsize=0 ${TFJOB_KUBE_APISERVER_ARGS:-}" \
