@@ -85,7 +85,7 @@ static double run(tfjob_controller *c, int events, int times, int round)
 			snprintf(name, sizeof(name), "job-%d-%d", round, i);
 			snprintf(uid, sizeof(uid), "0b7c4a2e-%08d-4f1e-9c3d-%012d", round, i);
 			snprintf(message, sizeof(message), "Created pod: %s-worker-0", name);
-			tfjob__event_ref ref = { "TFJob", "kubeflow.org/v1", name, "default", uid, "12345" };
+			tfjob__involved ref = { "TFJob", "kubeflow.org/v1", name, "default", uid, "12345" };
 			for (int n = 0; n < times; n++)
 				if (tfjob__event_batch_add(&b, &ref, "Normal", "SuccessfulCreatePod", message))
 					abort();

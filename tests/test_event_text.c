@@ -342,12 +342,11 @@ START_TEST(recorder_writes_as_the_tree)
 		const char *s = i < N_NASTY ? nasty[i] : "big", *msg = i < N_NASTY ? nasty[(i + 2) % N_NASTY] : big;
 		char name[64];
 		snprintf(name, sizeof(name), "job-%zu", i); /* an object each: a fresh spam bucket */
-		const tfjob__event_ref ref = { s, s, name, i % 2 ? s : "default", s, s };
 		const tfjob__involved inv = { s, s, name, i % 2 ? s : "default", s, s };
 		for (int times = 1; times <= 2; times++) {
 			time_t t0 = wall_s();
 			tfjob__event_batch b = { NULL, NULL };
-			ck_assert_int_eq(tfjob__event_batch_add(&b, &ref, "Warning", "Nasty", msg), 0);
+			ck_assert_int_eq(tfjob__event_batch_add(&b, &inv, "Warning", "Nasty", msg), 0);
 			tfjob__recorder_post(c->events, &b);
 			ck_assert_int_eq(tfjob__recorder_wait_empty(c->events, 10000), 0);
 			if (times == 1) {

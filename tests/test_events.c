@@ -40,9 +40,9 @@ static void teardown(void)
 	T = NULL;
 }
 
-static const tfjob__event_ref JOB = { "TFJob", "kubeflow.org/v1", "job1", NS, "uid-1", "7" };
+static const tfjob__involved JOB = { "TFJob", "kubeflow.org/v1", "job1", NS, "uid-1", "7" };
 
-static void post(const tfjob__event_ref *ref, const char *reason, const char *message, int times)
+static void post(const tfjob__involved *ref, const char *reason, const char *message, int times)
 {
 	tfjob__event_batch b = { NULL, NULL };
 	for (int i = 0; i < times; i++)
@@ -85,7 +85,7 @@ START_TEST(repeat_becomes_count_patch)
 	ck_assert_uint_eq(C->m.events_patched, 2);
 	/* another message, type or object is another Event */
 	post(&JOB, "SuccessfulCreatePod", "Created pod: job1-worker-1", 1);
-	tfjob__event_ref other = JOB;
+	tfjob__involved other = JOB;
 	other.name = "job2";
 	other.uid = "uid-2";
 	post(&other, "SuccessfulCreatePod", "Created pod: job1-worker-0", 1);
@@ -107,7 +107,7 @@ START_TEST(correlator_forgets_least_recent_keys)
 		char name[32], uid[32];
 		snprintf(name, sizeof(name), "other-%d", i);
 		snprintf(uid, sizeof(uid), "uid-other-%d", i);
-		tfjob__event_ref other = JOB;
+		tfjob__involved other = JOB;
 		other.name = name;
 		other.uid = uid;
 		post(&other, "SuccessfulCreatePod", "Created pod: x", 1);
@@ -194,7 +194,7 @@ START_TEST(full_queue_drops_and_counts)
 	char msg[64];
 	tfjob__event_batch b = { NULL, NULL };
 	for (int i = 0; i < 1200; i++) {
-		tfjob__event_ref ref = JOB;
+		tfjob__involved ref = JOB;
 		snprintf(msg, sizeof(msg), "job%d", i);
 		ref.name = msg;
 		ck_assert_int_eq(tfjob__event_batch_add(&b, &ref, "Warning", "Failed", "boom"), 0);
@@ -217,7 +217,7 @@ START_TEST(stop_flushes_within_bound)
 	ck_assert_int_eq(tfjob__recorder_start(C->events), 0);
 	char msg[64];
 	for (int i = 0; i < 40; i++) {
-		tfjob__event_ref ref = JOB;
+		tfjob__involved ref = JOB;
 		snprintf(msg, sizeof(msg), "job%d", i);
 		ref.name = msg;
 		post(&ref, "SuccessfulCreatePod", "Created", 1);

@@ -22,7 +22,6 @@
 
 #include "controller/handle.h"
 #include "parse/jscan.h"
-#include "transport/event.h"
 #include "util/sbuf.h"
 #include "util/timedwait.h"
 
@@ -251,7 +250,7 @@ static const char *or_empty(const char *s)
 	return s ? s : "";
 }
 
-static struct tfjob__event *event_new(const tfjob__event_ref *obj, const char *type, const char *reason,
+static struct tfjob__event *event_new(const tfjob__involved *obj, const char *type, const char *reason,
                                       const char *message)
 {
 	const char *parts[9] = { obj->kind, obj->api_version, obj->name, obj->ns, obj->uid,
@@ -275,7 +274,7 @@ static struct tfjob__event *event_new(const tfjob__event_ref *obj, const char *t
 	return e;
 }
 
-int tfjob__event_batch_add(tfjob__event_batch *b, const tfjob__event_ref *obj, const char *type, const char *reason,
+int tfjob__event_batch_add(tfjob__event_batch *b, const tfjob__involved *obj, const char *type, const char *reason,
                            const char *message)
 {
 	struct tfjob__event *e = event_new(obj, type, reason, message);

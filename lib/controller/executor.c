@@ -67,7 +67,7 @@ static void record_event(rctx *r, const char *type, const char *reason, const ch
 		return;
 	const char *kind = json_string_value(json_object_get(r->job, "kind"));
 	const char *api_version = json_string_value(json_object_get(r->job, "apiVersion"));
-	tfjob__event_ref ref = { kind ? kind : "TFJob", api_version ? api_version : "kubeflow.org/v1",
+	tfjob__involved ref = { kind ? kind : "TFJob", api_version ? api_version : "kubeflow.org/v1",
 		                     r->name, r->ns, meta_str(r->job, "uid"), meta_str(r->job, "resourceVersion") };
 	if (tfjob__event_batch_add(&r->events, &ref, type, reason, message))
 		atomic_fetch_add(&r->c->m.events_dropped, 1);

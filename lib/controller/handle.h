@@ -6,11 +6,7 @@
 #define TFJOB_CONTROLLER_HANDLE_H
 
 #include "controller/parts.h"
-
-/* The object an Event is about (strings borrowed; NULL reads as ""). */
-typedef struct tfjob__event_ref {
-	const char *kind, *api_version, *name, *ns, *uid, *rv;
-} tfjob__event_ref;
+#include "transport/event.h" /* tfjob__involved */
 
 /* events.c: the asynchronous, correlating event recorder (one per controller). */
 typedef struct tfjob__recorder tfjob__recorder;
@@ -163,8 +159,8 @@ void tfjob__recorder_free(tfjob__recorder *r);
 int tfjob__recorder_start(tfjob__recorder *r);
 /* Stop accepting Events; write those queued for at most flush_ms, drop (and count) the rest. */
 void tfjob__recorder_stop(tfjob__recorder *r, int64_t flush_ms);
-/* Append an Event to a batch (strings copied): 0 or TFJOB_ENOMEM. */
-int tfjob__event_batch_add(tfjob__event_batch *b, const tfjob__event_ref *obj, const char *type, const char *reason,
+/* Append an Event about obj to a batch (strings copied; NULL reads as ""): 0 or TFJOB_ENOMEM. */
+int tfjob__event_batch_add(tfjob__event_batch *b, const tfjob__involved *obj, const char *type, const char *reason,
                            const char *message);
 /* Queue a batch's Events (taken; the batch is left empty); each that does not fit is dropped and
    counted. Thread-safe. */
