@@ -229,17 +229,38 @@ int tfjob__store_del(tfjob__store *s, json_t *obj, json_t **removed)
 
 /* ---- compact children ---- */
 
-/* A copy of text with [a, b) replaced by null; NULL when out of memory. */
-static char *with_null(const char *text, const char *a, const char *b)
+/*
+ * Parse text with each of its n (1 or 2) ranges cut[i] = [start, end), not overlapping, replaced
+ * by null, from one copy (cut is put in text order); when one of them was metadata.managedFields,
+ * that member goes too. NULL when not JSON or out of memory.
+ */
+static json_t *loads_without(const char *text, const char *cut[][2], int n, int managed_fields_cut)
 {
-	size_t head = (size_t)(a - text), tail = strlen(b);
-	char *out = malloc(head + 4 + tail + 1);
-	if (out) {
-		memcpy(out, text, head);
-		memcpy(out + head, "null", 4);
-		memcpy(out + head + 4, b, tail + 1);
+	if (n == 2 && cut[1][0] < cut[0][0]) {
+		const char *first[2] = { cut[1][0], cut[1][1] };
+		cut[1][0] = cut[0][0], cut[1][1] = cut[0][1];
+		cut[0][0] = first[0], cut[0][1] = first[1];
 	}
-	return out;
+	size_t len = strlen(text), need = len + 1;
+	for (int i = 0; i < n; i++)
+		need = need - (size_t)(cut[i][1] - cut[i][0]) + 4;
+	char *lean = malloc(need), *o = lean;
+	if (!lean)
+		return NULL;
+	const char *from = text;
+	for (int i = 0; i < n; i++) {
+		memcpy(o, from, (size_t)(cut[i][0] - from));
+		o += cut[i][0] - from;
+		memcpy(o, "null", 4);
+		o += 4;
+		from = cut[i][1];
+	}
+	memcpy(o, from, (size_t)(text + len - from) + 1);
+	json_t *obj = json_loads(lean, 0, NULL);
+	free(lean);
+	if (managed_fields_cut)
+		json_object_del(json_object_get(obj, "metadata"), "managedFields");
+	return obj;
 }
 
 /* Where metadata.managedFields's value starts and ends; 0 when there is none. */
@@ -251,14 +272,10 @@ static int find_managed_fields(const char *text, const char **start, const char 
 
 json_t *tfjob__object_loads(const char *text)
 {
-	const char *a, *b;
-	if (!find_managed_fields(text, &a, &b))
+	const char *cut[1][2];
+	if (!find_managed_fields(text, &cut[0][0], &cut[0][1]))
 		return json_loads(text, 0, NULL);
-	char *lean = with_null(text, a, b);
-	json_t *obj = lean ? json_loads(lean, 0, NULL) : NULL;
-	free(lean);
-	json_object_del(json_object_get(obj, "metadata"), "managedFields");
-	return obj;
+	return loads_without(text, cut, 1, 1);
 }
 
 /* Parse text[0..len) (copied: the parsers want a terminated string). */
@@ -339,41 +356,14 @@ int tfjob__list_parse(const char *text, int lean, json_t **meta, int (*on_item)(
 	return TFJOB_EPARSE;
 }
 
-/* text with [a1, b1) and [a2, b2) (in that order, not overlapping) each replaced by null. */
-static char *with_two_nulls(const char *text, const char *a1, const char *b1, const char *a2, const char *b2)
-{
-	size_t n = strlen(text), cut = (size_t)(b1 - a1) + (size_t)(b2 - a2);
-	char *out = malloc(n - cut + 8 + 1), *o = out;
-	if (!out)
-		return NULL;
-	const char *from[] = { text, b1, b2 }, *to[] = { a1, a2, text + n };
-	for (int i = 0; i < 3; i++) {
-		memcpy(o, from[i], (size_t)(to[i] - from[i]));
-		o += to[i] - from[i];
-		if (i < 2)
-			memcpy(o, "null", 4), o += 4;
-	}
-	*o = '\0';
-	return out;
-}
-
 json_t *tfjob__child_loads(const char *text)
 {
-	const char *a, *b, *m, *m_end;
-	if (!tfjob__jscan_member(text, "\"spec\"", &a, &b) || b - a < 64)
+	const char *cut[2][2];
+	if (!tfjob__jscan_member(text, "\"spec\"", &cut[0][0], &cut[0][1]) || cut[0][1] - cut[0][0] < 64)
 		return tfjob__object_loads(text);
-	if (!find_managed_fields(text, &m, &m_end)) {
-		char *lean = with_null(text, a, b);
-		json_t *obj = lean ? json_loads(lean, 0, NULL) : NULL;
-		free(lean);
-		return obj;
-	}
 	/* one copy without either: the spec (a pod's holds the whole TF_CONFIG) and managedFields */
-	char *lean = m < a ? with_two_nulls(text, m, m_end, a, b) : with_two_nulls(text, a, b, m, m_end);
-	json_t *obj = lean ? json_loads(lean, 0, NULL) : NULL;
-	free(lean);
-	json_object_del(json_object_get(obj, "metadata"), "managedFields");
-	return obj;
+	int managed = find_managed_fields(text, &cut[1][0], &cut[1][1]);
+	return loads_without(text, cut, 1 + managed, managed);
 }
 
 /* A new object with only the listed members of obj (shared, not copied); NULL when obj is not an object. */
