@@ -52,14 +52,20 @@ void tfjob__writer_free(tfjob__writer *w)
 	free(w);
 }
 
+/* A write not made: left to the next start, as a reconcile cut short (the key is let go, not
+   forgotten; the reconcile's Events are still posted). */
+static void give_up(tfjob__writer *w, tfjob__status_write *sw)
+{
+	tfjob__queue_done(w->c->q, sw->key);
+	tfjob__status_write_free(w->c, sw);
+}
+
 /* Carry out one write (or give it up when the controller is stopping) and end its reconcile. */
 static void finish(tfjob__writer *w, tfjob__status_write *sw)
 {
 	tfjob_controller *c = w->c;
 	if (tfjob__stopping(c)) {
-		/* Left to the next start, as a reconcile cut short: the key is let go, not forgotten. */
-		tfjob__queue_done(c->q, sw->key);
-		tfjob__status_write_free(c, sw);
+		give_up(w, sw);
 		return;
 	}
 	tfjob_error *err = NULL;
@@ -115,8 +121,7 @@ void tfjob__writer_post(tfjob__writer *w, tfjob__status_write *sw)
 		pthread_cond_wait(&w->room, &w->mu);
 	if (w->stopping || !w->running) {
 		pthread_mutex_unlock(&w->mu);
-		tfjob__queue_done(w->c->q, sw->key);
-		tfjob__status_write_free(w->c, sw);
+		give_up(w, sw);
 		return;
 	}
 	if (w->tail)
