@@ -366,6 +366,77 @@ START_TEST(proxy_url)
 }
 END_TEST
 
+/* The environment's proxy, read when the transport is made, with libcurl's names and no_proxy. */
+START_TEST(proxy_from_environment)
+{
+	tfjob_error *err = NULL;
+	/* http_proxy for an http server: the request goes through it. */
+	setenv("http_proxy", plain.url, 1);
+	tfjob_kube_options o = fast_options(write_kubeconfig("envproxy.yaml", "http://kube.invalid:6443", NULL, NULL, NULL));
+	tfjob_transport *t = kube_with(&o);
+	fault_rules(&plain, "[{\"path\":\"/api/v1/namespaces/default/pods/p\",\"times\":-1,\"body\":{}}]");
+	int rc = tfjob_transport_get(NULL, t, &PODS, NULL, "p", &err);
+	ck_assert_msg(rc == 0, "http_proxy: %s", tfjob_error_message(err));
+	json_t *e = log_entry(&plain, 0);
+	ck_assert(json_is_true(json_object_get(e, "proxied")));
+	ck_assert_str_eq(field(e, "host"), "kube.invalid:6443");
+	json_decref(e);
+	/* Read once: a change after the transport was made is not seen. */
+	setenv("http_proxy", "http://127.0.0.1:1", 1);
+	rc = tfjob_transport_get(NULL, t, &PODS, NULL, "p", &err);
+	ck_assert_msg(rc == 0, "http_proxy changed later: %s", tfjob_error_message(err));
+	tfjob_transport_free(t);
+	/* A dead proxy, but the server is in NO_PROXY: the request goes direct. */
+	setenv("NO_PROXY", "127.0.0.1", 1);
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"path\":\"*\",\"times\":-1,\"body\":{}}]");
+	t = kube_plain(NULL);
+	rc = tfjob_transport_get(NULL, t, &PODS, NULL, "p", &err);
+	ck_assert_msg(rc == 0, "NO_PROXY: %s", tfjob_error_message(err));
+	e = log_entry(&plain, 0);
+	ck_assert(!json_is_true(json_object_get(e, "proxied")));
+	json_decref(e);
+	tfjob_transport_free(t);
+	/* Without NO_PROXY the dead proxy is used, and fails. */
+	unsetenv("NO_PROXY");
+	o = fast_options(write_kubeconfig("plain.yaml", plain.url, NULL, NULL, NULL));
+	o.max_retries = -1;
+	t = kube_with(&o);
+	ck_assert_int_eq(tfjob_transport_get(NULL, t, &PODS, NULL, "p", NULL), TFJOB_ENETWORK);
+	tfjob_transport_free(t);
+	/* An empty variable means no proxy; HTTP_PROXY (upper case) is never read. */
+	setenv("http_proxy", "", 1);
+	setenv("HTTP_PROXY", "http://127.0.0.1:1", 1);
+	setenv("ALL_PROXY", "http://127.0.0.1:1", 1);
+	t = kube_with(&o);
+	rc = tfjob_transport_get(NULL, t, &PODS, NULL, "p", &err);
+	ck_assert_msg(rc == 0, "empty http_proxy: %s", tfjob_error_message(err));
+	tfjob_transport_free(t);
+	/* Unset, ALL_PROXY applies. */
+	unsetenv("http_proxy");
+	t = kube_with(&o);
+	ck_assert_int_eq(tfjob_transport_get(NULL, t, &PODS, NULL, "p", NULL), TFJOB_ENETWORK);
+	tfjob_transport_free(t);
+	unsetenv("HTTP_PROXY");
+	unsetenv("ALL_PROXY");
+	/* kubeconfig's proxy-url is used for every host, as client-go uses it: NO_PROXY is not read. */
+	setenv("NO_PROXY", "kube.invalid", 1);
+	char extra[256];
+	snprintf(extra, sizeof(extra), "    proxy-url: %s\n", plain.url);
+	o = fast_options(write_kubeconfig("proxy.yaml", "http://kube.invalid:6443", extra, NULL, NULL));
+	t = kube_with(&o);
+	fault_reset(&plain);
+	fault_rules(&plain, "[{\"path\":\"*\",\"times\":-1,\"body\":{}}]");
+	rc = tfjob_transport_get(NULL, t, &PODS, NULL, "p", &err);
+	ck_assert_msg(rc == 0, "proxy-url with NO_PROXY: %s", tfjob_error_message(err));
+	e = log_entry(&plain, 0);
+	ck_assert(json_is_true(json_object_get(e, "proxied")));
+	json_decref(e);
+	tfjob_transport_free(t);
+	unsetenv("NO_PROXY");
+}
+END_TEST
+
 /* ---- exec plugins ---- */
 
 static void write_plugin(const char *api_version, const char *expiry)
@@ -1056,6 +1127,14 @@ START_TEST(compression_dates_and_foreign_bodies)
 	ck_assert_ptr_nonnull(field(e, "accept_encoding"));
 	ck_assert_ptr_nonnull(strstr(field(e, "accept_encoding"), "gzip"));
 	json_decref(e);
+	/* A create answers with the object sent: compression is not asked for. */
+	fault_rules(&plain, "[{\"path\":\"*\",\"status\":201,\"body\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"c\"}}}]");
+	ck_assert_int_eq(tfjob_transport_create(&out, t, &PODS, NULL, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"c\"}}", &err), 0);
+	tfjob_free(out);
+	e = log_entry(&plain, 2);
+	ck_assert_str_eq(field(e, "method"), "POST");
+	ck_assert_ptr_null(field(e, "accept_encoding"));
+	json_decref(e);
 
 	/* A gzip watch stream, compressed chunk by chunk, an event split across chunks. */
 	fault_reset(&plain);
@@ -1211,6 +1290,7 @@ int main(void)
 	tcase_add_test(tc, in_cluster);
 	tcase_add_test(tc, tls_data_files_and_server_name);
 	tcase_add_test(tc, proxy_url);
+	tcase_add_test(tc, proxy_from_environment);
 	tcase_add_test(tc, exec_plugin);
 	tcase_add_test(tc, token_file_reread_on_401);
 	tcase_add_test(tc, verbs_paths_and_bodies);

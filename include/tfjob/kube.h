@@ -69,6 +69,7 @@ TFJOB_EXTERN int tfjob_kube_options_init(tfjob_kube_options *opts, unsigned int 
  * cluster or user), TFJOB_EPARSE (a kubeconfig that is not YAML), TFJOB_ESCHEMA (bad fields),
  * TFJOB_EIO (unreadable file), TFJOB_ELIMIT (a file over 16 MiB, or a kubeconfig past the parse
  * limits), TFJOB_ESTATE (built without libcurl), TFJOB_EVERSION, TFJOB_ENOMEM. No network traffic happens here. Thread-safe.
+ * The proxy environment variables (https_proxy, no_proxy, ...) are read here, once, not per request.
  */
 TFJOB_EXTERN int tfjob_kube_transport_new(tfjob_transport **out, const tfjob_kube_options *opts,
                                           tfjob_error **err);

@@ -232,18 +232,19 @@ CURL *tfjob__http_easy(struct tfjob__kube *k, const char *method, const char *pa
 	/* HTTP/1.1 on kept-alive connections: each request runs alone (one easy handle at a time), so
 	 * HTTP/2 would multiplex nothing, and its framing cost a quarter more CPU per request. */
 	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-	/* Accept-Encoding with what libcurl can decode (gzip, deflate, ...), as client-go asks for
-	 * gzip: the API server compresses large answers, proxies may compress anything. */
-	curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (*connect_to)
 		curl_easy_setopt(easy, CURLOPT_CONNECT_TO, *connect_to);
-	if (k->cfg.proxy_url)
-		curl_easy_setopt(easy, CURLOPT_PROXY, k->cfg.proxy_url);
+	curl_easy_setopt(easy, CURLOPT_PROXY, k->proxy);
+	curl_easy_setopt(easy, CURLOPT_NOPROXY, k->no_proxy);
 	configure_tls(k, easy);
-	if (!strcmp(method, "GET"))
+	if (!strcmp(method, "GET")) {
 		curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
-	else
+		/* Accept-Encoding with what libcurl can decode (gzip, deflate, ...), as client-go asks
+		 * for gzip: the API server compresses large lists. Other verbs answer with the one
+		 * object sent, no larger than the request, and decoders set up for them cost CPU. */
+		curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+	} else
 		curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method);
 	if (body) {
 		curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);

@@ -585,6 +585,8 @@ static void kube_free(void *data)
 	free(k->connect_to);
 	free(k->host_header);
 	free(k->user_agent);
+	free(k->proxy);
+	free(k->no_proxy);
 	if (k->token) {
 		memset(k->token, 0, strlen(k->token));
 		free(k->token);
@@ -644,6 +646,33 @@ static int setup_url(struct tfjob__kube *k, tfjob_error **err)
 	curl_free(url);
 	curl_url_cleanup(u);
 	return rc;
+}
+
+/*
+ * The proxy, read once as client-go reads it (ProxyFromEnvironment caches the environment on
+ * first use), with libcurl's rules: kubeconfig's proxy-url for everything; else <scheme>_proxy
+ * (HTTPS_PROXY too for https; HTTP_PROXY is never read, as libcurl refuses it), then all_proxy
+ * or ALL_PROXY; hosts in no_proxy or NO_PROXY go direct. A set but empty variable means none.
+ */
+static int setup_proxy(struct tfjob__kube *k, tfjob_error **err)
+{
+	const char *proxy = k->cfg.proxy_url, *no_proxy = "";
+	if (!proxy) {
+		int https = !strncasecmp(k->url_base, "https:", 6);
+		proxy = getenv(https ? "https_proxy" : "http_proxy");
+		if (!proxy && https)
+			proxy = getenv("HTTPS_PROXY");
+		if (!proxy)
+			proxy = getenv("all_proxy");
+		if (!proxy)
+			proxy = getenv("ALL_PROXY");
+		no_proxy = getenv("no_proxy");
+		if (!no_proxy)
+			no_proxy = getenv("NO_PROXY");
+	}
+	k->proxy = tfjob__strdup(proxy ? proxy : "");
+	k->no_proxy = tfjob__strdup(no_proxy ? no_proxy : "");
+	return k->proxy && k->no_proxy ? 0 : tfjob__oom(err);
 }
 
 static int load_config(struct tfjob__kube_config *cfg, const tfjob_kube_options *opts, tfjob_error **err)
@@ -735,6 +764,8 @@ int tfjob_kube_transport_new(tfjob_transport **out, const tfjob_kube_options *ca
 		rc = apply_options(k, opts, err);
 	if (!rc)
 		rc = setup_url(k, err);
+	if (!rc)
+		rc = setup_proxy(k, err);
 	if (!rc)
 		rc = setup_share(k, err);
 	if (!rc) {

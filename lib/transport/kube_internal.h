@@ -111,6 +111,11 @@ struct tfjob__kube {
 	char *connect_to;   /* CURLOPT_CONNECT_TO entry for tls-server-name, or NULL */
 	char *host_header;  /* with tls-server-name: "Host: " the server's own host[:port], or NULL */
 	char *user_agent;
+	/* The proxy for every request, read once (tfjob__kube_read_proxy_env): kubeconfig's
+	   proxy-url, else the environment's for the server's scheme, else "" (none); and the hosts
+	   that bypass it ("" when none). libcurl would read the environment at every request. */
+	char *proxy;
+	char *no_proxy;
 	CURLSH *share;
 	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
 	struct tfjob__ratelimit rl;
