@@ -163,6 +163,27 @@ START_TEST(validator_agrees_with_jansson_on_mutations)
 }
 END_TEST
 
+/* Strings are read 8 bytes at a time: each byte that ends or breaks a run, at every offset of a
+   long string (and at its end), is seen as jansson sees it. */
+START_TEST(validator_reads_long_strings_byte_exact)
+{
+	static const char *const specials[] = { "\\\"", "\\\\", "\\u00e9", "\xc3\xa9", "\xe2\x82\xac",
+		                                    "\x01", "\x1f", "\x7f", "\xc3", "\xff", "\xed\xa0\x80", "\t", " ", "~" };
+	char buf[128];
+	for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]); k++) {
+		for (int at = 0; at <= 40; at++) {
+			int n = snprintf(buf, sizeof(buf), "{\"k\":\"%.*s%s%.*s\"}", at, "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH",
+			                 specials[k], 40 - at, "HGFEDCBA9876543210zyxwvutsrqponmlkjihgfedcba");
+			json_t *j = json_loadb(buf, (size_t)n, 0, NULL);
+			int want = j != NULL;
+			json_decref(j);
+			ck_assert_msg(tfjob__jscan_valid(buf, (size_t)n, 8) == want, "jansson says %d for special %zu at %d: %s", want,
+			              k, at, buf);
+		}
+	}
+}
+END_TEST
+
 START_TEST(certain_only_when_jansson_takes_it)
 {
 	const char *yes[] = {
@@ -235,6 +256,7 @@ int main(void)
 	tcase_add_test(tc, validator_accepts_json);
 	tcase_add_test(tc, validator_rejects_what_is_not_json);
 	tcase_add_test(tc, validator_agrees_with_jansson_on_mutations);
+	tcase_add_test(tc, validator_reads_long_strings_byte_exact);
 	tcase_add_test(tc, certain_only_when_jansson_takes_it);
 	tcase_add_test(tc, certain_agrees_with_jansson_on_mutations);
 	suite_add_tcase(s, tc);

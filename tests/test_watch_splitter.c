@@ -3,6 +3,7 @@
  * byte, three-way splits, white space, errors and the size limit.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@ static const char *const values[] = {
 #define NVALUES (sizeof(values) / sizeof(values[0]))
 
 struct got {
-	char *items[32];
+	char *items[48];
 	size_t count;
 };
 
@@ -29,6 +30,15 @@ static int collect(const char *value, size_t len, void *payload)
 	struct got *g = payload;
 	ck_assert_uint_eq(strlen(value), len);
 	ck_assert_uint_lt(g->count, 32);
+	g->items[g->count++] = strdup(value);
+	return 0;
+}
+
+static int collect_many(const char *value, size_t len, void *payload)
+{
+	struct got *g = payload;
+	ck_assert_uint_eq(strlen(value), len);
+	ck_assert_uint_lt(g->count, 48);
 	g->items[g->count++] = strdup(value);
 	return 0;
 }
@@ -97,6 +107,40 @@ START_TEST(three_way_splits_and_bytes)
 }
 END_TEST
 
+/* Strings are skipped 8 bytes at a time: quotes, escapes and braces at every offset of long
+   strings, and every split point, give the values as they were. */
+START_TEST(long_strings_at_every_offset)
+{
+	char stream[8192] = "", value[256];
+	char *want[48];
+	size_t nwant = 0;
+	for (int at = 0; at < 24; at++) {
+		snprintf(value, sizeof(value), "{\"s\":\"%.*s\\\"}{%.*s\",\"t\":\"%.*s\\\\\",\"u\":[\"]\"]}", at,
+		         "abcdefghijklmnopqrstuvwxyz", 24 - at, "ABCDEFGHIJKLMNOPQRSTUVWX", at, "0123456789012345678901234");
+		want[nwant++] = strdup(value);
+		strcat(stream, value);
+		strcat(stream, "\n");
+	}
+	size_t n = strlen(stream);
+	tfjob__splitter sp;
+	tfjob__splitter_init(&sp, 0);
+	for (size_t cut = 0; cut <= n; cut += 3) {
+		struct got g = { { 0 }, 0 };
+		tfjob__splitter_reset(&sp);
+		ck_assert_int_eq(tfjob__splitter_feed(&sp, stream, cut, collect_many, &g), 0);
+		ck_assert_int_eq(tfjob__splitter_feed(&sp, stream + cut, n - cut, collect_many, &g), 0);
+		ck_assert_uint_eq(g.count, nwant);
+		for (size_t i = 0; i < nwant; i++) {
+			ck_assert_str_eq(g.items[i], want[i]);
+			free(g.items[i]);
+		}
+	}
+	for (size_t i = 0; i < nwant; i++)
+		free(want[i]);
+	tfjob__splitter_free(&sp);
+}
+END_TEST
+
 static int stop_at_first(const char *value, size_t len, void *payload)
 {
 	(void)value;
@@ -134,6 +178,7 @@ int main(void)
 	TCase *tc = tcase_create("splitter");
 	tcase_add_test(tc, every_split_point);
 	tcase_add_test(tc, three_way_splits_and_bytes);
+	tcase_add_test(tc, long_strings_at_every_offset);
 	tcase_add_test(tc, errors_limits_and_stop);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

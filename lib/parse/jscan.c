@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "parse/jscan.h"
+#include "util/bytescan.h"
 #include "util/sbuf.h"
 
 const char *tfjob__jscan_ws(const char *p)
@@ -256,6 +257,9 @@ static int string(struct reader *r)
 {
 	r->p++; /* the opening quote */
 	while (r->p < r->end) {
+		r->p += tfjob__ascii_string_run((const char *)r->p, (size_t)(r->end - r->p));
+		if (r->p == r->end)
+			break;
 		unsigned char c = *r->p;
 		if (c == '"') {
 			r->p++;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "transport/watch_splitter.h"
+#include "util/bytescan.h"
 
 void tfjob__splitter_init(tfjob__splitter *s, size_t max_value)
 {
@@ -101,8 +102,11 @@ int tfjob__splitter_feed(tfjob__splitter *s, const char *data, size_t len, tfjob
 		}
 		size_t start = i;
 		int complete = 0;
-		for (; i < len && !complete; i++)
+		for (; i < len && !complete; i++) {
+			if (s->in_string && !s->escape && (i += tfjob__string_run(data + i, len - i)) == len)
+				break; /* the string goes on in the next piece */
 			complete = scan(s, data[i]);
+		}
 		if (append(s, data + start, i - start)) {
 			s->failed = 1;
 			return -1;
