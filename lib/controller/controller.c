@@ -152,17 +152,10 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 	return 0;
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 void tfjob__reconcile_finish(tfjob_controller *c, const char *key, int rc, int64_t started_ns)
 {
 	atomic_fetch_add(&c->m.reconciles, 1);
-	tfjob__metrics_observe_latency(&c->m, (double)(mono_ns() - started_ns) / 1e9);
+	tfjob__metrics_observe_latency(&c->m, (double)(tfjob__monotonic_ns() - started_ns) / 1e9);
 	if (rc == 0) {
 		tfjob__queue_forget(c->q, key);
 	} else if (rc == TFJOB__RECONCILE_REPLAN) {
@@ -201,7 +194,7 @@ static void *worker_main(void *arg)
 		if (skip) {
 			tfjob__queue_done(c->q, key);
 		} else {
-			int64_t started = mono_ns();
+			int64_t started = tfjob__monotonic_ns();
 			rc = tfjob__reconcile(c, key, started);
 			if (rc != TFJOB__RECONCILE_HANDED_OFF)
 				tfjob__reconcile_finish(c, key, rc, started);
@@ -220,7 +213,7 @@ static void *reflector_main(void *arg)
 	while (!c->reflector_stop) {
 		pthread_mutex_unlock(&c->mu);
 		for (int i = 0; i < INF_COUNT; i++)
-			tfjob__informer_tick(&c->inf[i], tfjob__mono_ms(NULL));
+			tfjob__informer_tick(&c->inf[i], tfjob__monotonic_ms());
 		pthread_mutex_lock(&c->mu);
 		if (c->reflector_stop)
 			break;
@@ -318,7 +311,7 @@ static void *manager_main(void *arg)
 	int64_t next_try = 0;
 	pthread_mutex_lock(&c->mu);
 	while (!c->stopping) {
-		int64_t now = tfjob__mono_ms(NULL);
+		int64_t now = tfjob__monotonic_ms();
 		if (c->o.leader_election && now >= next_try) {
 			pthread_mutex_unlock(&c->mu);
 			int leading = c->leader;
@@ -334,7 +327,7 @@ static void *manager_main(void *arg)
 					c->leader = 0;
 				}
 				tfjob_error_free(err);
-			} else if (leading && !ok && tfjob__mono_ms(NULL) - c->last_renew_ms > c->o.renew_deadline_ms) {
+			} else if (leading && !ok && tfjob__monotonic_ms() - c->last_renew_ms > c->o.renew_deadline_ms) {
 				tfjob__log(c, TFJOB_LOG_ERROR, "leader election lost", NULL, c->identity, NULL);
 				c->leader = 0;
 				stop_running(c);
@@ -343,7 +336,7 @@ static void *manager_main(void *arg)
 				pthread_cond_broadcast(&c->cond);
 				break;
 			}
-			next_try = tfjob__mono_ms(NULL) + c->o.retry_period_ms;
+			next_try = tfjob__monotonic_ms() + c->o.retry_period_ms;
 			pthread_mutex_lock(&c->mu);
 			continue;
 		}
@@ -451,9 +444,9 @@ int tfjob_controller_wait_idle(tfjob_controller *c, int64_t timeout_ms)
 {
 	if (!c)
 		return TFJOB_EINVAL;
-	int64_t deadline = timeout_ms >= 0 ? tfjob__mono_ms(NULL) + timeout_ms : INT64_MAX;
+	int64_t deadline = timeout_ms >= 0 ? tfjob__monotonic_ms() + timeout_ms : INT64_MAX;
 	for (;;) {
-		int64_t left = deadline == INT64_MAX ? -1 : deadline - tfjob__mono_ms(NULL);
+		int64_t left = deadline == INT64_MAX ? -1 : deadline - tfjob__monotonic_ms();
 		if (deadline != INT64_MAX && left <= 0)
 			return TFJOB_ETIMEOUT;
 		if (tfjob_controller_is_ready(c) && tfjob__queue_wait_empty(c->q, left < 0 || left > 50 ? 50 : left) == 0) {
@@ -472,10 +465,10 @@ int tfjob_controller_wait_stopped(tfjob_controller *c, int64_t timeout_ms)
 {
 	if (!c)
 		return TFJOB_EINVAL;
-	int64_t deadline = timeout_ms >= 0 ? tfjob__mono_ms(NULL) + timeout_ms : INT64_MAX;
+	int64_t deadline = timeout_ms >= 0 ? tfjob__monotonic_ms() + timeout_ms : INT64_MAX;
 	pthread_mutex_lock(&c->mu);
 	while (!c->stopped_by_itself && !c->stopping) {
-		int64_t now = tfjob__mono_ms(NULL);
+		int64_t now = tfjob__monotonic_ms();
 		if (now >= deadline) {
 			pthread_mutex_unlock(&c->mu);
 			return TFJOB_ETIMEOUT;

@@ -544,7 +544,7 @@ static void *recorder_main(void *arg)
 	for (;;) {
 		while (!r->head && !r->stop)
 			pthread_cond_wait(&r->cond, &r->mu);
-		if (!r->head || (r->stop && tfjob__mono_ms(NULL) >= r->flush_deadline_ms))
+		if (!r->head || (r->stop && tfjob__monotonic_ms() >= r->flush_deadline_ms))
 			break;
 		struct tfjob__event *e = r->head;
 		r->head = e->next;
@@ -586,7 +586,7 @@ void tfjob__recorder_stop(tfjob__recorder *r, int64_t flush_ms)
 	pthread_mutex_lock(&r->mu);
 	int started = r->started;
 	r->stop = 1;
-	r->flush_deadline_ms = tfjob__mono_ms(NULL) + flush_ms;
+	r->flush_deadline_ms = tfjob__monotonic_ms() + flush_ms;
 	r->started = 0;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->mu);
@@ -596,10 +596,10 @@ void tfjob__recorder_stop(tfjob__recorder *r, int64_t flush_ms)
 
 int tfjob__recorder_wait_empty(tfjob__recorder *r, int64_t timeout_ms)
 {
-	int64_t deadline = tfjob__mono_ms(NULL) + timeout_ms;
+	int64_t deadline = tfjob__monotonic_ms() + timeout_ms;
 	pthread_mutex_lock(&r->mu);
 	while ((r->head || r->busy) && r->started) {
-		int64_t left = deadline - tfjob__mono_ms(NULL);
+		int64_t left = deadline - tfjob__monotonic_ms();
 		if (left <= 0) {
 			pthread_mutex_unlock(&r->mu);
 			return TFJOB_ETIMEOUT;

@@ -23,7 +23,7 @@ struct tfjob__expectations {
 
 static int64_t enow(tfjob__expectations *e)
 {
-	return e->clock ? e->clock(e->payload) : tfjob__mono_ms(NULL);
+	return e->clock ? e->clock(e->payload) : tfjob__monotonic_ms();
 }
 
 int tfjob__exp_new(tfjob__expectations **out, int64_t timeout_ms, tfjob__clock_ms_fn clock, void *payload)

@@ -424,7 +424,7 @@ int tfjob__informer_rewatch(tfjob__informer *inf, tfjob_error **err)
 	wo.payload = inf;
 	inf->need_rewatch = 0;
 	inf->watch_open = 1;
-	inf->watch_started_ms = tfjob__mono_ms(NULL);
+	inf->watch_started_ms = tfjob__monotonic_ms();
 	int rc = tfjob_transport_watch(&inf->watch, c->t, &inf->res, c->ns ? c->ns : "", &wo, err);
 	tfjob__count(c, TFJOB_API_WATCH, rc);
 	if (rc)
@@ -476,7 +476,7 @@ void tfjob__informer_tick(tfjob__informer *inf, int64_t now)
 	/* The next attempt, should this one fail now or its stream break soon, waits longer; a
 	   stream that turns out healthy resets the count (above). */
 	inf->failures++;
-	inf->next_try_ms = tfjob__mono_ms(NULL) + retry_delay_ms(inf->failures);
+	inf->next_try_ms = tfjob__monotonic_ms() + retry_delay_ms(inf->failures);
 	if (rc) {
 		tfjob__log(c, TFJOB_LOG_WARN, inf->need_relist ? "relist failed, retrying" : "watch failed, retrying", NULL,
 		           inf->res.resource, tfjob_error_message(err));

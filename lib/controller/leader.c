@@ -46,7 +46,7 @@ int tfjob__leader_try(tfjob_controller *c)
 {
 	char now[64];
 	micro_now(now, sizeof(now));
-	int64_t mono = tfjob__mono_ms(NULL);
+	int64_t mono = tfjob__monotonic_ms();
 	int64_t dur_s = (c->o.lease_duration_ms + 999) / 1000;
 	char *got = NULL;
 	tfjob_error *err = NULL;

@@ -8,14 +8,6 @@
 
 #include "controller/parts.h"
 
-int64_t tfjob__mono_ms(void *payload)
-{
-	(void)payload;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static size_t hash_str(const char *s)
 {
 	size_t h = 1469598103934665603ull;

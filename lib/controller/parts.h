@@ -13,9 +13,8 @@
 #include "util/common.h"
 #include "core/objects.h"
 
-/* A monotonic clock in milliseconds. */
+/* A clock in milliseconds, for tests to set time (NULL: tfjob__monotonic_ms()). */
 typedef int64_t (*tfjob__clock_ms_fn)(void *payload);
-int64_t tfjob__mono_ms(void *payload);
 
 /* ---- map.c: string -> pointer hash map (not thread-safe) ---- */
 typedef struct tfjob__map_node {

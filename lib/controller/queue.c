@@ -27,7 +27,7 @@ struct tfjob__queue {
 
 static int64_t now_ms(tfjob__queue *q)
 {
-	return q->o.clock ? q->o.clock(q->o.clock_payload) : tfjob__mono_ms(NULL);
+	return q->o.clock ? q->o.clock(q->o.clock_payload) : tfjob__monotonic_ms();
 }
 
 int tfjob__queue_new(tfjob__queue **out, const tfjob__queue_opts *opts)
@@ -253,7 +253,7 @@ int tfjob__queue_get(tfjob__queue *q, char **out, int64_t timeout_ms)
 {
 	*out = NULL;
 	pthread_mutex_lock(&q->mu);
-	int64_t deadline = timeout_ms >= 0 ? tfjob__mono_ms(NULL) + timeout_ms : INT64_MAX;
+	int64_t deadline = timeout_ms >= 0 ? tfjob__monotonic_ms() + timeout_ms : INT64_MAX;
 	for (;;) {
 		if (q->shutdown) {
 			pthread_mutex_unlock(&q->mu);
@@ -262,7 +262,7 @@ int tfjob__queue_get(tfjob__queue *q, char **out, int64_t timeout_ms)
 		int64_t next = tick_locked(q);
 		if (q->head < q->tail)
 			break;
-		int64_t now = tfjob__mono_ms(NULL);
+		int64_t now = tfjob__monotonic_ms();
 		if (now >= deadline) {
 			pthread_mutex_unlock(&q->mu);
 			return TFJOB_ETIMEOUT;
@@ -341,9 +341,9 @@ size_t tfjob__queue_processing(tfjob__queue *q)
 int tfjob__queue_wait_empty(tfjob__queue *q, int64_t timeout_ms)
 {
 	pthread_mutex_lock(&q->mu);
-	int64_t deadline = timeout_ms >= 0 ? tfjob__mono_ms(NULL) + timeout_ms : INT64_MAX;
+	int64_t deadline = timeout_ms >= 0 ? tfjob__monotonic_ms() + timeout_ms : INT64_MAX;
 	while (q->head < q->tail || q->processing.len) {
-		int64_t now = tfjob__mono_ms(NULL);
+		int64_t now = tfjob__monotonic_ms();
 		if (now >= deadline) {
 			pthread_mutex_unlock(&q->mu);
 			return TFJOB_ETIMEOUT;

@@ -139,7 +139,7 @@ int tfjob__local_create_pod(tfjob_local *l, const char *ns, json_t *pod, json_t 
 	json_object_set_new(meta, "namespace", json_string(ns));
 	char buf[64];
 	pthread_mutex_lock(&l->lock);
-	snprintf(buf, sizeof buf, "local-%llx-%llu", (unsigned long long)tfjob__local_now_ms(), (unsigned long long)++l->uids);
+	snprintf(buf, sizeof buf, "local-%llx-%llu", (unsigned long long)tfjob__monotonic_ms(), (unsigned long long)++l->uids);
 	json_object_set_new(meta, "uid", json_string(buf));
 	json_object_set_new(meta, "creationTimestamp", json_string(tfjob_time_format(buf, sizeof buf, tfjob__local_wall())));
 	json_object_del(mine, "status");

@@ -19,13 +19,6 @@
 #include "local/internal.h"
 #include "util/versions.h"
 
-int64_t tfjob__local_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int64_t tfjob__local_wall(void) { return (int64_t)time(NULL); }
 
 void tfjob__local_event(tfjob_local *l, const char *pod, const char *type, const char *reason, const char *fmt, ...)
@@ -365,7 +358,7 @@ static void terminate(tfjob_local *l, lpod *p, int64_t grace_ms)
 	tfjob__local_event(l, p->name, "Normal", "Killing", "Stopping container %s (process group %d): SIGTERM, SIGKILL after %lld ms",
 	                   p->launch.container, (int)p->pid, (long long)grace_ms);
 	tfjob__local_signal(p, SIGTERM);
-	p->kill_at_ms = tfjob__local_now_ms() + grace_ms;
+	p->kill_at_ms = tfjob__monotonic_ms() + grace_ms;
 	if (grace_ms == 0) {
 		tfjob__local_signal(p, SIGKILL);
 		p->killed = true;
@@ -387,8 +380,8 @@ int tfjob__local_delete(tfjob_local *l, const char *ns, const char *name, int64_
 		l->generation++;
 		p->deletion_wall = tfjob__local_wall();
 		terminate(l, p, grace_of(l, p, grace_ms));
-	} else if (grace_ms >= 0 && tfjob__local_now_ms() + grace_ms < p->kill_at_ms) {
-		p->kill_at_ms = tfjob__local_now_ms() + grace_ms; /* a shorter grace period wins, as in Kubernetes */
+	} else if (grace_ms >= 0 && tfjob__monotonic_ms() + grace_ms < p->kill_at_ms) {
+		p->kill_at_ms = tfjob__monotonic_ms() + grace_ms; /* a shorter grace period wins, as in Kubernetes */
 	}
 	tfjob__local_wake(l);
 	return 0;
@@ -434,7 +427,7 @@ static void exited(tfjob_local *l, lpod *p, int status)
 		record_state(l, p);
 		return;
 	}
-	int64_t now = tfjob__local_now_ms();
+	int64_t now = tfjob__monotonic_ms();
 	if (now - p->started_ms >= 10 * 60 * 1000)
 		p->backoff_ms = l->backoff_initial_ms; /* ran 10 minutes: the kubelet forgets the backoff */
 	p->state = LPOD_BACKOFF;
@@ -483,7 +476,7 @@ static bool some_child_exited(void)
 static int work(tfjob_local *l, int64_t *next_timer)
 {
 	int changes = 0;
-	int64_t now = tfjob__local_now_ms();
+	int64_t now = tfjob__monotonic_ms();
 	bool reap = some_child_exited();
 	*next_timer = -1;
 	for (lpod *p = l->pods, *n; p; p = n) {
@@ -547,7 +540,7 @@ int tfjob_local_poll(tfjob_local *l, int64_t timeout_ms, tfjob_error **err)
 {
 	if (!l)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_local_poll: local is required");
-	int64_t start = tfjob__local_now_ms();
+	int64_t start = tfjob__monotonic_ms();
 	for (;;) {
 		int64_t timer;
 		pthread_mutex_lock(&l->lock);
@@ -557,7 +550,7 @@ int tfjob_local_poll(tfjob_local *l, int64_t timeout_ms, tfjob_error **err)
 			return changes;
 		if (l->interrupts)
 			return 0;
-		int64_t now = tfjob__local_now_ms();
+		int64_t now = tfjob__monotonic_ms();
 		if (timeout_ms >= 0 && now - start >= timeout_ms)
 			return 0;
 		int64_t wait = TFJOB__LOCAL_TICK_MS;
@@ -625,7 +618,7 @@ int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void
 		int64_t timer;
 		pthread_mutex_lock(&l->lock);
 		int running = 0;
-		int64_t now = tfjob__local_now_ms();
+		int64_t now = tfjob__monotonic_ms();
 		for (lpod *p = l->pods; p; p = p->next) {
 			if (p->state != LPOD_RUNNING)
 				continue;

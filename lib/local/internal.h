@@ -106,7 +106,6 @@ struct tfjob_local {
 };
 
 /* engine.c */
-int64_t tfjob__local_now_ms(void);
 int64_t tfjob__local_wall(void);
 void tfjob__local_event(tfjob_local *l, const char *pod, const char *type, const char *reason, const char *fmt, ...)
 	TFJOB_PRINTF(5, 6);

@@ -382,7 +382,7 @@ static int step(run *r, bool *done, int64_t *wait_ms, tfjob_error **err)
 		for (int64_t n = 0; n < r->restarts && delay < RESTART_DELAY_MAX_MS; n++)
 			delay *= 2;
 		r->restarts++;
-		r->not_before_ms = tfjob__local_now_ms() + (delay < RESTART_DELAY_MAX_MS ? delay : RESTART_DELAY_MAX_MS);
+		r->not_before_ms = tfjob__monotonic_ms() + (delay < RESTART_DELAY_MAX_MS ? delay : RESTART_DELAY_MAX_MS);
 	}
 	*done = r->deleted || (tfjob_job_is_finished(r->job) && quiet && !requeue && !any_deleting(r->local));
 	int64_t deadline;
@@ -459,8 +459,8 @@ static int loop(run *r, tfjob_error **err)
 		if (rc < 0)
 			return rc;
 		/* Rate-limited after a restart: keep the processes reaped, but do not reconcile yet. */
-		while (!r->local->interrupts && tfjob__local_now_ms() < r->not_before_ms) {
-			int64_t wait = r->not_before_ms - tfjob__local_now_ms(), files_due = tfjob__run_files_due_ms(r);
+		while (!r->local->interrupts && tfjob__monotonic_ms() < r->not_before_ms) {
+			int64_t wait = r->not_before_ms - tfjob__monotonic_ms(), files_due = tfjob__run_files_due_ms(r);
 			rc = tfjob_local_poll(r->local, files_due >= 0 && files_due < wait ? files_due : wait, err);
 			if (rc < 0)
 				return rc;

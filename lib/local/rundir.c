@@ -266,13 +266,13 @@ int tfjob__run_flush_events(run *r, tfjob_error **err)
 /* May a file be rewritten now? Unless forced, not before its spacing after the last write. */
 static bool spacing_allows(int64_t not_before_ms, bool force)
 {
-	return force || tfjob__local_now_ms() >= not_before_ms;
+	return force || tfjob__monotonic_ms() >= not_before_ms;
 }
 
 /* The spacing after a write of bytes that began at began_ms (monotonic). */
 static int64_t spaced_after(int64_t began_ms, size_t bytes)
 {
-	int64_t ended = tfjob__local_now_ms();
+	int64_t ended = tfjob__monotonic_ms();
 	return bytes < RUN_FILE_SPACED_BYTES ? ended : ended + RUN_FILE_SPACING * (ended - began_ms);
 }
 
@@ -280,7 +280,7 @@ static int save_events(run *r, bool force, tfjob_error **err)
 {
 	if (!r->events_dirty || !spacing_allows(r->events_not_before_ms, force))
 		return 0;
-	int64_t began = tfjob__local_now_ms();
+	int64_t began = tfjob__monotonic_ms();
 	char *text = json_dumps(r->events, JSON_INDENT(2));
 	if (!text)
 		return tfjob__oom(err);
@@ -318,7 +318,7 @@ static int64_t due_ms(bool waiting, int64_t not_before_ms)
 {
 	if (!waiting)
 		return -1;
-	int64_t left = not_before_ms - tfjob__local_now_ms();
+	int64_t left = not_before_ms - tfjob__monotonic_ms();
 	return left > 0 ? left : 0;
 }
 
@@ -387,7 +387,7 @@ int tfjob__run_save_pods(run *r, bool force, tfjob_error **err)
 {
 	if (!pods_changed(r) || !spacing_allows(r->pods_not_before_ms, force))
 		return 0;
-	int64_t began = tfjob__local_now_ms();
+	int64_t began = tfjob__monotonic_ms();
 	uint64_t generation = 0;
 	json_t *items = NULL;
 	int rc = tfjob__run_pods(&items, r, true, &generation, err);

@@ -377,7 +377,7 @@ int tfjob__local_spawn(tfjob_local *l, lpod *p)
 			p->supervisor = supervisor;
 			p->pid = replica;
 			p->state = LPOD_RUNNING;
-			p->started_ms = tfjob__local_now_ms();
+			p->started_ms = tfjob__monotonic_ms();
 			p->started_wall = tfjob__local_wall();
 			p->code = p->signal = 0;
 			p->killed = false;

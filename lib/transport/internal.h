@@ -18,8 +18,6 @@ struct tfjob_transport {
 int tfjob__api_fail(tfjob_error **err, int code, int http_status, const char *details_json,
                     const char *fmt, ...) TFJOB_PRINTF(5, 6);
 
-/* Milliseconds of a monotonic clock. */
-int64_t tfjob__monotonic_ms(void);
 /* Sleep ms milliseconds (less when interrupted by a signal is fine). */
 void tfjob__sleep_ms(int64_t ms);
 

@@ -27,13 +27,6 @@ int tfjob__api_fail(tfjob_error **err, int code, int http_status, const char *de
 	return code;
 }
 
-int64_t tfjob__monotonic_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void tfjob__sleep_ms(int64_t ms)
 {
 	if (ms <= 0)

@@ -67,6 +67,11 @@ char *tfjob__strdup(const char *s);
 #define TFJOB__BASE64_ANY_PADDING 2u
 int tfjob__base64_decode_into(unsigned char *out, size_t *n, const char *text, size_t len, unsigned int flags);
 
+/* The monotonic clock (CLOCK_MONOTONIC), in nanoseconds and in milliseconds: the one clock of
+   timeouts, backoffs, rate limits and latencies (util/time.c). Thread-safe. */
+int64_t tfjob__monotonic_ns(void);
+int64_t tfjob__monotonic_ms(void);
+
 /* Check an options struct's version: NULL is fine (defaults), unknown versions are refused. */
 int tfjob__check_version(tfjob_error **err, unsigned int version, unsigned int max_known, const char *what);
 

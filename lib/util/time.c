@@ -2,12 +2,14 @@
  * RFC 3339 times as Kubernetes writes them (metav1.Time): the one parser and formatter of the
  * library (tfjob_time_parse(), tfjob_time_format(); plan.h), for statuses, events, credentials'
  * expiry and tfjobctl's ages. Pure arithmetic: no time zone database, no locale, years 0000-9999.
+ * Also the library's one reading of the monotonic clock (common.h).
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/common.h"
 
@@ -106,3 +108,11 @@ int tfjob_time_parse(int64_t *out, const char *s)
 	return 0;
 }
 
+int64_t tfjob__monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t tfjob__monotonic_ms(void) { return tfjob__monotonic_ns() / 1000000; }
