@@ -633,17 +633,14 @@ static void count_transitions(tfjob__metrics *m, unsigned t)
 		atomic_fetch_add(&m->jobs_restarted, 1);
 }
 
-/* 1 when the stored job's status is, byte for byte, the status written as the API server writes
-   JSON (compact, keys sorted): then nothing of it was pruned. */
-static int status_same_text(const char *stored, json_t *sent)
+/* 1 when the stored job's status is, byte for byte, the status written (sent_text: as the API
+   server writes JSON, compact with keys sorted): then nothing of it was pruned. */
+static int status_same_text(const char *stored, const char *sent_text)
 {
 	const char *a, *b;
 	if (!tfjob__jscan_member(stored, "\"status\"", &a, &b))
 		return 0;
-	char *mine = json_dumps(sent, JSON_COMPACT | JSON_SORT_KEYS);
-	int same = mine && strlen(mine) == (size_t)(b - a) && !memcmp(mine, a, (size_t)(b - a));
-	free(mine);
-	return same;
+	return strlen(sent_text) == (size_t)(b - a) && !memcmp(sent_text, a, (size_t)(b - a));
 }
 
 /* The job as the server stored it, into the cache. When its status came back as written (the
@@ -652,7 +649,7 @@ static int status_same_text(const char *stored, json_t *sent)
 static void keep_written_job(tfjob_controller *c, const tfjob__status_write *w, const char *stored)
 {
 	char *key = NULL;
-	tfjob__stored *so = status_same_text(stored, w->new_status) ? tfjob__stored_from_text(stored, &key) : NULL;
+	tfjob__stored *so = status_same_text(stored, w->status_text) ? tfjob__stored_from_text(stored, &key) : NULL;
 	if (so) {
 		pthread_mutex_lock(&c->cache_mu);
 		tfjob__store_put_stored(&c->stores[INF_JOBS], key, so);
@@ -702,6 +699,7 @@ void tfjob__status_write_free(tfjob_controller *c, tfjob__status_write *w)
 		return;
 	tfjob__recorder_post(c->events, &w->events);
 	json_decref(w->new_status);
+	free(w->status_text);
 	free(w->body);
 	free(w->key);
 	free(w->ns);
@@ -732,13 +730,11 @@ static char *splice_status(const char *text, const char *status_text)
 	return out;
 }
 
-/* The job with its new status, JSON: the cached text with the status spliced in, or else the
-   parsed job with the status set, written out. */
-static char *job_with_status(rctx *r)
+/* The job with its new status (status_text), JSON: the cached text with the status spliced in,
+   or else the parsed job with the status set, written out. */
+static char *job_with_status(rctx *r, const char *status_text)
 {
-	char *status = json_dumps(r->new_status, JSON_COMPACT);
-	char *body = status && r->stored_text ? splice_status(r->stored_text, status) : NULL;
-	free(status);
+	char *body = r->stored_text ? splice_status(r->stored_text, status_text) : NULL;
 	if (body)
 		return body;
 	json_t *obj = json_copy(r->job);
@@ -754,7 +750,9 @@ static tfjob__status_write *status_write_new(rctx *r)
 	tfjob__status_write *w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	w->body = job_with_status(r);
+	/* keys sorted, as the API server writes them: the stored status is compared with this text */
+	w->status_text = json_dumps(r->new_status, JSON_COMPACT | JSON_SORT_KEYS);
+	w->body = w->status_text ? job_with_status(r, w->status_text) : NULL;
 	w->key = strdup(r->key);
 	w->ns = strdup(r->ns);
 	w->name = strdup(r->name);

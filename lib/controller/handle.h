@@ -27,6 +27,7 @@ typedef struct tfjob__status_write {
 	char *key, *ns, *name;
 	char *body;                /* the job with its new status, JSON */
 	json_t *new_status;        /* reference */
+	char *status_text;         /* new_status as the API server writes JSON: compact, keys sorted */
 	unsigned transitions;      /* TRANSITION_* bits (executor.c), counted once written */
 	int64_t requeue_after_ms;  /* the planner's requeue; -1: none */
 	tfjob__event_batch events; /* posted once the write is done (or given up) */
