@@ -111,7 +111,7 @@ struct tfjob__kube {
 	char *connect_to;   /* CURLOPT_CONNECT_TO entry for tls-server-name, or NULL */
 	char *host_header;  /* with tls-server-name: "Host: " the server's own host[:port], or NULL */
 	char *user_agent;
-	/* The proxy for every request, read once (tfjob__kube_read_proxy_env): kubeconfig's
+	/* The proxy for every request, read once (setup_proxy() in kube.c): kubeconfig's
 	   proxy-url, else the environment's for the server's scheme, else "" (none); and the hosts
 	   that bypass it ("" when none). libcurl would read the environment at every request. */
 	char *proxy;
