@@ -14,11 +14,14 @@
 #define TFJOB__BYTES_ONES 0x0101010101010101ULL
 #define TFJOB__BYTES_HIGHS 0x8080808080808080ULL
 
-/* Non-zero when one of w's eight bytes is zero. */
-static inline uint64_t tfjob__bytes_zero(uint64_t w) { return (w - TFJOB__BYTES_ONES) & ~w & TFJOB__BYTES_HIGHS; }
+/* Non-zero when one of w's eight bytes is below n (n at most 0x80; exact as a yes or no). */
+static inline uint64_t tfjob__bytes_below(uint64_t w, unsigned char n)
+{
+	return (w - TFJOB__BYTES_ONES * n) & ~w & TFJOB__BYTES_HIGHS;
+}
 
-/* Non-zero when one of w's eight bytes is b. */
-static inline uint64_t tfjob__bytes_has(uint64_t w, unsigned char b) { return tfjob__bytes_zero(w ^ (TFJOB__BYTES_ONES * b)); }
+/* Non-zero when one of w's eight bytes is b (a byte of w ^ b's is zero, that is below 1). */
+static inline uint64_t tfjob__bytes_has(uint64_t w, unsigned char b) { return tfjob__bytes_below(w ^ (TFJOB__BYTES_ONES * b), 1); }
 
 /* How many of the n bytes at p come before the first '"' or '\\' (n when neither is there). */
 static inline size_t tfjob__string_run(const char *p, size_t n)
@@ -45,10 +48,8 @@ static inline size_t tfjob__ascii_string_run(const char *p, size_t n)
 	for (; i + 8 <= n; i += 8) {
 		uint64_t w;
 		memcpy(&w, p + i, 8);
-		/* below 0x20: (w - 0x20..) & ~w & 0x80.. flags every byte < 0x20 (and none >= 0x80 once
-		   the high bits are excluded, checked first) */
-		if ((w & TFJOB__BYTES_HIGHS) || ((w - TFJOB__BYTES_ONES * 0x20) & ~w & TFJOB__BYTES_HIGHS) ||
-		    tfjob__bytes_has(w, '"') || tfjob__bytes_has(w, '\\'))
+		if ((w & TFJOB__BYTES_HIGHS) || tfjob__bytes_below(w, 0x20) || tfjob__bytes_has(w, '"') ||
+		    tfjob__bytes_has(w, '\\'))
 			break;
 	}
 	while (i < n) {
