@@ -204,6 +204,9 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* The reflector's longest sleep: a safety net, since every stream's end wakes it anyway. */
+#define REFLECTOR_MAX_SLEEP_MS 5000
+
 /* Relists and rewatches, on their own thread so that a slow list (an unreachable API server:
    the transport's retries) never delays the renewal of the Lease on the manager thread. */
 static void *reflector_main(void *arg)
@@ -211,14 +214,24 @@ static void *reflector_main(void *arg)
 	tfjob_controller *c = arg;
 	pthread_mutex_lock(&c->mu);
 	while (!c->reflector_stop) {
+		c->reflector_kick = 0;
 		pthread_mutex_unlock(&c->mu);
-		for (int i = 0; i < INF_COUNT; i++)
-			tfjob__informer_tick(&c->inf[i], tfjob__monotonic_ms());
+		int64_t due = INT64_MAX;
+		for (int i = 0; i < INF_COUNT; i++) {
+			int64_t next = tfjob__informer_tick(&c->inf[i], tfjob__monotonic_ms());
+			if (next < due)
+				due = next;
+		}
 		pthread_mutex_lock(&c->mu);
 		if (c->reflector_stop)
 			break;
-		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, 100);
-		pthread_cond_timedwait(&c->cond, &c->mu, &ts); /* on_closed wakes it at once */
+		if (c->reflector_kick)
+			continue; /* a stream closed while the informers were looked at */
+		/* asleep until the next informer is due or a stream closes (on_closed wakes it) */
+		int64_t wait = due == INT64_MAX ? REFLECTOR_MAX_SLEEP_MS : due - tfjob__monotonic_ms();
+		wait = wait < 1 ? 1 : wait > REFLECTOR_MAX_SLEEP_MS ? REFLECTOR_MAX_SLEEP_MS : wait;
+		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, wait);
+		pthread_cond_timedwait(&c->cond, &c->mu, &ts);
 	}
 	pthread_mutex_unlock(&c->mu);
 	return NULL;
@@ -340,7 +353,12 @@ static void *manager_main(void *arg)
 			pthread_mutex_lock(&c->mu);
 			continue;
 		}
-		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, 100);
+		if (!c->o.leader_election) {
+			pthread_cond_wait(&c->cond, &c->mu); /* nothing to do until it stops */
+			continue;
+		}
+		int64_t wait = next_try - tfjob__monotonic_ms();
+		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, wait < 1 ? 1 : wait);
 		pthread_cond_timedwait(&c->cond, &c->mu, &ts);
 	}
 	pthread_mutex_unlock(&c->mu);

@@ -92,6 +92,7 @@ struct tfjob_controller {
 	int manager_started;
 	pthread_t reflector;         /* relists and rewatches (tfjob__informer_tick), while running */
 	int reflector_started, reflector_stop;
+	int reflector_kick;          /* a stream closed since the reflector last looked (under mu) */
 	_Atomic int leader;
 
 	/* leader election (leader.c) */
@@ -116,8 +117,10 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err);
 /* Watch again from the last resourceVersion seen (after the stream ended). */
 int tfjob__informer_rewatch(tfjob__informer *inf, tfjob_error **err);
 void tfjob__informer_stop(tfjob__informer *inf);
-/* Reflector thread, c->mu not held: relist or rewatch when due; keeps `connected` current. */
-void tfjob__informer_tick(tfjob__informer *inf, int64_t now_ms);
+/* Reflector thread, c->mu not held: relist or rewatch when due; keeps `connected` current.
+   Returns when it is next due (tfjob__monotonic_ms() time), INT64_MAX when only its stream's end
+   can give it something to do. */
+int64_t tfjob__informer_tick(tfjob__informer *inf, int64_t now_ms);
 /* 1 when listed, watching and connected. */
 int tfjob__informer_ready(const tfjob__informer *inf);
 

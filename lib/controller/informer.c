@@ -267,6 +267,7 @@ static void on_closed(int code, const tfjob_error *err, void *payload)
 		}
 	}
 	pthread_mutex_lock(&c->mu);
+	c->reflector_kick = 1;
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->mu);
 }
@@ -440,6 +441,9 @@ void tfjob__informer_stop(tfjob__informer *inf)
 	tfjob_watch_free(w);
 }
 
+/* A resumed stream that has stayed up this long without an event counts as connected. */
+#define CONNECTED_AFTER_MS 1000
+
 /* Backoff of failed relists and rewatches: 200 ms doubling to 5 s (the server's own Retry-After
    and the transport's request retries come on top). */
 static int64_t retry_delay_ms(int failures)
@@ -450,18 +454,29 @@ static int64_t retry_delay_ms(int failures)
 	return ms > 5000 ? 5000 : ms;
 }
 
-void tfjob__informer_tick(tfjob__informer *inf, int64_t now)
+/* When the informer has something to do next (monotonic ms), or INT64_MAX: nothing until its
+   stream closes (on_closed then wakes the reflector). */
+static int64_t next_due(const tfjob__informer *inf)
+{
+	if (inf->need_relist || inf->need_rewatch)
+		return inf->next_try_ms;
+	if (inf->watch_open && (!inf->connected || inf->failures))
+		return inf->watch_started_ms + CONNECTED_AFTER_MS; /* to count it connected, or reset failures */
+	return INT64_MAX;
+}
+
+int64_t tfjob__informer_tick(tfjob__informer *inf, int64_t now)
 {
 	tfjob_controller *c = inf->c;
 	if (!inf->enabled)
-		return;
+		return INT64_MAX;
 	if (!inf->connected && inf->watch_open && !inf->need_rewatch && !inf->need_relist &&
-	    now - inf->watch_started_ms >= 1000)
+	    now - inf->watch_started_ms >= CONNECTED_AFTER_MS)
 		inf->connected = 1; /* a resumed stream that stays up counts as connected without events */
 	if (inf->connected && inf->watch_open)
 		inf->failures = 0;
 	if ((!inf->need_relist && !inf->need_rewatch) || now < inf->next_try_ms)
-		return;
+		return next_due(inf);
 	tfjob_error *err = NULL;
 	int rc;
 	if (inf->need_relist) {
@@ -484,6 +499,7 @@ void tfjob__informer_tick(tfjob__informer *inf, int64_t now)
 			inf->need_rewatch = 1;
 	}
 	tfjob_error_free(err);
+	return next_due(inf);
 }
 
 int tfjob__informer_ready(const tfjob__informer *inf)
