@@ -3,10 +3,12 @@
  * requeue count), expectations, object stores.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "controller/parts.h"
+#include "controller/handle.h"
 #include "testutil.h"
 
 static int64_t fake_ms;
@@ -144,6 +146,69 @@ START_TEST(queue_blocking_get_wakes)
 	free(k);
 	ck_assert_int_eq(tfjob__queue_get(q, &k, 10), TFJOB_ETIMEOUT);
 	tfjob__queue_free(q);
+}
+END_TEST
+
+struct getter {
+	tfjob__queue *q;
+	char *key;
+	int64_t got_ms;
+};
+
+static void *get_blocking(void *arg)
+{
+	struct getter *g = arg;
+	if (tfjob__queue_get(g->q, &g->key, -1) == 0)
+		g->got_ms = tfjob__monotonic_ms();
+	return NULL;
+}
+
+/* A worker asleep until a far item is due takes a nearer one added meanwhile when it is due: the
+   add wakes it (a waiting worker has no periodic wake-up to fall back on). */
+START_TEST(queue_sleeper_takes_nearer_item)
+{
+	tfjob__queue_opts o = { 0, 0, 0, 0, NULL, NULL };
+	struct getter g = { NULL, NULL, 0 };
+	ck_assert_int_eq(tfjob__queue_new(&g.q, &o), 0);
+	tfjob__queue_add_after(g.q, "far", 60 * 1000);
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, get_blocking, &g), 0);
+	usleep(100 * 1000); /* the getter is asleep by now */
+	int64_t t0 = tfjob__monotonic_ms();
+	tfjob__queue_add_after(g.q, "near", 50);
+	pthread_join(th, NULL);
+	ck_assert_str_eq(g.key, "near");
+	ck_assert_int_ge(g.got_ms - t0, 49);
+	ck_assert_int_lt(g.got_ms - t0, 900);
+	free(g.key);
+	tfjob__queue_free(g.q);
+}
+END_TEST
+
+/* The reflector sleeps until an informer says it is due: a retry at its time, the one-second mark
+   of a resumed stream (counted connected, failures forgotten), else never (its stream's end wakes
+   the reflector). */
+START_TEST(informer_next_due)
+{
+	tfjob__informer inf;
+	memset(&inf, 0, sizeof(inf));
+	ck_assert_int_eq(tfjob__informer_tick(&inf, 0), INT64_MAX); /* not enabled */
+	inf.enabled = 1;
+	inf.watch_open = 1;
+	inf.watch_started_ms = 5000;
+	inf.failures = 2;
+	ck_assert_int_eq(tfjob__informer_tick(&inf, 5200), 6000);
+	ck_assert_int_eq(inf.connected, 0);
+	ck_assert_int_eq(tfjob__informer_tick(&inf, 6000), INT64_MAX);
+	ck_assert_int_eq(inf.connected, 1);
+	ck_assert_int_eq(inf.failures, 0);
+	inf.need_rewatch = 1; /* its stream broke: retried at next_try_ms */
+	inf.watch_open = 0;
+	inf.next_try_ms = 9000;
+	ck_assert_int_eq(tfjob__informer_tick(&inf, 8000), 9000);
+	inf.need_rewatch = 0;
+	inf.need_relist = 1;
+	ck_assert_int_eq(tfjob__informer_tick(&inf, 8999), 9000);
 }
 END_TEST
 
@@ -526,6 +591,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, queue_backoff_and_requeues);
 	tcase_add_test(tc, queue_global_rate_limit);
 	tcase_add_test(tc, queue_blocking_get_wakes);
+	tcase_add_test(tc, queue_sleeper_takes_nearer_item);
+	tcase_add_test(tc, informer_next_due);
 	tcase_add_test(tc, expectations);
 	tcase_add_test(tc, store_index_and_versions);
 	tcase_add_test(tc, store_keeps_text);

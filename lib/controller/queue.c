@@ -25,6 +25,9 @@ struct tfjob__queue {
 	int shutdown;
 };
 
+/* The longest a waiting worker sleeps with nothing due: a safety net, every add wakes it. */
+#define GET_MAX_SLEEP_MS 30000
+
 static int64_t now_ms(tfjob__queue *q)
 {
 	return q->o.clock ? q->o.clock(q->o.clock_payload) : tfjob__monotonic_ms();
@@ -48,7 +51,11 @@ int tfjob__queue_new(tfjob__queue **out, const tfjob__queue_opts *opts)
 	q->tokens = q->o.burst;
 	q->last_ms = now_ms(q);
 	pthread_mutex_init(&q->mu, NULL);
-	pthread_cond_init(&q->cond, NULL);
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* a delayed item is due in monotonic time */
+	pthread_cond_init(&q->cond, &attr);
+	pthread_condattr_destroy(&attr);
 	pthread_cond_init(&q->idle, NULL);
 	*out = q;
 	return 0;
@@ -275,9 +282,12 @@ int tfjob__queue_get(tfjob__queue *q, char **out, int64_t timeout_ms)
 			if (until < wait)
 				wait = until;
 		}
-		if (wait > 1000)
-			wait = 1000;
-		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, wait);
+		/* a test clock moves without a signal: look at it every second; the real one wakes the
+		   waiter when the next item is due (every add signals) */
+		int64_t cap = q->o.clock ? 1000 : GET_MAX_SLEEP_MS;
+		if (wait > cap)
+			wait = cap;
+		struct timespec ts = tfjob__time_after_ms(CLOCK_MONOTONIC, wait);
 		pthread_cond_timedwait(&q->cond, &q->mu, &ts);
 	}
 	char *k = q->ready[q->head++];
