@@ -30,7 +30,6 @@
 enum { SRV_METRICS, SRV_HEALTH, SRV_WEBHOOK, SRV_COUNT };
 
 #define WEBHOOK_THREADS 2
-#define REAPER_PERIOD_MS 200
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
 /* One open connection, for the deadline reaper. */
@@ -347,25 +346,32 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 }
 
-/* Shut down every connection past its deadline. */
-static void reap(op_http *h)
+/* Shut down every connection past its deadline; how long until the next deadline, in ms. A
+   connection made later gets a deadline a whole request timeout away, so with none tracked the
+   reaper may sleep that long. */
+static int64_t reap(op_http *h)
 {
-	int64_t now = now_ms();
+	int64_t now = now_ms(), next = now + (int64_t)h->o.request_timeout_s * 1000;
 	pthread_mutex_lock(&h->mu);
-	for (conn_track *t = h->conns; t; t = t->next)
-		if (!t->reaped && t->deadline_ms < now) {
+	for (conn_track *t = h->conns; t; t = t->next) {
+		if (t->reaped)
+			continue;
+		if (t->deadline_ms < now) {
 			shutdown(t->fd, SHUT_RDWR); /* the event loop sees the end and closes it */
 			t->reaped = 1;
+		} else if (t->deadline_ms < next) {
+			next = t->deadline_ms;
 		}
+	}
 	pthread_mutex_unlock(&h->mu);
+	return next - now + 1; /* past the deadline, which is "<" */
 }
 
 static void *reaper_main(void *arg)
 {
 	op_http *h = arg;
-	do
-		reap(h);
-	while (!op_stopper_wait_ms(&h->reaper_stop, REAPER_PERIOD_MS));
+	while (!op_stopper_wait_ms(&h->reaper_stop, reap(h)))
+		;
 	return NULL;
 }
 

@@ -506,9 +506,11 @@ int main(int argc, char **argv)
 		op_http_set_controller(http, c);
 	}
 	for (;;) {
+		/* Only a leader can stop by itself (its lease lost): look for that 5 times a second;
+		   without leader election, sleep until a signal comes. */
 		struct timespec ts = { 0, 200 * 1000 * 1000 };
 		siginfo_t si;
-		int sig = sigtimedwait(&set, &si, &ts);
+		int sig = leader ? sigtimedwait(&set, &si, &ts) : sigwaitinfo(&set, &si);
 		if (sig > 0) {
 			logf1(TFJOB_LOG_INFO, "signal received, stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 			status = 0;
