@@ -14,7 +14,8 @@ not what the operator waits for) and to end every worker; seconds until every jo
 after the stand-in has marked the last pod Running, and until every job says Succeeded after it has marked the last
 worker Succeeded (both seen on a watch of the jobs); the operator's CPU seconds (utime + stime of
 /proc/PID/stat, children included) from just before the creates to 2 s after the last job
-Succeeded, its RSS when idle (VmRSS once it has reconciled a first job, before the creates) and its
+Succeeded, its RSS when idle (VmRSS once it has reconciled a first job, before the creates), its
+CPU while idle (--idle-seconds, then; all threads' schedstat, in ms per minute) and its
 peak RSS (VmHWM, whole life), the kube-apiserver's CPU seconds in the same window, the operator's
 requests by verb (audit log), its status writes (update/patch tfjobs/status) and the status
 changes the job watch saw (a new status different from the job's previous one).
@@ -48,6 +49,26 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return sum(int(x) for x in fields[11:15]) / TICK  # utime stime cutime cstime
+
+
+def cpu_ns_all_threads(pid):
+    """CPU time of every thread alive now, in ns (/proc/PID/task/*/schedstat): precise where the
+    clock ticks of /proc/PID/stat (10 ms) are too coarse for an idle process."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that ended meanwhile
+    return total
+
+
+def idle_cpu_ms_per_min(pid, seconds):
+    """The operator's CPU while nothing happens (no job, no request of the bench), per minute."""
+    before = cpu_ns_all_threads(pid)
+    time.sleep(seconds)
+    return (cpu_ns_all_threads(pid) - before) / 1e6 * 60 / seconds
 
 
 def proc_status_kib(pid, field):
@@ -198,6 +219,7 @@ def with_operator(a, user, kubelet, jobs, pods):
         time.sleep(1)  # the first reconcile's garbage, if any, is freed
         idle = proc_status_kib(op.pid, "VmRSS")
         idle_by_kind = rss_by_kind(op.pid)
+        idle_cpu = idle_cpu_ms_per_min(op.pid, a.idle_seconds) if a.idle_seconds > 0 else None
         cpu0, api0 = cpu_seconds(op.pid), cpu_seconds(a.apiserver_pid)
         t = drive(user, kubelet, len(jobs), pods,
                   lambda: create_all(user, f"/apis/kubeflow.org/v1/namespaces/{NS}/tfjobs", jobs), a.timeout, watch)
@@ -213,7 +235,8 @@ def with_operator(a, user, kubelet, jobs, pods):
     return dict(stage_times(t), **{
         "jobs": len(jobs), "pods": pods,
         "operator_cpu_s": round(cpu1 - cpu0, 2), "operator_idle_rss_mib": round(idle / 1024, 1),
-        "operator_vmhwm_mib": round(hwm / 1024, 1), "rss_growth_kib_per_job": round((hwm - idle) / len(jobs), 1),
+        "operator_vmhwm_mib": round(hwm / 1024, 1),
+        **({"operator_idle_cpu_ms_per_min": round(idle_cpu, 2)} if idle_cpu is not None else {}), "rss_growth_kib_per_job": round((hwm - idle) / len(jobs), 1),
         "apiserver_cpu_s": round(api1 - api0, 2),
         "status_writes": sum(verbs[k] for k in STATUS_WRITES), "status_changes": watch.changes,
         "requests": dict(sorted(verbs.items())), "requests_total": sum(verbs.values()),
@@ -229,6 +252,8 @@ def main():
     ap.add_argument("--apiserver-pid", type=int)
     ap.add_argument("--timeout", type=int, default=1800)
     ap.add_argument("--standin-only", action="store_true")
+    ap.add_argument("--idle-seconds", type=float, default=0,
+                    help="first measure the operator's CPU this long while idle (ms per minute)")
     ap.add_argument("operator", nargs="*")
     a = ap.parse_args()
     if not a.standin_only and not (a.operator and a.agent and a.audit and a.apiserver_pid):

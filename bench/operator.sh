@@ -13,10 +13,12 @@
 # --compat training-operator-1.9). tfjob-operator is built with -O3 (build-bench, as bench/run.sh);
 # training-operator v1.9.2 from the Go module proxy (tests/h2h/rig.sh build-v19).
 # OPERATORS=standin measures the stand-in kubelet alone (the bench creates the pods itself);
-# STANDIN_WORKERS: its request threads (default 8). BENCH_JSON=FILE also appends every
-# measurement as a JSON line (bench/operator_table.py FILE... prints the table of such lines). The
-# load average at the start and the end is printed with the table. BENCH_KEEP=DIR keeps each run's
-# apiserver audit log there (every request, with its time: a timeline of what each operator did).
+# STANDIN_WORKERS: its request threads (default 8). BENCH_IDLE_S: seconds the operator's CPU is
+# measured while idle, after its first sync and before the jobs (default 10; 0: not measured).
+# BENCH_JSON=FILE also appends every measurement as a JSON line (bench/operator_table.py FILE...
+# prints the table of such lines). The load average at the start and the end is printed with the
+# table. BENCH_KEEP=DIR keeps each run's apiserver audit log there (every request, with its time:
+# a timeline of what each operator did).
 # H2H_AUDIT_STATUS_BODIES=1 also logs the bodies of TFJob status writes (tests/h2h/rig.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +56,7 @@ measure() {  # OPERATOR JOBS WIDE QPS BURST THREADS: one JSON line
     tests/h2h/rig.sh argv "$op" "$dir" --controller-threads "$threads" --kube-api-qps "$qps" \
       --kube-api-burst "$burst" >"$dir/argv"
     mapfile -t argv <"$dir/argv"
-    python3 bench/operator.py --jobs "$jobs" --wide "$wide" --agent "$(tests/h2h/rig.sh agent "$op")" \
+    python3 bench/operator.py --jobs "$jobs" --wide "$wide" --idle-seconds "${BENCH_IDLE_S:-10}" --agent "$(tests/h2h/rig.sh agent "$op")" \
       --audit "$dir/audit.log" --apiserver-pid "$KUBE_APISERVER_PID" -- "${argv[@]}" >"$dir/result" || rc=$?
   fi
   tests/h2h/rig.sh stop "$dir" >/dev/null 2>&1 || true
