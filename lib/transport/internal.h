@@ -18,6 +18,14 @@ struct tfjob_transport {
 int tfjob__api_fail(tfjob_error **err, int code, int http_status, const char *details_json,
                     const char *fmt, ...) TFJOB_PRINTF(5, 6);
 
+/*
+ * A backend whose watch sleeps in a wait of its own (not polling tfjob_watch_sink_stopped()) names
+ * how to wake it: tfjob_watch_stop() calls wake(arg) once it has set the stop, under a lock that
+ * this call takes too, so after tfjob__watch_sink_set_wake(sink, NULL, NULL) returns no wake-up
+ * is running or will run (arg may be freed then).
+ */
+void tfjob__watch_sink_set_wake(tfjob_watch_sink *sink, void (*wake)(void *arg), void *arg);
+
 /* Sleep ms milliseconds (less when interrupted by a signal is fine). */
 void tfjob__sleep_ms(int64_t ms);
 

@@ -27,7 +27,11 @@ struct stream {
 	char *error_reason;    /* its Status.reason, or NULL */
 	struct tfjob__http_response resp; /* status, Retry-After and (for errors) the body */
 	long http_status;
+	CURLM *multi;          /* drives the transfers (stream_transfer) */
 };
+
+#define WATCH_GRACE_S 60          /* beyond timeoutSeconds before a silent stream counts as broken */
+#define WATCH_MAX_SLEEP_MS 60000  /* a safety net: data, libcurl's timers and a stop wake it anyway */
 
 static tfjob_watch_event event_type(const char *s)
 {
@@ -233,8 +237,50 @@ static char *watch_path(const tfjob_resource *res, const char *ns, const tfjob_w
 	return path;
 }
 
+static void wake_multi(void *multi) { curl_multi_wakeup(multi); }
+
+/*
+ * Run one transfer on the stream's multi handle. It sleeps in poll() until bytes come, a timer
+ * of libcurl's is due or tfjob_watch_stop() wakes it, where curl_easy_perform() would wake every
+ * second to look for the stop: an idle watch costs nothing.
+ */
+static CURLcode stream_transfer(struct stream *st, CURL *easy)
+{
+	if (curl_multi_add_handle(st->multi, easy) != CURLM_OK)
+		return CURLE_OUT_OF_MEMORY;
+	tfjob__watch_sink_set_wake(st->sink, wake_multi, st->multi);
+	CURLcode result = CURLE_ABORTED_BY_CALLBACK;
+	for (;;) {
+		if (tfjob_watch_sink_stopped(st->sink))
+			break;
+		int running = 0;
+		if (curl_multi_perform(st->multi, &running) != CURLM_OK) {
+			result = CURLE_OUT_OF_MEMORY;
+			break;
+		}
+		if (!running) {
+			int left;
+			CURLMsg *m;
+			while ((m = curl_multi_info_read(st->multi, &left)))
+				if (m->msg == CURLMSG_DONE && m->easy_handle == easy)
+					result = m->data.result;
+			break;
+		}
+		long ms = -1;
+		curl_multi_timeout(st->multi, &ms);
+		int wait = ms < 0 || ms > WATCH_MAX_SLEEP_MS ? WATCH_MAX_SLEEP_MS : (int)ms;
+		if (curl_multi_poll(st->multi, NULL, 0, wait, NULL) != CURLM_OK) {
+			result = CURLE_OUT_OF_MEMORY;
+			break;
+		}
+	}
+	tfjob__watch_sink_set_wake(st->sink, NULL, NULL);
+	curl_multi_remove_handle(st->multi, easy);
+	return result;
+}
+
 /* One connection: stream until it ends. Fills st->resp.curl_code / st->http_status. */
-static void connect_once(struct stream *st, const char *path)
+static void connect_once(struct stream *st, const char *path, int64_t timeout_s)
 {
 	struct tfjob__kube *k = st->k;
 	tfjob__http_response_clear(&st->resp);
@@ -255,10 +301,10 @@ static void connect_once(struct stream *st, const char *path)
 		curl_easy_setopt(easy, CURLOPT_XFERINFODATA, st);
 		curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
 		curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, st->resp.curl_error);
-		/* Detect a dead peer: less than 1 byte in 10 minutes is a broken stream. */
-		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, 600L);
-		st->resp.curl_code = curl_easy_perform(easy);
+		/* A stream the server has not ended a minute after its timeoutSeconds is broken (a dead
+		   peer is found sooner by TCP keep-alive). */
+		curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)((timeout_s + WATCH_GRACE_S) * 1000));
+		st->resp.curl_code = stream_transfer(st, easy);
 		curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &st->resp.status);
 		if (st->resp.curl_code != CURLE_OK && !st->resp.curl_error[0])
 			snprintf(st->resp.curl_error, sizeof(st->resp.curl_error), "%s", curl_easy_strerror(st->resp.curl_code));
@@ -307,6 +353,9 @@ int tfjob__kube_watch(void *data, tfjob_watch_sink *sink, const tfjob_resource *
                       const tfjob_watch_options *opts, tfjob_error **err)
 {
 	struct stream st = { .k = data, .sink = sink };
+	st.multi = curl_multi_init();
+	if (!st.multi)
+		return tfjob__oom(err);
 	tfjob__splitter_init(&st.splitter, 0);
 	tfjob__http_response_clear(&st.resp);
 	st.rv = opts->resource_version ? tfjob__strdup(opts->resource_version) : NULL;
@@ -323,7 +372,7 @@ int tfjob__kube_watch(void *data, tfjob_watch_sink *sink, const tfjob_resource *
 			break;
 		}
 		int64_t started = tfjob__monotonic_ms();
-		connect_once(&st, path);
+		connect_once(&st, path, timeout);
 		int short_lived = !st.got_events && tfjob__monotonic_ms() - started < 1000;
 		tfjob_error *e = NULL;
 		int c = 0;
@@ -350,6 +399,7 @@ int tfjob__kube_watch(void *data, tfjob_watch_sink *sink, const tfjob_resource *
 			break;
 	}
 	tfjob__splitter_free(&st.splitter);
+	curl_multi_cleanup(st.multi);
 	tfjob__http_response_clear(&st.resp);
 	free(st.rv);
 	free(st.error_message);

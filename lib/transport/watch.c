@@ -15,6 +15,9 @@
 
 struct tfjob_watch_sink {
 	atomic_int stop;
+	pthread_mutex_t wake_mu;
+	void (*wake)(void *arg); /* tfjob__watch_sink_set_wake() */
+	void *wake_arg;
 };
 
 struct tfjob_watch {
@@ -43,6 +46,14 @@ int tfjob_watch_sink_emit(tfjob_watch_sink *sink, tfjob_watch_event type, const 
 }
 
 int tfjob_watch_sink_stopped(const tfjob_watch_sink *sink) { return sink ? atomic_load(&sink->stop) : 1; }
+
+void tfjob__watch_sink_set_wake(tfjob_watch_sink *sink, void (*wake)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&sink->wake_mu);
+	sink->wake = wake;
+	sink->wake_arg = arg;
+	pthread_mutex_unlock(&sink->wake_mu);
+}
 
 static void *watch_main(void *arg)
 {
@@ -74,6 +85,7 @@ static void watch_release(tfjob_watch *w)
 	free(w->resource_version);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->sink.wake_mu);
 	free(w);
 }
 
@@ -111,6 +123,7 @@ int tfjob_transport_watch(tfjob_watch **out, tfjob_transport *t, const tfjob_res
 		return tfjob__oom(err);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cond, NULL);
+	pthread_mutex_init(&w->sink.wake_mu, NULL);
 	int ok = 1;
 	w->t = t;
 	w->opts = copy;
@@ -136,8 +149,13 @@ int tfjob_transport_watch(tfjob_watch **out, tfjob_transport *t, const tfjob_res
 
 void tfjob_watch_stop(tfjob_watch *w)
 {
-	if (w)
-		atomic_store(&w->sink.stop, 1);
+	if (!w)
+		return;
+	atomic_store(&w->sink.stop, 1);
+	pthread_mutex_lock(&w->sink.wake_mu);
+	if (w->sink.wake)
+		w->sink.wake(w->sink.wake_arg);
+	pthread_mutex_unlock(&w->sink.wake_mu);
 }
 
 int tfjob_watch_wait(tfjob_watch *w, int64_t timeout_ms)
