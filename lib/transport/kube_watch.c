@@ -204,16 +204,6 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 	return tfjob__http_on_header(data, size, n, &st->resp);
 }
 
-static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
-{
-	(void)a;
-	(void)b;
-	(void)c;
-	(void)d;
-	struct stream *st = arg;
-	return tfjob_watch_sink_stopped(st->sink) ? 1 : 0;
-}
-
 static char *watch_path(const tfjob_resource *res, const char *ns, const tfjob_watch_options *opts, const char *rv,
                         int64_t timeout)
 {
@@ -297,9 +287,6 @@ static void connect_once(struct stream *st, const char *path, int64_t timeout_s)
 		curl_easy_setopt(easy, CURLOPT_WRITEDATA, st);
 		curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(easy, CURLOPT_HEADERDATA, st);
-		curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, on_progress);
-		curl_easy_setopt(easy, CURLOPT_XFERINFODATA, st);
-		curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
 		curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, st->resp.curl_error);
 		/* A stream the server has not ended a minute after its timeoutSeconds is broken (a dead
 		   peer is found sooner by TCP keep-alive). */
