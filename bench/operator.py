@@ -235,12 +235,12 @@ def with_operator(a, user, kubelet, jobs, pods):
     return dict(stage_times(t), **{
         "jobs": len(jobs), "pods": pods,
         "operator_cpu_s": round(cpu1 - cpu0, 2), "operator_idle_rss_mib": round(idle / 1024, 1),
-        "operator_vmhwm_mib": round(hwm / 1024, 1),
-        **({"operator_idle_cpu_ms_per_min": round(idle_cpu, 2)} if idle_cpu is not None else {}), "rss_growth_kib_per_job": round((hwm - idle) / len(jobs), 1),
+        "operator_vmhwm_mib": round(hwm / 1024, 1), "rss_growth_kib_per_job": round((hwm - idle) / len(jobs), 1),
         "apiserver_cpu_s": round(api1 - api0, 2),
         "status_writes": sum(verbs[k] for k in STATUS_WRITES), "status_changes": watch.changes,
         "requests": dict(sorted(verbs.items())), "requests_total": sum(verbs.values()),
-        "events": events, "idle_rss_kib_by_kind": idle_by_kind, "rss_kib_by_kind": by_kind})
+        "events": events, "idle_rss_kib_by_kind": idle_by_kind, "rss_kib_by_kind": by_kind},
+        **({} if idle_cpu is None else {"operator_idle_cpu_ms_per_min": round(idle_cpu, 2)}))
 
 
 def main():
