@@ -780,6 +780,38 @@ START_TEST(watch_stop_timeout_and_callback_stop)
 }
 END_TEST
 
+START_TEST(watch_sleeps_until_something_happens)
+{
+	/* Idle, without a deadline or bookmarks: the watch thread sleeps until a write or a stop. */
+	tfjob_transport *t = new_store(0);
+	struct collector c;
+	tu_threads others;
+	tu_threads_now(&others);
+	tfjob_watch *w = start_watch(t, &PODS, &c, "0", NULL, 0);
+	json_decref(create_ok(t, &PODS, "{\"metadata\":{\"name\":\"a\"}}"));
+	wait_count(&c, 1);
+	usleep(50000); /* let it go back to sleep */
+	long before = tu_new_threads_sleeps(&others);
+	usleep(400000);
+	long woke = tu_new_threads_sleeps(&others) - before;
+	ck_assert_msg(woke <= 2, "an idle watch woke %ld times in 0.4 s", woke);
+	json_decref(create_ok(t, &PODS, "{\"metadata\":{\"name\":\"b\"}}"));
+	wait_count(&c, 2);
+	tfjob_watch_free(w); /* stops it: never returns if the stop did not wake it */
+	tfjob_transport_free(t);
+
+	/* With bookmarks every 100 ms, an idle watch still sends them on time. */
+	tfjob_memory_options opts = TFJOB_MEMORY_OPTIONS_INIT;
+	opts.bookmark_interval_ms = 100;
+	ck_assert_int_eq(tfjob_memory_transport_new(&t, &opts, NULL), 0);
+	w = start_watch(t, &PODS, &c, "0", NULL, 1);
+	wait_count(&c, 3);
+	ck_assert_str_eq(c.log, "BOOKMARK -;BOOKMARK -;BOOKMARK -;");
+	tfjob_watch_free(w);
+	tfjob_transport_free(t);
+}
+END_TEST
+
 /* ---- concurrency ---- */
 
 static void *incrementer(void *arg)
@@ -968,6 +1000,7 @@ int main(void)
 	tcase_add_test(tc, watch_events_and_resume);
 	tcase_add_test(tc, watch_selector_transitions);
 	tcase_add_test(tc, watch_bookmarks_and_gone);
+	tcase_add_test(tc, watch_sleeps_until_something_happens);
 	tcase_add_test(tc, watch_stop_timeout_and_callback_stop);
 	tcase_add_test(tc, concurrency_smoke);
 	tcase_add_test(tc, descriptors_and_options);

@@ -4,6 +4,8 @@
  */
 #include "testutil.h"
 
+#include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,4 +150,52 @@ int tu_collect(const char *data, size_t len, void *payload)
 	if (len > c->largest)
 		c->largest = len;
 	return 0;
+}
+
+static void *no_work(void *arg) { return arg; }
+
+void tu_threads_now(tu_threads *out)
+{
+	/* ThreadSanitizer starts its background thread at the first pthread_create(): have it
+	   started now, so that it counts as one of the threads already there. */
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, no_work, NULL), 0);
+	pthread_join(t, NULL);
+	out->count = 0;
+	DIR *d = opendir("/proc/self/task");
+	ck_assert_ptr_nonnull(d);
+	struct dirent *e;
+	while ((e = readdir(d)) && out->count < TU_MAX_THREADS)
+		if (e->d_name[0] != '.')
+			out->ids[out->count++] = atol(e->d_name);
+	closedir(d);
+}
+
+static long voluntary_switches(long tid)
+{
+	char path[64], line[128];
+	long n = 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", tid);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+			n = atol(line + 24);
+	if (f)
+		fclose(f);
+	return n;
+}
+
+long tu_new_threads_sleeps(const tu_threads *before)
+{
+	tu_threads now;
+	tu_threads_now(&now);
+	long total = 0;
+	for (size_t i = 0; i < now.count; i++) {
+		bool old = false;
+		for (size_t j = 0; j < before->count && !old; j++)
+			old = before->ids[j] == now.ids[i];
+		if (!old)
+			total += voluntary_switches(now.ids[i]);
+	}
+	return total;
 }

@@ -56,4 +56,17 @@ typedef struct tu_collected {
 } tu_collected;
 int tu_collect(const char *data, size_t len, void *payload);
 
+/* The ids of this process's threads now (at most TU_MAX_THREADS): a snapshot taken before
+ * starting the threads a test watches, so that the runtime's own (a sanitizer's, started by it
+ * if not yet) are not among them. */
+#define TU_MAX_THREADS 256
+typedef struct tu_threads {
+	long ids[TU_MAX_THREADS];
+	size_t count;
+} tu_threads;
+void tu_threads_now(tu_threads *out);
+/* Voluntary context switches so far of the threads alive now that were not in `before`: how
+ * often the threads started since then went to sleep. */
+long tu_new_threads_sleeps(const tu_threads *before);
+
 #endif

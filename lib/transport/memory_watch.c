@@ -12,9 +12,8 @@
 
 #include "tfjob/memory.h"
 #include "util/timedwait.h"
+#include "transport/internal.h"
 #include "transport/memory_store.h"
-
-#define POLL_MS 20
 
 /* One event copied out of the store, delivered without the lock. */
 struct pending {
@@ -131,10 +130,37 @@ static int gone(tfjob_error **err, uint64_t asked, uint64_t oldest)
 	                       (unsigned long long)asked, (unsigned long long)oldest);
 }
 
-static void wait_a_little(struct mem_store *s)
+/*
+ * Sleep until the store changes (every write, tfjob_memory_bookmark() and compaction broadcast
+ * s->cond), tfjob_watch_stop() wakes it (wake_watchers), or the deadline or the next idle
+ * bookmark is due (lock held). Nothing else can make the watch send, so it never wakes to look.
+ */
+static void wait_for_change(struct mem_store *s, const struct watcher *w)
 {
-	struct timespec ts = tfjob__time_after_ms(CLOCK_MONOTONIC, POLL_MS);
+	int64_t due = w->deadline_ms;
+	if (w->opts->allow_bookmarks && s->bookmark_ms > 0) {
+		int64_t bookmark_due = w->last_sent_ms + s->bookmark_ms;
+		if (!due || bookmark_due < due)
+			due = bookmark_due;
+	}
+	if (!due) {
+		pthread_cond_wait(&s->cond, &s->mu);
+		return;
+	}
+	int64_t left = due - tfjob__monotonic_ms();
+	if (left <= 0)
+		return;
+	struct timespec ts = tfjob__time_after_ms(CLOCK_MONOTONIC, left);
 	pthread_cond_timedwait(&s->cond, &s->mu, &ts);
+}
+
+/* tfjob_watch_stop()'s wake-up: the stop is set; taking the lock orders it with the check. */
+static void wake_watchers(void *arg)
+{
+	struct mem_store *s = arg;
+	pthread_mutex_lock(&s->mu);
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->mu);
 }
 
 /* Collect the next batch: blocks until there is something to deliver, a stop, or the deadline. */
@@ -161,7 +187,7 @@ static int next_batch(struct mem_store *s, struct watcher *w, tfjob_watch_sink *
 			break;
 		if (b->count > 0 || (w->deadline_ms && now >= w->deadline_ms))
 			break;
-		wait_a_little(s);
+		wait_for_change(s, w);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return rc;
@@ -240,8 +266,11 @@ int tfjob__mem_watch(void *data, tfjob_watch_sink *sink, const tfjob_resource *r
 	/* The store never drops a stream; the server-side timeout only ends a watch that would not reconnect. */
 	if (opts->timeout_seconds > 0 && !opts->reconnect)
 		w.deadline_ms = tfjob__monotonic_ms() + opts->timeout_seconds * 1000;
-	if (rc == 0)
+	if (rc == 0) {
+		tfjob__watch_sink_set_wake(sink, wake_watchers, s);
 		rc = run(s, &w, sink, err);
+		tfjob__watch_sink_set_wake(sink, NULL, NULL);
+	}
 	free(w.prefix);
 	tfjob__selector_free(w.labels);
 	tfjob__selector_free(w.fields);
