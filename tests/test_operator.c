@@ -1,7 +1,8 @@
 /*
  * tfjob-operator's own pieces (src/tfjob-operator): webhook certificates made and checked with
  * GnuTLS, the AdmissionReview answers and v1.9's denial message, and the HTTP servers' limits
- * (probes, 404/405, a head too large, a request trickled past its deadline, many connections).
+ * (probes, 404/405, a head too large, a request trickled past its deadline, many connections),
+ * and a certificate directory followed without polling.
  * The whole operator against a real API server: tests/suites/68-webhook.sh.
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/tfjob-operator/certmgr.h"
 #include "../src/tfjob-operator/certs.h"
 #include "../src/tfjob-operator/http.h"
 #include "../src/tfjob-operator/tlsstore.h"
@@ -383,6 +385,91 @@ START_TEST(webhook_server)
 }
 END_TEST
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Replace DIR/NAME as a writer should: a new file renamed over the old one. */
+static void replace_file(const char *name, const char *text)
+{
+	char tmp[64];
+	snprintf(tmp, sizeof(tmp), ".%s.new", name);
+	tu_write_tmp(tmp, text, strlen(text));
+	char from[4096];
+	snprintf(from, sizeof(from), "%s", tu_tmp_path(tmp));
+	ck_assert_int_eq(rename(from, tu_tmp_path(name)), 0);
+}
+
+/* Wait up to ms for the served certificate's fingerprint to differ from `old`; elapsed ms or -1. */
+static int64_t wait_served_change(const char *old, int64_t ms)
+{
+	char fp[80];
+	for (int64_t start = now_ms(), waited = 0; waited <= ms; waited = now_ms() - start) {
+		op_tls_store_fingerprint(fp, sizeof(fp));
+		if (strcmp(fp, old))
+			return waited;
+		usleep(10000);
+	}
+	return -1;
+}
+
+START_TEST(certificate_directory)
+{
+	char e[256], fp[80], dir[4096];
+	op_cert_pem ca = { 0 }, one = { 0 }, two = { 0 };
+	ck_assert_int_eq(op_certs_make_ca(&ca, "test-ca", "test", 3600, e, sizeof(e)), 0);
+	ck_assert_int_eq(op_certs_make_serving(&one, &ca, names, 2, 3600, e, sizeof(e)), 0);
+	ck_assert_int_eq(op_certs_make_serving(&two, &ca, names, 2, 3600, e, sizeof(e)), 0);
+	op_tls_store_clear();
+	tu_tmpdir_make("certdir");
+	snprintf(dir, sizeof(dir), "%s", tu_tmp_path(""));
+	dir[strlen(dir) - 1] = '\0'; /* no trailing slash */
+	replace_file("tls.key", one.key);
+	replace_file("tls.crt", one.crt);
+	op_certmgr_options o = { .namespace_name = "kubeflow", .service_name = "training-operator", .cert_dir = dir };
+	tu_threads others;
+	tu_threads_now(&others);
+	op_certmgr *m = NULL;
+	ck_assert_int_eq(op_certmgr_start(&m, &o, e, sizeof(e)), 0);
+	for (int i = 0; i < 500 && !op_certmgr_ready(m); i++)
+		usleep(10000);
+	ck_assert(op_certmgr_ready(m));
+	op_tls_store_fingerprint(fp, sizeof(fp));
+	/* Idle: the thread sleeps until the directory changes (it used to read it every 2 s). */
+	usleep(300000);
+	long before = tu_new_threads_sleeps(&others);
+	usleep(4200000);
+	long woke = tu_new_threads_sleeps(&others) - before;
+	ck_assert_msg(woke <= 1, "the certificate thread woke %ld times in 4.2 s with nothing changed", woke);
+	/* A new pair is served as soon as both files are there. */
+	replace_file("tls.key", two.key);
+	replace_file("tls.crt", two.crt);
+	int64_t took = wait_served_change(fp, 1500);
+	ck_assert_msg(took >= 0 && took < 1500, "the new certificate was not served within 1.5 s");
+	/* A directory that goes and comes back is followed again. */
+	op_tls_store_fingerprint(fp, sizeof(fp));
+	char moved[4200];
+	snprintf(moved, sizeof(moved), "%s.gone", dir);
+	ck_assert_int_eq(rename(dir, moved), 0);
+	ck_assert_int_eq(rename(moved, dir), 0);
+	usleep(300000);
+	replace_file("tls.key", one.key);
+	replace_file("tls.crt", one.crt);
+	ck_assert_msg(wait_served_change(fp, 5000) >= 0, "the directory was not followed after it came back");
+	int64_t t0 = now_ms();
+	op_certmgr_stop(m);
+	ck_assert_msg(now_ms() - t0 < 1000, "stopping took %lld ms", (long long)(now_ms() - t0));
+	op_tls_store_clear();
+	tu_tmpdir_remove();
+	op_cert_pem_clear(&ca);
+	op_cert_pem_clear(&one);
+	op_cert_pem_clear(&two);
+}
+END_TEST
+
 int main(void)
 {
 	/* tls_post writes bodies the server may refuse early and close on (413): a write to the
@@ -395,6 +482,7 @@ int main(void)
 	tcase_add_test(tc, admission_reviews);
 	tcase_add_test(tc, http_servers);
 	tcase_add_test(tc, webhook_server);
+	tcase_add_test(tc, certificate_directory);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

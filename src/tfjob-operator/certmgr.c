@@ -13,13 +13,17 @@
 
 #include <gnutls/gnutls.h>
 #include <jansson.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "certs.h"
 #include "stopper.h"
@@ -27,7 +31,11 @@
 
 #define OP_CERTMGR_PROPAGATION_S 5
 #define RETRY_S 5
-#define DIR_PERIOD_S 2
+#define DIR_PERIOD_S 2         /* re-read period of a directory that cannot be watched (yet) */
+#define DIR_RECHECK_S 10       /* of a watched one, for files linked from elsewhere (as
+                                  controller-runtime's certwatcher re-reads every 10 s) */
+#define DIR_SETTLE_MS 100      /* a change is read once the directory has been quiet this long, */
+#define DIR_SETTLE_MAX_MS 1000 /* or this long after the first event of a burst */
 #define MAX_CHECK_PERIOD_S (12LL * 3600) /* v1.9's rotator checks twice a day */
 #define MAX_LOOKAHEAD_S (90LL * 24 * 3600) /* and renews 90 days ahead */
 #define MAX_BUNDLE_CAS 3
@@ -47,6 +55,9 @@ struct op_certmgr {
 	atomic_int ready;
 	char *served_crt; /* what the TLS store serves, to load a certificate once */
 	char *seen_crt, *seen_key; /* cert-dir: the files' last contents */
+	int stop_fd;               /* cert-dir: an eventfd op_certmgr_stop() signals; -1 without */
+	int inotify_fd;            /* cert-dir: -1 when inotify is not available */
+	int watch;                 /* cert-dir: its inotify watch; -1 while it is not watched */
 };
 
 static void logm(op_certmgr *m, tfjob_log_level level, const char *msg, const char *key, const char *value)
@@ -408,12 +419,12 @@ static int same_text(const char *a, const char *b)
 	return a && b && !strcmp(a, b);
 }
 
-static long long sync_dir(op_certmgr *m)
+static void sync_dir(op_certmgr *m)
 {
 	op_cert_pem p = { read_small_file(m->o.cert_dir, "tls.crt"), read_small_file(m->o.cert_dir, "tls.key") };
 	if (same_text(p.crt, m->seen_crt) && same_text(p.key, m->seen_key)) {
 		op_cert_pem_clear(&p);
-		return DIR_PERIOD_S;
+		return;
 	}
 	char why[256];
 	if (!p.crt || !p.key)
@@ -429,17 +440,88 @@ static long long sync_dir(op_certmgr *m)
 	free(m->seen_key);
 	m->seen_crt = p.crt;
 	m->seen_key = p.key;
-	return DIR_PERIOD_S;
+}
+
+/*
+ * Watch the directory itself: a file written, replaced or removed in it, and the atomic swap of
+ * a mounted Secret's "..data" link, are events in it. A directory that goes away (or is not
+ * there yet) is watched again when it is next read.
+ */
+static void watch_dir(op_certmgr *m)
+{
+	if (m->watch >= 0 || m->inotify_fd < 0)
+		return;
+	m->watch = inotify_add_watch(m->inotify_fd, m->o.cert_dir,
+	                             IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB |
+	                             IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
+}
+
+/* Read the pending events; notes when the directory is no longer watched. */
+static void read_dir_events(op_certmgr *m)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	while ((n = read(m->inotify_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+			if (e->wd == m->watch && (e->mask & IN_MOVE_SELF)) /* the path may hold another one now */
+				inotify_rm_watch(m->inotify_fd, m->watch);
+			if (e->wd == m->watch && (e->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)))
+				m->watch = -1;
+			p += sizeof(*e) + e->len;
+		}
+	}
+}
+
+/* Wait for the directory to change (and settle), a re-read to be due, or a stop: 1 on a stop. */
+static int wait_dir_change(op_certmgr *m)
+{
+	struct pollfd fds[2] = { { .fd = m->stop_fd, .events = POLLIN }, { .fd = m->inotify_fd, .events = POLLIN } };
+	int watching = m->watch >= 0;
+	int rc = poll(fds, watching ? 2 : 1, (watching ? DIR_RECHECK_S : DIR_PERIOD_S) * 1000);
+	if (rc > 0 && fds[0].revents)
+		return 1;
+	if (rc <= 0 || !(fds[1].revents & POLLIN))
+		return 0;
+	/* Writers replace the two files one after the other: read them once both are there. */
+	for (int waited = 0; waited < DIR_SETTLE_MAX_MS; waited += DIR_SETTLE_MS) {
+		read_dir_events(m);
+		rc = poll(fds, 2, DIR_SETTLE_MS);
+		if (rc > 0 && fds[0].revents)
+			return 1;
+		if (rc <= 0)
+			break;
+	}
+	read_dir_events(m);
+	return 0;
+}
+
+static void run_dir(op_certmgr *m)
+{
+	do {
+		watch_dir(m); /* before the read: a change made meanwhile is then an event */
+		sync_dir(m);
+	} while (!wait_dir_change(m));
 }
 
 static void *certmgr_main(void *arg)
 {
 	op_certmgr *m = arg;
-	long long wait_s;
-	do
-		wait_s = m->o.cert_dir ? sync_dir(m) : sync_secret(m);
-	while (!sleep_or_stop(m, wait_s));
+	if (m->o.cert_dir) {
+		run_dir(m);
+		return NULL;
+	}
+	while (!sleep_or_stop(m, sync_secret(m)))
+		;
 	return NULL;
+}
+
+static void close_fds(op_certmgr *m)
+{
+	if (m->stop_fd >= 0)
+		close(m->stop_fd);
+	if (m->inotify_fd >= 0)
+		close(m->inotify_fd);
 }
 
 static void free_names(op_certmgr *m)
@@ -473,10 +555,22 @@ int op_certmgr_start(op_certmgr **out, const op_certmgr_options *opts, char *err
 			return -1;
 		}
 	atomic_init(&m->ready, 0);
+	m->stop_fd = m->inotify_fd = m->watch = -1;
+	/* Without inotify (none, or out of instances) the directory is read every DIR_PERIOD_S. */
+	if (m->o.cert_dir)
+		m->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (m->o.cert_dir && (m->stop_fd = eventfd(0, EFD_CLOEXEC)) < 0) {
+		snprintf(errbuf, errlen, "cannot make an eventfd for the certificate thread");
+		close_fds(m);
+		free_names(m);
+		free(m);
+		return -1;
+	}
 	op_stopper_init(&m->stop);
 	if (pthread_create(&m->thread, NULL, certmgr_main, m)) {
 		snprintf(errbuf, errlen, "cannot start the certificate thread");
 		op_stopper_destroy(&m->stop);
+		close_fds(m);
 		free_names(m);
 		free(m);
 		return -1;
@@ -496,8 +590,14 @@ void op_certmgr_stop(op_certmgr *m)
 	if (!m)
 		return;
 	op_stopper_stop(&m->stop);
+	if (m->stop_fd >= 0) {
+		uint64_t one = 1;
+		ssize_t written = write(m->stop_fd, &one, sizeof(one));
+		(void)written; /* an eventfd write of 1 only fails at a count of 2^64-2 */
+	}
 	pthread_join(m->thread, NULL);
 	op_stopper_destroy(&m->stop);
+	close_fds(m);
 	free_names(m);
 	free(m->served_crt);
 	free(m->seen_crt);
