@@ -9,13 +9,18 @@
 void op_stopper_init(op_stopper *s)
 {
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
+	/* The monotonic clock: a step of the wall clock neither stretches nor cuts a sleep. */
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &attr);
+	pthread_condattr_destroy(&attr);
 	s->stopping = 0;
 }
 
 int op_stopper_wait_ms(op_stopper *s, long long ms)
 {
-	struct timespec until = tfjob__time_after_ms(CLOCK_REALTIME, ms > 0 ? ms : 0);
+	struct timespec until = tfjob__time_after_ms(CLOCK_MONOTONIC, ms > 0 ? ms : 0);
 	pthread_mutex_lock(&s->mu);
 	while (!s->stopping && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0)
 		;

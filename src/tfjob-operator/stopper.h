@@ -15,7 +15,7 @@ typedef struct op_stopper {
 } op_stopper;
 
 void op_stopper_init(op_stopper *s);
-/* Sleep up to ms milliseconds; 1 when stopping (at once if already), else 0. */
+/* Sleep up to ms milliseconds (of the monotonic clock); 1 when stopping (at once if already), else 0. */
 int op_stopper_wait_ms(op_stopper *s, long long ms);
 /* Ask to stop and wake the sleeper. */
 void op_stopper_stop(op_stopper *s);
