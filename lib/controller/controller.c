@@ -122,7 +122,7 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 	c->ropts = ro;
 	pthread_mutex_init(&c->cache_mu, NULL);
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->cond, NULL);
+	tfjob__cond_init_monotonic(&c->cond);
 	static const tfjob_resource res[INF_COUNT] = { TFJOB_RESOURCE_TFJOBS_INIT, TFJOB_RESOURCE_PODS_INIT,
 	                                               TFJOB_RESOURCE_SERVICES_INIT, TFJOB_RESOURCE_PODGROUPS_INIT };
 	static const tfjob_resource plugins_pg = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", 1 };
@@ -230,7 +230,7 @@ static void *reflector_main(void *arg)
 		/* asleep until the next informer is due or a stream closes (on_closed wakes it) */
 		int64_t wait = due == INT64_MAX ? REFLECTOR_MAX_SLEEP_MS : due - tfjob__monotonic_ms();
 		wait = wait < 1 ? 1 : wait > REFLECTOR_MAX_SLEEP_MS ? REFLECTOR_MAX_SLEEP_MS : wait;
-		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, wait);
+		struct timespec ts = tfjob__deadline_in_ms(wait);
 		pthread_cond_timedwait(&c->cond, &c->mu, &ts);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -358,7 +358,7 @@ static void *manager_main(void *arg)
 			continue;
 		}
 		int64_t wait = next_try - tfjob__monotonic_ms();
-		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, wait < 1 ? 1 : wait);
+		struct timespec ts = tfjob__deadline_in_ms(wait < 1 ? 1 : wait);
 		pthread_cond_timedwait(&c->cond, &c->mu, &ts);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -491,7 +491,7 @@ int tfjob_controller_wait_stopped(tfjob_controller *c, int64_t timeout_ms)
 			pthread_mutex_unlock(&c->mu);
 			return TFJOB_ETIMEOUT;
 		}
-		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, deadline - now > 200 ? 200 : deadline - now);
+		struct timespec ts = tfjob__deadline_in_ms(deadline - now > 200 ? 200 : deadline - now);
 		pthread_cond_timedwait(&c->cond, &c->mu, &ts);
 	}
 	pthread_mutex_unlock(&c->mu);

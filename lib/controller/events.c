@@ -212,7 +212,7 @@ int tfjob__recorder_new(tfjob__recorder **out, tfjob_controller *c)
 		return TFJOB_ENOMEM;
 	r->c = c;
 	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->cond, NULL);
+	tfjob__cond_init_monotonic(&r->cond);
 	lru_init(&r->aggregate, free);
 	lru_init(&r->seen, free_seen);
 	lru_init(&r->spam, free);
@@ -604,7 +604,7 @@ int tfjob__recorder_wait_empty(tfjob__recorder *r, int64_t timeout_ms)
 			pthread_mutex_unlock(&r->mu);
 			return TFJOB_ETIMEOUT;
 		}
-		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, left);
+		struct timespec ts = tfjob__deadline_in_ms(left);
 		pthread_cond_timedwait(&r->cond, &r->mu, &ts);
 	}
 	pthread_mutex_unlock(&r->mu);

@@ -51,12 +51,8 @@ int tfjob__queue_new(tfjob__queue **out, const tfjob__queue_opts *opts)
 	q->tokens = q->o.burst;
 	q->last_ms = now_ms(q);
 	pthread_mutex_init(&q->mu, NULL);
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* a delayed item is due in monotonic time */
-	pthread_cond_init(&q->cond, &attr);
-	pthread_condattr_destroy(&attr);
-	pthread_cond_init(&q->idle, NULL);
+	tfjob__cond_init_monotonic(&q->cond); /* a delayed item is due in monotonic time */
+	tfjob__cond_init_monotonic(&q->idle);
 	*out = q;
 	return 0;
 }
@@ -287,7 +283,7 @@ int tfjob__queue_get(tfjob__queue *q, char **out, int64_t timeout_ms)
 		int64_t cap = q->o.clock ? 1000 : GET_MAX_SLEEP_MS;
 		if (wait > cap)
 			wait = cap;
-		struct timespec ts = tfjob__time_after_ms(CLOCK_MONOTONIC, wait);
+		struct timespec ts = tfjob__deadline_in_ms(wait);
 		pthread_cond_timedwait(&q->cond, &q->mu, &ts);
 	}
 	char *k = q->ready[q->head++];
@@ -358,7 +354,7 @@ int tfjob__queue_wait_empty(tfjob__queue *q, int64_t timeout_ms)
 			pthread_mutex_unlock(&q->mu);
 			return TFJOB_ETIMEOUT;
 		}
-		struct timespec ts = tfjob__time_after_ms(CLOCK_REALTIME, deadline - now > 100 ? 100 : deadline - now);
+		struct timespec ts = tfjob__deadline_in_ms(deadline - now > 100 ? 100 : deadline - now);
 		pthread_cond_timedwait(&q->idle, &q->mu, &ts);
 	}
 	pthread_mutex_unlock(&q->mu);

@@ -9,6 +9,7 @@
 
 #include "tfjob/memory.h"
 #include "transport/memory_store.h"
+#include "util/timedwait.h"
 #include "util/versions.h"
 
 #define DEFAULT_HISTORY 1000
@@ -905,11 +906,7 @@ static struct mem_store *store_new(const tfjob_memory_options *opts)
 	if (!s)
 		return NULL;
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &attr);
-	pthread_condattr_destroy(&attr);
+	tfjob__cond_init_monotonic(&s->cond);
 	s->hist_cap = opts->history_limit ? opts->history_limit : DEFAULT_HISTORY;
 	s->hist = calloc(s->hist_cap, sizeof(*s->hist));
 	s->objects = json_object();

@@ -150,7 +150,7 @@ static void wait_for_change(struct mem_store *s, const struct watcher *w)
 	int64_t left = due - tfjob__monotonic_ms();
 	if (left <= 0)
 		return;
-	struct timespec ts = tfjob__time_after_ms(CLOCK_MONOTONIC, left);
+	struct timespec ts = tfjob__deadline_in_ms(left);
 	pthread_cond_timedwait(&s->cond, &s->mu, &ts);
 }
 

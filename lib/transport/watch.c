@@ -122,7 +122,7 @@ int tfjob_transport_watch(tfjob_watch **out, tfjob_transport *t, const tfjob_res
 	if (!w)
 		return tfjob__oom(err);
 	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cond, NULL);
+	tfjob__cond_init_monotonic(&w->cond);
 	pthread_mutex_init(&w->sink.wake_mu, NULL);
 	int ok = 1;
 	w->t = t;
@@ -162,7 +162,7 @@ int tfjob_watch_wait(tfjob_watch *w, int64_t timeout_ms)
 {
 	if (!w)
 		return TFJOB_EINVAL;
-	struct timespec deadline = tfjob__time_after_ms(CLOCK_REALTIME, timeout_ms >= 0 ? timeout_ms : 0);
+	struct timespec deadline = tfjob__deadline_in_ms(timeout_ms >= 0 ? timeout_ms : 0);
 	pthread_mutex_lock(&w->mu);
 	int timed_out = 0;
 	while (!w->done && !timed_out) {

@@ -9,18 +9,13 @@
 void op_stopper_init(op_stopper *s)
 {
 	pthread_mutex_init(&s->mu, NULL);
-	/* The monotonic clock: a step of the wall clock neither stretches nor cuts a sleep. */
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cv, &attr);
-	pthread_condattr_destroy(&attr);
+	tfjob__cond_init_monotonic(&s->cv);
 	s->stopping = 0;
 }
 
 int op_stopper_wait_ms(op_stopper *s, long long ms)
 {
-	struct timespec until = tfjob__time_after_ms(CLOCK_MONOTONIC, ms > 0 ? ms : 0);
+	struct timespec until = tfjob__deadline_in_ms(ms > 0 ? ms : 0);
 	pthread_mutex_lock(&s->mu);
 	while (!s->stopping && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0)
 		;
