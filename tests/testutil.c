@@ -154,13 +154,8 @@ int tu_collect(const char *data, size_t len, void *payload)
 
 static void *no_work(void *arg) { return arg; }
 
-void tu_threads_now(tu_threads *out)
+static void list_threads(tu_threads *out)
 {
-	/* ThreadSanitizer starts its background thread at the first pthread_create(): have it
-	   started now, so that it counts as one of the threads already there. */
-	pthread_t t;
-	ck_assert_int_eq(pthread_create(&t, NULL, no_work, NULL), 0);
-	pthread_join(t, NULL);
 	out->count = 0;
 	DIR *d = opendir("/proc/self/task");
 	ck_assert_ptr_nonnull(d);
@@ -169,6 +164,16 @@ void tu_threads_now(tu_threads *out)
 		if (e->d_name[0] != '.')
 			out->ids[out->count++] = atol(e->d_name);
 	closedir(d);
+}
+
+void tu_threads_now(tu_threads *out)
+{
+	/* ThreadSanitizer starts its background thread at the first pthread_create(): have it
+	   started now, so that it counts as one of the threads already there. */
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, no_work, NULL), 0);
+	pthread_join(t, NULL);
+	list_threads(out);
 }
 
 static long voluntary_switches(long tid)
@@ -188,7 +193,7 @@ static long voluntary_switches(long tid)
 long tu_new_threads_sleeps(const tu_threads *before)
 {
 	tu_threads now;
-	tu_threads_now(&now);
+	list_threads(&now);
 	long total = 0;
 	for (size_t i = 0; i < now.count; i++) {
 		bool old = false;

@@ -1,6 +1,6 @@
 /*
- * Timed waits on condition variables, shared by the threaded layers (transport, controller) and
- * tfjob-operator: every condition variable that is waited on with a timeout is made by
+ * Timed waits on condition variables, shared by the threaded layers (transport, controller):
+ * every condition variable that is waited on with a timeout is made by
  * tfjob__cond_init_monotonic() and waited on until a tfjob__deadline_in_ms(), so the waits count
  * in CLOCK_MONOTONIC and a step of the wall clock neither stretches nor cuts them.
  * SPDX-License-Identifier: Apache-2.0

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,7 +54,6 @@ struct op_certmgr {
 	atomic_int ready;
 	char *served_crt; /* what the TLS store serves, to load a certificate once */
 	char *seen_crt, *seen_key; /* cert-dir: the files' last contents */
-	int stop_fd;               /* cert-dir: an eventfd op_certmgr_stop() signals; -1 without */
 	int inotify_fd;            /* cert-dir: -1 when inotify is not available */
 	int watch;                 /* cert-dir: its inotify watch; -1 while it is not watched */
 };
@@ -476,21 +474,18 @@ static void read_dir_events(op_certmgr *m)
 /* Wait for the directory to change (and settle), a re-read to be due, or a stop: 1 on a stop. */
 static int wait_dir_change(op_certmgr *m)
 {
-	struct pollfd fds[2] = { { .fd = m->stop_fd, .events = POLLIN }, { .fd = m->inotify_fd, .events = POLLIN } };
-	int watching = m->watch >= 0;
-	int rc = poll(fds, watching ? 2 : 1, (watching ? DIR_RECHECK_S : DIR_PERIOD_S) * 1000);
-	if (rc > 0 && fds[0].revents)
+	struct pollfd events = { .fd = m->inotify_fd, .events = POLLIN };
+	if (m->watch < 0)
+		return sleep_or_stop(m, DIR_PERIOD_S);
+	if (op_stopper_poll(&m->stop, &events, DIR_RECHECK_S * 1000LL))
 		return 1;
-	if (rc <= 0 || !(fds[1].revents & POLLIN))
+	if (!(events.revents & POLLIN))
 		return 0;
 	/* Writers replace the two files one after the other: read them once both are there. */
-	for (int waited = 0; waited < DIR_SETTLE_MAX_MS; waited += DIR_SETTLE_MS) {
+	for (int waited = 0; waited < DIR_SETTLE_MAX_MS && (events.revents & POLLIN); waited += DIR_SETTLE_MS) {
 		read_dir_events(m);
-		rc = poll(fds, 2, DIR_SETTLE_MS);
-		if (rc > 0 && fds[0].revents)
+		if (op_stopper_poll(&m->stop, &events, DIR_SETTLE_MS))
 			return 1;
-		if (rc <= 0)
-			break;
 	}
 	read_dir_events(m);
 	return 0;
@@ -514,14 +509,6 @@ static void *certmgr_main(void *arg)
 	while (!sleep_or_stop(m, sync_secret(m)))
 		;
 	return NULL;
-}
-
-static void close_fds(op_certmgr *m)
-{
-	if (m->stop_fd >= 0)
-		close(m->stop_fd);
-	if (m->inotify_fd >= 0)
-		close(m->inotify_fd);
 }
 
 static void free_names(op_certmgr *m)
@@ -555,22 +542,19 @@ int op_certmgr_start(op_certmgr **out, const op_certmgr_options *opts, char *err
 			return -1;
 		}
 	atomic_init(&m->ready, 0);
-	m->stop_fd = m->inotify_fd = m->watch = -1;
 	/* Without inotify (none, or out of instances) the directory is read every DIR_PERIOD_S. */
-	if (m->o.cert_dir)
-		m->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (m->o.cert_dir && (m->stop_fd = eventfd(0, EFD_CLOEXEC)) < 0) {
-		snprintf(errbuf, errlen, "cannot make an eventfd for the certificate thread");
-		close_fds(m);
-		free_names(m);
-		free(m);
-		return -1;
-	}
-	op_stopper_init(&m->stop);
-	if (pthread_create(&m->thread, NULL, certmgr_main, m)) {
-		snprintf(errbuf, errlen, "cannot start the certificate thread");
+	m->inotify_fd = m->o.cert_dir ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
+	m->watch = -1;
+	const char *fail = NULL;
+	if (op_stopper_init(&m->stop))
+		fail = "cannot make an eventfd for the certificate thread";
+	else if (pthread_create(&m->thread, NULL, certmgr_main, m))
+		fail = "cannot start the certificate thread";
+	if (fail) {
+		snprintf(errbuf, errlen, "%s", fail);
 		op_stopper_destroy(&m->stop);
-		close_fds(m);
+		if (m->inotify_fd >= 0)
+			close(m->inotify_fd);
 		free_names(m);
 		free(m);
 		return -1;
@@ -590,14 +574,10 @@ void op_certmgr_stop(op_certmgr *m)
 	if (!m)
 		return;
 	op_stopper_stop(&m->stop);
-	if (m->stop_fd >= 0) {
-		uint64_t one = 1;
-		ssize_t written = write(m->stop_fd, &one, sizeof(one));
-		(void)written; /* an eventfd write of 1 only fails at a count of 2^64-2 */
-	}
 	pthread_join(m->thread, NULL);
 	op_stopper_destroy(&m->stop);
-	close_fds(m);
+	if (m->inotify_fd >= 0)
+		close(m->inotify_fd);
 	free_names(m);
 	free(m->served_crt);
 	free(m->seen_crt);

@@ -66,13 +66,6 @@ typedef struct request {
 	int too_large, over_budget;
 } request;
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int listen_on(const char *addr, int *port_out, char *errbuf, size_t errlen)
 {
 	char host[256] = "", port[32] = "";
@@ -306,7 +299,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	conn_track *t = track_of(conn);
 	if (t) {
 		pthread_mutex_lock(&s->h->mu);
-		t->deadline_ms = now_ms() + (int64_t)s->h->o.request_timeout_s * 1000;
+		t->deadline_ms = op_monotonic_ms() + (int64_t)s->h->o.request_timeout_s * 1000;
 		pthread_mutex_unlock(&s->h->mu);
 	}
 }
@@ -322,7 +315,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		if (!t)
 			return; /* untracked: still bounded by the idle timeout */
 		t->fd = ci->connect_fd;
-		t->deadline_ms = now_ms() + (int64_t)h->o.request_timeout_s * 1000;
+		t->deadline_ms = op_monotonic_ms() + (int64_t)h->o.request_timeout_s * 1000;
 		pthread_mutex_lock(&h->mu);
 		t->next = h->conns;
 		if (h->conns)
@@ -351,7 +344,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
    reaper may sleep that long. */
 static int64_t reap(op_http *h)
 {
-	int64_t now = now_ms(), next = now + (int64_t)h->o.request_timeout_s * 1000;
+	int64_t now = op_monotonic_ms(), next = now + (int64_t)h->o.request_timeout_s * 1000;
 	pthread_mutex_lock(&h->mu);
 	for (conn_track *t = h->conns; t; t = t->next) {
 		if (t->reaped)
@@ -431,10 +424,14 @@ int op_http_start(op_http **out, const op_http_options *opts, char *errbuf, size
 		h->o.request_timeout_s = OP_HTTP_DEFAULT_REQUEST_TIMEOUT_S;
 	pthread_rwlock_init(&h->controller_lock, NULL);
 	pthread_mutex_init(&h->mu, NULL);
-	op_stopper_init(&h->reaper_stop);
 	atomic_init(&h->body_bytes, 0);
 	for (int i = 0; i < SRV_COUNT; i++)
 		h->srv[i].port = -1;
+	if (op_stopper_init(&h->reaper_stop)) {
+		snprintf(errbuf, errlen, "cannot make an eventfd for the HTTP deadline thread");
+		op_http_stop(h);
+		return -1;
+	}
 	if (pthread_create(&h->reaper, NULL, reaper_main, h)) {
 		snprintf(errbuf, errlen, "cannot start the HTTP deadline thread");
 		op_http_stop(h);

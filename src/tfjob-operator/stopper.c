@@ -4,36 +4,60 @@
  */
 #include "stopper.h"
 
-#include "timedwait.h"
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
-void op_stopper_init(op_stopper *s)
+int64_t op_monotonic_ms(void)
 {
-	pthread_mutex_init(&s->mu, NULL);
-	tfjob__cond_init_monotonic(&s->cv);
-	s->stopping = 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int op_stopper_init(op_stopper *s)
+{
+	s->fd = eventfd(0, EFD_CLOEXEC);
+	return s->fd < 0 ? -1 : 0;
+}
+
+int op_stopper_poll(op_stopper *s, struct pollfd *extra, long long ms)
+{
+	struct pollfd fds[2] = { { .fd = s->fd, .events = POLLIN } };
+	nfds_t n = 1;
+	if (extra) {
+		extra->revents = 0;
+		fds[n++] = *extra;
+	}
+	int64_t end = op_monotonic_ms() + (ms > 0 ? ms : 0);
+	long long left = ms;
+	int rc;
+	do /* a signal cuts poll() short: wait out the rest */
+		rc = poll(fds, n, left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left);
+	while (rc < 0 && errno == EINTR && (left = end - op_monotonic_ms()) > 0);
+	if (extra)
+		extra->revents = rc > 0 ? fds[1].revents : 0;
+	return rc > 0 && fds[0].revents ? 1 : 0;
 }
 
 int op_stopper_wait_ms(op_stopper *s, long long ms)
 {
-	struct timespec until = tfjob__deadline_in_ms(ms > 0 ? ms : 0);
-	pthread_mutex_lock(&s->mu);
-	while (!s->stopping && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0)
-		;
-	int stop = s->stopping;
-	pthread_mutex_unlock(&s->mu);
-	return stop;
+	return op_stopper_poll(s, NULL, ms);
 }
 
 void op_stopper_stop(op_stopper *s)
 {
-	pthread_mutex_lock(&s->mu);
-	s->stopping = 1;
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
+	uint64_t one = 1;
+	ssize_t written = write(s->fd, &one, sizeof(one));
+	(void)written; /* an eventfd write of 1 only fails once the count is at 2^64-2 */
 }
 
 void op_stopper_destroy(op_stopper *s)
 {
-	pthread_cond_destroy(&s->cv);
-	pthread_mutex_destroy(&s->mu);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
 }
