@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 SIZES="${SIZES-100 500}" WIDE="${WIDE:-}" QPS="${QPS:-20:30}" THREADS="${THREADS:-1}" RUNS="${RUNS:-3}"
 OPERATORS="${OPERATORS:-ours v1.9.2}"
-export TFJOB_KUBE_CACHE="${TFJOB_KUBE_CACHE:-$root/.cache/kube}"
+export TFJOB_KUBE_CACHE="${TFJOB_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/libtfjob/kube}"
 
 if [ "${H2H_IN_NETNS:-}" != 1 ]; then
   if [ ! -f build-bench/build.ninja ]; then

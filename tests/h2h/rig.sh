@@ -31,7 +31,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 H="$ROOT/tests/kube/harness.sh"
-CACHE="${TFJOB_KUBE_CACHE:-$ROOT/.cache/kube}"
+CACHE="${TFJOB_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/libtfjob/kube}"
 V19=v1.9.2
 V19_MODULE=github.com/kubeflow/training-operator
 OURS="${TFJOB_OPERATOR:-$ROOT/build/src/tfjob-operator/tfjob-operator}"

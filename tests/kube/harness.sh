@@ -24,7 +24,8 @@
 # supervisor even if it is killed with SIGKILL.
 #
 # Environment:
-#   TFJOB_KUBE_CACHE        binary cache (default: <repo>/.cache/kube; ignored by git)
+#   TFJOB_KUBE_CACHE        binary cache (default: ~/.cache/libtfjob/kube, shared by every
+#                           checkout on the machine; entries are keyed by version and recipe)
 #   TFJOB_KUBE_BUILD_JOBS   go build -p (default 2)
 #   TFJOB_KUBE_APISERVER_ARGS  extra kube-apiserver flags (word-split)
 #   TFJOB_KUBE_START_TIMEOUT   seconds to wait for readiness (default 120)
@@ -36,7 +37,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
 TOOLS="$HERE/tools"
-CACHE="${TFJOB_KUBE_CACHE:-$ROOT/.cache/kube}"
+CACHE="${TFJOB_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/libtfjob/kube}"
 CRD="${TFJOB_KUBE_CRD:-$ROOT/examples/deploy/crd-tfjob.yaml}"
 SERVICE_CIDR="10.0.0.0/24"
 SERVICE_IP="10.0.0.1"
