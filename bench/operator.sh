@@ -24,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 SIZES="${SIZES-100 500}" WIDE="${WIDE:-}" QPS="${QPS:-20:30}" THREADS="${THREADS:-1}" RUNS="${RUNS:-3}"
-OPERATORS="${OPERATORS:-ours v1.9.2}"
+OPERATORS="${OPERATORS:-ours v1.9.4}"
 export TFJOB_KUBE_CACHE="${TFJOB_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/libtfjob/kube}"
 
 if [ "${H2H_IN_NETNS:-}" != 1 ]; then

@@ -32,7 +32,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 H="$ROOT/tests/kube/harness.sh"
 CACHE="${TFJOB_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/libtfjob/kube}"
-V19=v1.9.2
+# The training-operator release compared with (v1.9.4, its last); H2H_TRAINING_OPERATOR_VERSION
+# picks another v1.9.x, e.g. v1.9.2.
+V19="${H2H_TRAINING_OPERATOR_VERSION:-v1.9.4}"
 V19_MODULE=github.com/kubeflow/training-operator
 OURS="${TFJOB_OPERATOR:-$ROOT/build/src/tfjob-operator/tfjob-operator}"
 CERT_DIR=/tmp/k8s-webhook-server/serving-certs
@@ -121,26 +123,26 @@ v19_certs() {
 }
 
 cmd_argv() {
-  [ $# -ge 2 ] || die "usage: rig.sh argv ours|ours-documented|v1.9.2 DIR [FLAGS...]"
+  [ $# -ge 2 ] || die "usage: rig.sh argv ours|ours-documented|$V19 DIR [FLAGS...]"
   local op="$1" dir; dir="$(cd "$2" && pwd)"; shift 2
   local common=(--kubeconfig "$dir/admin.kubeconfig" --enable-scheme=tfjob
                 --metrics-bind-address 0 --health-probe-bind-address 0)
   case "$op" in
     ours) printf '%s\n' "$OURS" "${common[@]}" --compat training-operator-1.9 "$@" ;;
     ours-documented) printf '%s\n' "$OURS" "${common[@]}" "$@" ;;
-    v1.9.2)
+    "$V19")
       v19_certs
       # controller-runtime: 0 turns metrics off; the probe address must be an address.
       printf '%s\n' "$(cmd_build_v19)" --kubeconfig "$dir/admin.kubeconfig" --enable-scheme=tfjob \
         --metrics-bind-address 0 --health-probe-bind-address 127.0.0.1:0 "$@" ;;
-    *) die "unknown operator $op (ours, ours-documented, v1.9.2)" ;;
+    *) die "unknown operator $op (ours, ours-documented, $V19)" ;;
   esac
 }
 
 cmd_agent() {
   case "$1" in
     ours|ours-documented) echo "tfjob-operator/" ;;
-    v1.9.2) echo "training-operator" ;;
+    "$V19") echo "training-operator" ;;
     *) die "unknown operator $1" ;;
   esac
 }

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v go >/dev/null 2>&1 || { [ -x /usr/local/go/bin/go ] && PATH="/usr/local/go/bin:$PATH"; }
 if ! command -v go >/dev/null 2>&1; then
-  echo "67-head-to-head: skipped (no 'go' to build training-operator v1.9.2)"
+  echo "67-head-to-head: skipped (no 'go' to build training-operator v1.9.4)"
   exit 0
 fi
 if ! unshare --net --mount true 2>/dev/null; then
@@ -29,18 +29,18 @@ out="${H2H_OUT:-build/h2h}"
 rm -rf "$out"
 mkdir -p "$out"
 pids=()
-for op in v1.9.2 ours ours-documented; do
+for op in v1.9.4 ours ours-documented; do
   tests/h2h/netns.sh tests/h2h/record.sh "$op" "$out/$op" >"$out/$op.log" 2>&1 &
   pids+=($!)
 done
 status=0
 for i in 0 1 2; do wait "${pids[$i]}" || status=1; done
-for op in v1.9.2 ours ours-documented; do sed "s/^/$op: /" "$out/$op.log"; done
+for op in v1.9.4 ours ours-documented; do sed "s/^/$op: /" "$out/$op.log"; done
 [ $status = 0 ] || { echo "67-head-to-head: FAIL: a recording failed (logs above; $out/*/operator.log)"; exit 1; }
-echo "--- training-operator v1.9.2 vs tfjob-operator --compat training-operator-1.9"
-python3 tests/h2h/diff.py --compat --allow docs/semantics-diff.md "$out/v1.9.2" "$out/ours" | tee "$out/compat.diff" || true
-echo "--- training-operator v1.9.2 vs tfjob-operator (documented mode)"
-python3 tests/h2h/diff.py --allow docs/semantics-diff.md "$out/v1.9.2" "$out/ours-documented" | tee "$out/documented.diff" || true
+echo "--- training-operator v1.9.4 vs tfjob-operator --compat training-operator-1.9"
+python3 tests/h2h/diff.py --compat --allow docs/semantics-diff.md "$out/v1.9.4" "$out/ours" | tee "$out/compat.diff" || true
+echo "--- training-operator v1.9.4 vs tfjob-operator (documented mode)"
+python3 tests/h2h/diff.py --allow docs/semantics-diff.md "$out/v1.9.4" "$out/ours-documented" | tee "$out/documented.diff" || true
 # A loaded machine can leave an operator seconds behind the stand-in, and v1.9.2 itself races with
 # its own cache (a create that meets the pod it has just deleted: "already exists"), so a settled
 # state shows how far each has got: a scenario that differs in either comparison is recorded again,
@@ -52,27 +52,27 @@ again="$(printf '%s,%s' "$again_compat" "$again_documented" | tr , '\n' | sed '/
 if [ -n "$again" ]; then
   echo "--- recording again: $again"
   pids=()
-  for op in v1.9.2 ours ours-documented; do
+  for op in v1.9.4 ours ours-documented; do
     tests/h2h/netns.sh tests/h2h/record.sh "$op" "$out/again/$op" "$again" >"$out/again-$op.log" 2>&1 &
     pids+=($!)
   done
   for i in 0 1 2; do wait "${pids[$i]}" || status=1; done
-  [ $status = 0 ] || { for op in v1.9.2 ours ours-documented; do sed "s/^/again $op: /" "$out/again-$op.log"; done
+  [ $status = 0 ] || { for op in v1.9.4 ours ours-documented; do sed "s/^/again $op: /" "$out/again-$op.log"; done
     echo "67-head-to-head: FAIL: a second recording failed (logs above)"; }
   if [ -n "$again_compat" ]; then
-    echo "--- again: v1.9.2 vs --compat training-operator-1.9 ($again_compat)"
-    python3 tests/h2h/diff.py --compat --allow docs/semantics-diff.md --only "$again_compat" "$out/again/v1.9.2" "$out/again/ours" ||
+    echo "--- again: v1.9.4 vs --compat training-operator-1.9 ($again_compat)"
+    python3 tests/h2h/diff.py --compat --allow docs/semantics-diff.md --only "$again_compat" "$out/again/v1.9.4" "$out/again/ours" ||
       { echo "67-head-to-head: FAIL: compat mode differs again (above)"; status=1; }
   fi
   if [ -n "$again_documented" ]; then
-    echo "--- again: v1.9.2 vs documented mode ($again_documented)"
-    python3 tests/h2h/diff.py --allow docs/semantics-diff.md --only "$again_documented" "$out/again/v1.9.2" "$out/again/ours-documented" ||
+    echo "--- again: v1.9.4 vs documented mode ($again_documented)"
+    python3 tests/h2h/diff.py --allow docs/semantics-diff.md --only "$again_documented" "$out/again/v1.9.4" "$out/again/ours-documented" ||
       { echo "67-head-to-head: FAIL: documented mode differs again (above)"; status=1; }
   fi
 fi
 # Self-check: the comparison sees differences. Documented mode judged as compat mode must fail.
-if python3 tests/h2h/diff.py --compat "$out/v1.9.2" "$out/ours-documented" >/dev/null; then
-  echo "67-head-to-head: FAIL: self-check: documented mode compared equal to v1.9.2"
+if python3 tests/h2h/diff.py --compat "$out/v1.9.4" "$out/ours-documented" >/dev/null; then
+  echo "67-head-to-head: FAIL: self-check: documented mode compared equal to v1.9.4"
   status=1
 fi
 exit $status
