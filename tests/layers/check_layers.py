@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""The layers of lib/ (docs/architecture.md), checked from the #include lines.
+"""The layers of lib/ (docs/architecture.md), checked from the #include lines and the calls.
 
 Each folder of lib/ is a layer and may include the private headers of its own folder and of the
 layers it sits on (ALLOWED), never of a layer above or beside it; the folders' include graph has
 no cycle; public headers (include/tfjob/) include only public headers; programs (src/) and the
-bindings include only public headers and their own. Prints one line per violation and
-"N passed, N failed"; exit status 1 when anything is wrong.
+bindings include only public headers and their own. Calls obey the same order: a function
+named tfjob_* or tfjob__* that one layer defines (not static) is called only from that layer and
+the layers above it, so a helper declared low but defined high is caught too. Prints one line per
+violation and "N passed, N failed"; exit status 1 when anything is wrong.
 """
 import os
 import re
@@ -23,6 +25,12 @@ ALLOWED = {
     "local": ["util", "parse", "core", "graph", "plan", "transport"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# A function definition starts a line: return type words, the name, "(", and later "{" before
+# any ";". Definitions marked static are file-local and not counted.
+DEFINITION = re.compile(r'^(?!static\b)[A-Za-z_][\w \t\*]*?\b(tfjob_\w+)\s*\([^;{]*\)\s*(?:__attribute__\s*\(\([^;{]*\)\)\s*)?\{',
+                        re.M)
+CALL = re.compile(r'\b(tfjob_\w+)\s*\(')
+COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
 
 
 def sources(top):
@@ -35,6 +43,38 @@ def sources(top):
 def includes(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         return INCLUDE.findall(f.read())
+
+
+def code_of(path):
+    """The file's text without comments and string literals (a name in either is no call)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return COMMENT.sub(lambda m: '""' if m.group(0).startswith('"') else " ", f.read())
+
+
+def check_calls(lib, root):
+    """(problems, checked) for calls between layers; see the module's docstring."""
+    defined_in, code = {}, {}
+    for path in sources(lib):
+        layer = lib_layer_of(path, lib)
+        if layer not in ALLOWED or not path.endswith(".c"):
+            continue
+        code[path] = code_of(path)
+        for name in DEFINITION.findall(code[path]):
+            defined_in.setdefault(name, layer)
+    problems, checked = [], 0
+    for path, text in code.items():
+        own = lib_layer_of(path, lib)
+        seen = set()
+        for name in CALL.findall(text):
+            layer = defined_in.get(name)
+            if layer is None or layer == own or name in seen:
+                continue
+            seen.add(name)
+            checked += 1
+            if layer not in ALLOWED[own]:
+                problems.append(f"{os.path.relpath(path, root)}: calls {name}() of lib/{layer}/: "
+                                f"lib/{own}/ must not call up or beside it")
+    return problems, checked
 
 
 def lib_layer_of(path, lib):
@@ -97,6 +137,9 @@ def main(root):
             if layer not in ALLOWED[own]:
                 where = "above" if layer in ALLOWED and own in ALLOWED[layer] else "beside or above"
                 problems.append(f"{rel}: #include \"{inc}\": lib/{own}/ must not include lib/{layer}/ ({where} it)")
+    call_problems, call_checked = check_calls(lib, root)
+    problems += call_problems
+    checked += call_checked
     cycle = find_cycle(edges)
     if cycle:
         problems.append("include cycle between folders: " + " -> ".join(cycle))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The layers of lib/ (docs/architecture.md) from the #include lines: no folder includes a header
-# of a layer above or beside it, no include cycle between folders, public headers, programs and
+# The layers of lib/ (docs/architecture.md) from the #include lines and the calls: no folder includes a header
+# of a layer above or beside it or calls its functions, no include cycle between folders, public headers, programs and
 # bindings include only public headers (tests/layers/check_layers.py). Then a self-check: the same
 # script must refuse a copy of the tree with one planted upward include.
 set -euo pipefail
@@ -18,3 +18,11 @@ if python3 tests/layers/check_layers.py "$TMP/tree" >"$TMP/out"; then
 fi
 grep -q 'lib/graph/ must not include lib/plan/' "$TMP/out" || { cat "$TMP/out" >&2; exit 1; }
 echo "self-check: the planted upward include was reported"
+# The call check: a helper of lib/plan/ called from lib/graph/ (an upward call with no include).
+rm -rf "$TMP/tree" && mkdir -p "$TMP/tree/bindings" && cp -r lib include src "$TMP/tree/"
+printf 'void tfjob__planted_call(void);\nvoid tfjob__planted_call(void) { tfjob_plan_free(0); }\n' >>"$TMP/tree/lib/graph/graph.c"
+if python3 tests/layers/check_layers.py "$TMP/tree" >"$TMP/out"; then
+  echo "FAIL: an upward call (graph -> plan) was not reported" >&2; exit 1
+fi
+grep -q 'lib/graph/graph.c: calls tfjob_plan_free() of lib/plan/' "$TMP/out" || { cat "$TMP/out" >&2; exit 1; }
+echo "self-check: the planted upward call was reported"

@@ -1,5 +1,5 @@
 /*
- * Error codes and error objects.
+ * Error codes and error objects: the bottom of every layer (each one reports errors with them).
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
