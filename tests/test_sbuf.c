@@ -24,6 +24,30 @@ static const struct {
 	{ "{\"k\\n\":[1,{\"x\":null,\"y\":[true,false,\"<>&\"]},2.25],\"z\":{},\"a\":[[],{}],\"b\":[{\"c\":[1,[2]]}]}", 17 },
 };
 
+/* Formatted text is not bounded by a fixed buffer: 100 KiB of lines (the controller's metrics
+   text was once capped at 16 KiB) read back exactly, as snprintf would have written them. */
+START_TEST(printf_grows_past_any_fixed_size)
+{
+	tfjob__sbuf b = TFJOB__SBUF_INIT;
+	size_t expect_len = 0;
+	for (int i = 0; i < 4096; i++) {
+		char line[64];
+		expect_len += (size_t)snprintf(line, sizeof(line), "metric_%04d{le=\"%g\"} %llu\n", i, i * 0.5,
+		                               (unsigned long long)i * 1000003ULL);
+		tfjob__sbuf_printf(&b, "metric_%04d{le=\"%g\"} %llu\n", i, i * 0.5, (unsigned long long)i * 1000003ULL);
+	}
+	ck_assert(!b.oom);
+	ck_assert_uint_eq(b.len, expect_len);
+	ck_assert_uint_gt(b.len, 100 * 1024);
+	ck_assert_str_eq(b.p + b.len - strlen("metric_4095{le=\"2047.5\"} 4095012285\n"),
+	                 "metric_4095{le=\"2047.5\"} 4095012285\n");
+	char *text = tfjob__sbuf_take(&b);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(strlen(text), expect_len);
+	free(text);
+}
+END_TEST
+
 START_TEST(compact_writer_matches_jansson)
 {
 	for (size_t i = 0; i < sizeof(jansson_docs) / sizeof(jansson_docs[0]); i++) {
@@ -188,6 +212,7 @@ int main(void)
 	tcase_add_test(tc, reals_shortest_each);
 	tcase_add_test(tc, go_quoting);
 	tcase_add_test(tc, json_str_matches_jansson);
+	tcase_add_test(tc, printf_grows_past_any_fixed_size);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -2,6 +2,7 @@
  * Growable byte buffer and Go-compatible JSON string quoting.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,24 @@ void tfjob__sbuf_add_i64(tfjob__sbuf *b, int64_t v)
 	char tmp[24];
 	int n = snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
 	tfjob__sbuf_add(b, tmp, (size_t)n);
+}
+
+void tfjob__sbuf_printf(tfjob__sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	if (!tfjob__sbuf_reserve(b, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
 }
 
 void tfjob__sbuf_add_quoted(tfjob__sbuf *b, const char *s)

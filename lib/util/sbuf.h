@@ -45,6 +45,12 @@ static inline void tfjob__sbuf_addc(tfjob__sbuf *b, char c)
 	b->p[b->len] = '\0';
 }
 void tfjob__sbuf_add_i64(tfjob__sbuf *b, int64_t v);
+/* Append text formatted with printf rules; a failure (out of memory, a bad format) sets b->oom. */
+void tfjob__sbuf_printf(tfjob__sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
 /* s as a JSON string, quoted and escaped as Go's encoding/json does (<, >, & as \u003c ...). */
 void tfjob__sbuf_add_quoted(tfjob__sbuf *b, const char *s);
 /*
