@@ -447,9 +447,10 @@ static int wait_for_now(rctx *r)
 static int take_children(rctx *r)
 {
 	tfjob_controller *c = r->c;
-	char okey[512], orph[512];
-	snprintf(okey, sizeof(okey), "uid:%s", r->uid ? r->uid : "");
-	snprintf(orph, sizeof(orph), "orphan:%s/%s", r->ns, r->name);
+	char okey[TFJOB__KEY_MAX], orph[TFJOB__KEY_MAX];
+	if (!tfjob__fits(snprintf(okey, sizeof(okey), "uid:%s", r->uid ? r->uid : ""), sizeof(okey)) ||
+	    !tfjob__fits(snprintf(orph, sizeof(orph), "orphan:%s/%s", r->ns, r->name), sizeof(orph)))
+		return TFJOB_EINVAL; /* a name beyond Kubernetes' limits: no child can be looked up */
 	kid_list opods = { NULL, 0 }, osvcs = { NULL, 0 };
 	pthread_mutex_lock(&c->cache_mu);
 	r->pods.n = tfjob__child_store_children(&c->kids[INF_PODS], okey, &r->pods.items);

@@ -20,6 +20,10 @@
 /* 'at' and 'until' are seconds after the start, at most this (about 317 years): the sums of
  * times below stay far from int64 overflow, and requeues are capped just beyond it. */
 #define MAX_OFFSET INT64_C(10000000000)
+/* Without 'until', requeues are followed for an hour after the last timeline entry: long enough
+ * for restart backoffs, deadlines and TTLs a scenario sets within minutes, short enough that a
+ * job waiting on nothing ends the run. */
+#define DEFAULT_UNTIL_AFTER_LAST 3600
 
 typedef struct sim {
 	tfjob__sbuf out;
@@ -494,7 +498,7 @@ int tfjob_simulate(char **out, const char *scenario, size_t len, const tfjob_sim
 		last = at;
 	}
 	if (tfjob__int(&until, root, "until")) {
-		until = last + 3600;
+		until = last + DEFAULT_UNTIL_AFTER_LAST;
 	} else if (until < 0 || until > MAX_OFFSET) {
 		rc = tfjob__fail(err, TFJOB_ESCHEMA, "scenario: 'until' must be 0 to %" PRId64 " seconds", MAX_OFFSET);
 		goto out;
