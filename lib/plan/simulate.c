@@ -10,6 +10,7 @@
 
 #include "parse/doc.h"
 #include "core/job.h"
+#include "plan/execute.h"
 #include "plan/planner.h"
 #include "util/sbuf.h"
 #include "util/versions.h"
@@ -112,96 +113,123 @@ static void record(sim *s, const char *type, const char *reason, const char *mes
 	addf(&s->events, "  %-8s %-28s +%-6" PRId64 " %s\n", type, reason, s->now - s->start, message);
 }
 
-/* The PodGroup's actions: the in-memory gang scheduler admits a group as soon as it exists. */
-static int apply_pod_group(sim *s, const tfjob_plan *plan, size_t i)
+/* ---- the simulated cluster's writes, for the plan executor (execute.h) ---- */
+
+static void sim_event(void *ctx, const char *type, const char *reason, const char *message)
 {
-	tfjob_action_type type = tfjob_plan_action_type(plan, i);
-	if (type == TFJOB_ACTION_DELETE) {
-		json_decref(s->pod_group);
-		s->pod_group = NULL;
-		char *msg = tfjob__strdup_printf("Deleted PodGroup: %s", tfjob_plan_action_name(plan, i));
-		if (!msg)
-			return tfjob__oom(s->err);
-		record(s, "Normal", "SuccessfulDeletePodGroup", msg);
-		free(msg);
-		return 0;
-	}
-	if (type != TFJOB_ACTION_CREATE && type != TFJOB_ACTION_PATCH)
-		return 0; /* wait */
+	record(ctx, type, reason, message);
+}
+
+/* Every action but an Event is printed as it is carried out. */
+static void sim_before(void *ctx, const tfjob_plan *plan, size_t i)
+{
+	sim *s = ctx;
+	addf(&s->out, "           %s %s %s\n", tfjob_action_type_name(tfjob_plan_action_type(plan, i)),
+	     tfjob_object_kind_name(tfjob_plan_action_kind(plan, i)), tfjob_plan_action_name(plan, i));
+}
+
+static json_t *children_of(sim *s, const tfjob_plan *plan, size_t i)
+{
+	return tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_POD ? s->pods : s->services;
+}
+
+/* A new Pod starts Pending; a name taken already is left as it is (AlreadyExists). */
+static int sim_create(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	sim *s = ctx;
+	json_t *items = children_of(s, plan, i);
 	int rc = 0;
 	json_t *obj = action_object(s, plan, i, &rc);
 	if (!obj)
-		return rc;
+		return rc ? rc : tfjob__oom(err);
+	if (tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_POD)
+		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+	if (find_named(items, tfjob_plan_action_name(plan, i), NULL) || json_array_append_new(items, obj))
+		json_decref(obj);
+	return 0;
+}
+
+static int sim_delete(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	(void)err;
+	sim *s = ctx;
+	json_t *items = children_of(s, plan, i);
+	size_t pos;
+	if (find_named(items, tfjob_plan_action_name(plan, i), &pos))
+		json_array_remove(items, pos);
+	return 0;
+}
+
+/* Adopt or release: the action's object is a merge patch of the child. */
+static int sim_claim(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	sim *s = ctx;
+	int rc = 0;
+	json_t *patch = action_object(s, plan, i, &rc);
+	if (!patch)
+		return rc ? rc : tfjob__oom(err);
+	json_t *child = find_named(children_of(s, plan, i), tfjob_plan_action_name(plan, i), NULL);
+	if (child)
+		merge(child, patch);
+	json_decref(patch);
+	return 0;
+}
+
+/* The in-memory gang scheduler admits a group as soon as it exists. */
+static int sim_write_pod_group(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	sim *s = ctx;
+	tfjob_action_type type = tfjob_plan_action_type(plan, i);
+	int rc = 0;
+	json_t *obj = action_object(s, plan, i, &rc);
+	if (!obj)
+		return rc ? rc : tfjob__oom(err);
 	if (type == TFJOB_ACTION_PATCH && s->pod_group) {
 		merge(s->pod_group, obj);
 		json_decref(obj);
 	} else if (type == TFJOB_ACTION_CREATE && !s->pod_group) {
 		s->pod_group = obj;
 		if (json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Running")))
-			return tfjob__oom(s->err);
+			return tfjob__oom(err);
 	} else {
 		json_decref(obj); /* AlreadyExists, or NotFound */
 	}
 	return 0;
 }
 
+static int sim_delete_pod_group(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	(void)plan, (void)i, (void)err;
+	sim *s = ctx;
+	json_decref(s->pod_group);
+	s->pod_group = NULL;
+	return 0;
+}
+
+static int sim_delete_job(void *ctx, tfjob_error **err)
+{
+	(void)err;
+	((sim *)ctx)->deleted = true;
+	return 0;
+}
+
+static const tfjob__exec_ops SIMULATED_WRITES = {
+	.event = sim_event,
+	.before = sim_before,
+	.create_child = sim_create,
+	.delete_child = sim_delete,
+	.claim = sim_claim,
+	.write_pod_group = sim_write_pod_group,
+	.delete_pod_group = sim_delete_pod_group,
+	.delete_job = sim_delete_job,
+};
+
 static int apply_plan(sim *s, const tfjob_plan *plan, bool *acted)
 {
-	*acted = false;
-	size_t n = tfjob_plan_action_count(plan);
-	for (size_t i = 0; i < n; i++) {
-		tfjob_action_type type = tfjob_plan_action_type(plan, i);
-		tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
-		if (type == TFJOB_ACTION_EVENT) {
-			record(s, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)), tfjob_plan_action_reason(plan, i),
-			       tfjob_plan_action_message(plan, i));
-			continue;
-		}
-		const char *name = tfjob_plan_action_name(plan, i);
-		addf(&s->out, "           %s %s %s\n", tfjob_action_type_name(type), tfjob_object_kind_name(kind), name);
-		if (type == TFJOB_ACTION_WAIT)
-			continue; /* nothing changes: the PodGroup's admission brings the next step */
-		*acted = true;
-		int rc = 0;
-		if (kind == TFJOB_OBJECT_TFJOB) {
-			s->deleted = true;
-			char *msg = tfjob__strdup_printf("Deleted job: %s", name);
-			if (!msg)
-				return tfjob__oom(s->err);
-			record(s, "Normal", "SuccessfulDeleteJob", msg);
-			free(msg);
-			continue;
-		}
-		if (kind == TFJOB_OBJECT_PODGROUP) {
-			if ((rc = apply_pod_group(s, plan, i)))
-				return rc;
-			continue;
-		}
-		json_t *items = kind == TFJOB_OBJECT_POD ? s->pods : s->services;
-		if (type == TFJOB_ACTION_DELETE) {
-			size_t pos;
-			if (find_named(items, name, &pos))
-				json_array_remove(items, pos);
-			continue;
-		}
-		json_t *obj = action_object(s, plan, i, &rc);
-		if (!obj)
-			return rc;
-		if (type == TFJOB_ACTION_ADOPT || type == TFJOB_ACTION_RELEASE) {
-			json_t *child = find_named(items, name, NULL);
-			if (child)
-				merge(child, obj);
-			json_decref(obj);
-			continue;
-		}
-		if (kind == TFJOB_OBJECT_POD)
-			json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
-		if (find_named(items, name, NULL) || json_array_append_new(items, obj)) {
-			json_decref(obj); /* AlreadyExists: nothing to do */
-			continue;
-		}
-	}
-	return 0;
+	tfjob__exec_result res;
+	int rc = tfjob__plan_execute(plan, &SIMULATED_WRITES, s, &res, s->err);
+	*acted = res.acted;
+	return rc;
 }
 
 static void print_conditions(sim *s, const char *indent)
