@@ -177,7 +177,7 @@ def show_events(events):
 def show_error(e):
     """An exception the SDK raised: its class and the first line of its message, without the
     HTTP response's headers (dates, audit ids)."""
-    msg = re.sub(r"datetime\.datetime\([^)]*\)", "TIME", str(e).split("\n")[0])
+    msg = re.sub(r"datetime\.datetime\((?:[^()]|\([^()]*\))*\)", "TIME", str(e).split("\n")[0])
     return {"raised": type(e).__name__, "message": msg}
 
 
