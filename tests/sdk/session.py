@@ -327,6 +327,7 @@ def scenario_e2e(s):
     verify_succeeded(s, name)
     s.snapshot("settled after success", name)
     job_results(s, name)
+    s.call(f"get_job_logs({name}, follow=True)", lambda: CLIENT.get_job_logs(name, s.ns, follow=True)[0])
     s.call(f"delete_job({name})", lambda: CLIENT.delete_job(name, s.ns))
     h2h.wait_until("the job to go", lambda: not CLIENT.list_jobs(s.ns), 30)
     s.call(f"get_job({name}) after delete", lambda: CLIENT.get_job(name, s.ns), show_job)
