@@ -9,7 +9,7 @@ TensorFlow containers.
 Runs under the SDK's own Python (the suite's venv: kubeflow-training and its pinned kubernetes
 client). The scenarios run at the same time, each in its own namespace; the gang scenario needs
 the operator started with a gang scheduler, so it runs after the others, with the operator
-restarted (tests/h2h/scenarios.py starts and stops it). FILE gets one JSON object: per scenario,
+restarted with that flag (started and stopped as tests/h2h/scenarios.py does). FILE gets one JSON object: per scenario,
 the list of what each SDK call returned or raised, normalised (no uids, resourceVersions or times:
 a time is recorded as set or not). Exit status 1 when a scenario could not run to its end (its
 error is in FILE too).
