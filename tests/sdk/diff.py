@@ -17,29 +17,45 @@ unexplained differences; exit status 1 when there is one, or a scenario is missi
 either side."""
 import fnmatch
 import json
+import os
 import re
 import sys
 
 COMPAT, DOCUMENTED = "compat", "documented"
+MISSING = object()  # a key one side does not have
 BOTH = (COMPAT, DOCUMENTED)
 
 
 class Expected:
-    def __init__(self, ident, modes, scenario, call, path, reason, until=None, values=None):
+    def __init__(self, ident, modes, scenario, call, path, reason, until=None, values=None, when=None):
         """A difference allowed in modes, in scenarios matching scenario (fnmatch), at calls whose
         name matches call (regex, searched) and values whose path below the call's result matches
-        path (regex, searched); values(a, b), when given, must hold of the two values too."""
+        path (regex, searched); values(a, b), when given, must hold of the two values too, and
+        when(log, scenario), when given, of A's operator log (its lines)."""
         self.ident, self.modes, self.scenario, self.reason, self.until = ident, modes, scenario, reason, until
-        self.call, self.path, self.values = re.compile(call), re.compile(path), values
+        self.call, self.path, self.values, self.when = re.compile(call), re.compile(path), values, when
 
-    def allows(self, mode, scenario, call, path, a, b):
+    def allows(self, mode, scenario, call, path, a, b, log):
         return (mode in self.modes and fnmatch.fnmatchcase(scenario, self.scenario) and self.call.search(call)
-                and self.path.search(path) and (self.values is None or self.values(a, b)))
+                and self.path.search(path) and (self.values is None or self.values(a, b))
+                and (self.when is None or self.when(log, scenario)))
 
 
 def not_chronological(a, b):
     """B's events are listed out of time order, A's in order."""
     return a is True and b is False
+
+
+def only_in_a(a, b):
+    """A has the value, B has none."""
+    return a is not MISSING and b is MISSING
+
+
+def podgroup_cache_race(log, scenario):
+    """v1.9.4's log shows it read the PodGroup it had just created from its cache before the
+    cache had it, in the scenario's namespace (sdk-NAME)."""
+    needle = f"Sync PodGroup sdk-{scenario}/"
+    return any(needle in line and "unable to get PodGroup after success creation" in line for line in log)
 
 
 def fewer(a, b):
@@ -81,10 +97,21 @@ EXPECTED = [
              "status update records the Normal TFJobFailed 'TFJob NS/NAME has failed because 1 Worker "
              "replica(s) failed.' for the job it has just failed; documented mode does not fail a "
              "finished job again (the conditions are the same)", values=no_second_failed_event),
+    Expected("S3", BOTH, "gang", r"", r"(^|/)status/lastReconcileTime$",
+             "v1.9.4 may read the PodGroup it has just created from its informer cache before the cache "
+             "has it ('unable to get PodGroup after success creation' in its log); it then sets "
+             "status.lastReconcileTime to be called again, and the field stays; tfjob-operator creates "
+             "the PodGroup and the pods in one reconcile and never sets it (H5 above)",
+             values=only_in_a, when=podgroup_cache_race),
 ]
 
 # Differences expected only until a change in progress is merged: drop the entry then.
 EXPECTED_UNTIL_FIXED = [
+    Expected("U2", BOTH, "*", r"^settled |^get_job\(", r"(^|/)spec/runPolicy/suspend$",
+             "v1.9.4's TFJob CRD defaults runPolicy.suspend to false, so the API server writes it into "
+             "every job it admits; the CRD tfjob-operator ships (examples/deploy/crd-tfjob.yaml) has no "
+             "default there yet, so a job created without it has none", until="the CRD defaults "
+             "(runPolicy.suspend default false)", values=lambda a, b: a is False and b is MISSING),
     Expected("U1", BOTH, "*", r"verbose=True\)$", r"^events/.+/chronological$",
              "tfjob-operator names an Event NAME.HEX with HEX the time in nanoseconds XOR a random "
              "number (up to about 2 s), so Events recorded within a few seconds of each other are listed "
@@ -92,9 +119,6 @@ EXPECTED_UNTIL_FIXED = [
              "uses the time alone, which sorts by time", until="event names that sort by time",
              values=not_chronological),
 ]
-
-
-MISSING = object()
 
 
 def leaves(a, b, path=""):
@@ -114,7 +138,7 @@ def show(v):
     return "(absent)" if v is MISSING else json.dumps(v, sort_keys=True)
 
 
-def compare(mode, name, sa, sb, entries):
+def compare(mode, name, sa, sb, entries, log):
     """(entries used, unexplained difference lines) of scenario name."""
     used, bad = set(), []
     for side, s in (("A", sa), ("B", sb)):
@@ -128,7 +152,7 @@ def compare(mode, name, sa, sb, entries):
             bad.append(f"  call {i}: A {x and x['call']!r}, B {y and y['call']!r}: the sessions went apart")
             break
         for path, va, vb in leaves(x["result"], y["result"]):
-            hit = [e for e in entries if e.allows(mode, name, x["call"], path, va, vb)]
+            hit = [e for e in entries if e.allows(mode, name, x["call"], path, va, vb, log)]
             if hit:
                 used.update(e.ident for e in hit)
             else:
@@ -158,6 +182,11 @@ def main(argv):
         a = json.load(f)
     with open(argv[2]) as f:
         b = json.load(f)
+    log_path = os.path.splitext(argv[1])[0] + ".operator.log"
+    log = []
+    if os.path.exists(log_path):
+        with open(log_path, errors="replace") as f:
+            log = f.readlines()
     entries = EXPECTED + EXPECTED_UNTIL_FIXED
     status = 0
     if doc is not None:
@@ -173,7 +202,7 @@ def main(argv):
             print(f"MISSING {n}: no session in {argv[1] if n not in a else argv[2]}")
             status = 1
             continue
-        used, bad = compare(mode, n, a[n], b[n], entries)
+        used, bad = compare(mode, n, a[n], b[n], entries, log)
         used_all |= used
         if bad:
             print(f"DIFFERS {n}" + (f" (expected: {', '.join(sorted(used))})" if used else ""))
@@ -183,8 +212,10 @@ def main(argv):
             print(f"allowed {n} (expected: {', '.join(sorted(used))})")
         else:
             print(f"same    {n}")
+    seen_note = set()
     for e in EXPECTED_UNTIL_FIXED:
-        if mode in e.modes and e.ident not in used_all and only is None:
+        if mode in e.modes and e.ident not in used_all and only is None and e.ident not in seen_note:
+            seen_note.add(e.ident)
             print(f"note: {e.ident} (expected until {e.until}) matched nothing in this comparison")
     return status
 

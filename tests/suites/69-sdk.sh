@@ -3,14 +3,15 @@
 # (docs/testing-kube.md, "Kubeflow Training SDK"): the SDK's TFJob methods and the scenarios of
 # its own end-to-end test (tests/sdk/session.py), run against training-operator v1.9.4 itself,
 # tfjob-operator --compat training-operator-1.9 and tfjob-operator in its documented mode, each on
-# a fresh API server (tests/h2h/rig.sh: v1.9.4's own TFJob CRD) with the stand-in kubelet, at the
+# a fresh API server (tests/h2h/rig.sh) with the TFJob CRD it is installed with (v1.9.4's own,
+# examples/deploy/crd-tfjob.yaml) and the stand-in kubelet, at the
 # same time, each in a network namespace of its own (tests/h2h/netns.sh). What the SDK returned
 # or raised, normalised, must be the same for all three but for the expected differences listed,
 # with their reasons, in tests/sdk/diff.py (EXPECTED, and EXPECTED_UNTIL_FIXED for changes in
 # progress) and docs/semantics-diff.md ("Kubeflow Training SDK"). The SDK and every package it
 # pulls in are pinned (tests/sdk/requirements.txt) and installed in a venv from a wheel cache
 # (~/.cache/libtfjob/sdk; tests/sdk/venv.sh). About 75 s once the caches are warm, 25 s more
-when a scenario is recorded again.
+# when a scenario is recorded again.
 # Skipped without Go (training-operator v1.9.4 is built from the Go module proxy) or without
 # network namespaces.
 set -euo pipefail
