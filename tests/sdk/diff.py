@@ -6,11 +6,12 @@ tfjob-operator's (--compat: in `--compat training-operator-1.9`; without: in its
 The sessions are compared call by call (the SDK call, then what it returned or raised, already
 normalised by session.py: no uids, resourceVersions or times). Every value that differs is named
 by its path (scenario / call number and name / keys...), and must match an entry of EXPECTED
-below, for this mode, or the comparison fails. Each entry has an id (S1, S2, ...) that
-docs/semantics-diff.md ("Kubeflow Training SDK") must name (--allow DOC: an entry DOC does not
-name fails too) and a reason. Entries marked `until` are expected only until a change in
-progress is merged (the reason says which): they are listed apart, and an `until` entry that
-matched nothing is reported, so it can be dropped.
+or EXPECTED_UNTIL_FIXED below, for this mode, or the comparison fails; an entry may also look at
+A's operator log (A.operator.log beside A.json, which tests/sdk/record.sh writes). Each entry has
+an id (S1, U1, ...) that docs/semantics-diff.md ("Kubeflow Training SDK") must name (--allow
+DOC: an entry DOC does not name fails too) and a reason. The entries of EXPECTED_UNTIL_FIXED are
+expected only until a change in progress is merged (`until` says which); one that matched
+nothing in a whole comparison is reported, so that it can be dropped.
 
 Prints one line per scenario (same / allowed, with the entries used / DIFFERS), then the
 unexplained differences; exit status 1 when there is one, or a scenario is missing or failed on

@@ -10,8 +10,8 @@
 # with their reasons, in tests/sdk/diff.py (EXPECTED, and EXPECTED_UNTIL_FIXED for changes in
 # progress) and docs/semantics-diff.md ("Kubeflow Training SDK"). The SDK and every package it
 # pulls in are pinned (tests/sdk/requirements.txt) and installed in a venv from a wheel cache
-# (~/.cache/libtfjob/sdk; tests/sdk/venv.sh). About 75 s once the caches are warm, 25 s more
-# when a scenario is recorded again.
+# (~/.cache/libtfjob/sdk; tests/sdk/venv.sh). About 75 s once the caches are warm (3 min on a
+# heavily loaded machine), 25-45 s more when a scenario is recorded again.
 # Skipped without Go (training-operator v1.9.4 is built from the Go module proxy) or without
 # network namespaces.
 set -euo pipefail
