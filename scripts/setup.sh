@@ -19,6 +19,8 @@ APT_PACKAGES=(
   # tests/kube/controller_e2e.py reads examples/deploy/rbac.yaml (64-controller-kube.sh);
   # tests/kube/official_crd_e2e.py reads v1.9.2's manifests and the examples (66-official-crd.sh)
   python3-yaml
+  # tests/sdk/venv.sh: the Kubeflow Training SDK's venv (69-sdk.sh)
+  python3-venv
 )
 
 missing=()
