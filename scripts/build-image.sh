@@ -17,7 +17,8 @@
 # Reproducible: every mtime is SOURCE_DATE_EPOCH (default: the time of the checked-out commit),
 # entries are sorted, owned by 0:0, gzip -n; two builds of one commit give the same digests.
 # Environment: SOURCE_DATE_EPOCH, TFJOB_IMAGE_NAME (default localhost/tfjob-operator),
-# TFJOB_IMAGE_SOURCE (org.opencontainers.image.source; default https://github.com/libtfjob/libtfjob).
+# TFJOB_IMAGE_SOURCE (org.opencontainers.image.source; default https://github.com/libtfjob/libtfjob),
+# TFJOB_IMAGE_REVISION (org.opencontainers.image.revision; default: git rev-parse HEAD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT_DIR="$PWD"
@@ -42,7 +43,7 @@ while [ $# -gt 0 ]; do
     *) die "unknown argument '$1' (--help lists them)" ;;
   esac
 done
-[ -n "$BUILD_DIR" ] && [ -n "$OUT" ] || die "empty --build-dir or --out"
+{ [ -n "$BUILD_DIR" ] && [ -n "$OUT" ]; } || die "empty --build-dir or --out"
 
 for tool in meson ninja python3 ldd gzip sha256sum; do
   command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found (scripts/setup.sh installs the build tools)"
@@ -50,11 +51,14 @@ done
 
 # ---------------------------------------------------------------------------- reproducibility
 
+have_git() { command -v git >/dev/null 2>&1 && git -C "$ROOT_DIR" rev-parse --git-dir >/dev/null 2>&1; }
 if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
-  if git -C "$ROOT_DIR" rev-parse --git-dir >/dev/null 2>&1; then
+  if have_git; then
     SOURCE_DATE_EPOCH="$(git -C "$ROOT_DIR" log -1 --format=%ct)"
+  elif [ -n "$ROOTFS_ONLY" ]; then
+    SOURCE_DATE_EPOCH=0  # the root filesystem alone carries no timestamp of ours
   else
-    die "not a git checkout: set SOURCE_DATE_EPOCH (seconds since 1970) for the image's timestamps"
+    die "not a git checkout (or no git): set SOURCE_DATE_EPOCH (seconds since 1970) for the image's timestamps"
   fi
 fi
 case "$SOURCE_DATE_EPOCH" in
@@ -62,7 +66,7 @@ case "$SOURCE_DATE_EPOCH" in
 esac
 export SOURCE_DATE_EPOCH
 REVISION="${TFJOB_IMAGE_REVISION:-}"
-if [ -z "$REVISION" ] && git -C "$ROOT_DIR" rev-parse --git-dir >/dev/null 2>&1; then
+if [ -z "$REVISION" ] && have_git; then
   REVISION="$(git -C "$ROOT_DIR" rev-parse HEAD)"
   if [ -n "$(git -C "$ROOT_DIR" status --porcelain --untracked-files=no)" ]; then
     log "warning: the working tree has uncommitted changes; the image is labelled $REVISION all the same"
@@ -154,9 +158,11 @@ else
   log "warning: no dpkg-query: the image records no package versions (scanners will not see them)"
 fi
 # The programs run in it with nothing else (as root only: chroot).
-if [ "$(id -u)" = 0 ] && command -v chroot >/dev/null 2>&1; then
-  chroot "$ROOTFS" "$PREFIX/bin/tfjob-operator" --version >/dev/null 2>&1 ||
+if [ "$(id -u)" = 0 ] && command -v chroot >/dev/null 2>&1 && chroot / true 2>/dev/null; then
+  env -i "$(command -v chroot)" "$ROOTFS" "$PREFIX/bin/tfjob-operator" --version >/dev/null 2>&1 ||
     die "chroot $ROOTFS $PREFIX/bin/tfjob-operator --version fails: a file is missing from the image"
+else
+  log "warning: not checked that the programs run in the root filesystem (that needs root and chroot)"
 fi
 log "root filesystem: $ROOTFS ($(du -sk "$ROOTFS" | cut -f1) KiB)"
 [ -z "$ROOTFS_ONLY" ] || exit 0
