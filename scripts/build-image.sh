@@ -108,8 +108,9 @@ fi
 mkdir -p "$(dirname "$ROOTFS")"
 ROOTFS="$(cd "$(dirname "$ROOTFS")" && pwd)/$(basename "$ROOTFS")"
 rm -rf "$ROOTFS" "$ROOTFS.staging"
-# The runtime install tag: programs and the shared library, no headers, no pkg-config file.
-meson install -C "$BUILD_DIR" --destdir "$ROOTFS.staging" --tags runtime --no-rebuild >/dev/null ||
+# The runtime install tag: programs and the shared library, no headers, no pkg-config file;
+# stripped (a release build has no debug information; this drops the symbol tables).
+meson install -C "$BUILD_DIR" --destdir "$ROOTFS.staging" --tags runtime --no-rebuild --strip >/dev/null ||
   die "meson install --destdir $ROOTFS.staging failed"
 mv "$ROOTFS.staging" "$ROOTFS"
 OPERATOR="$ROOTFS$PREFIX/bin/tfjob-operator"
