@@ -25,6 +25,18 @@ ROOT_DIR="$PWD"
 
 die() { echo "build-image: error: $*" >&2; exit 1; }
 log() { echo "build-image: $*" >&2; }
+# quietly CMD...: run CMD with its output kept, shown on standard error only if it fails.
+quietly() {
+  local out
+  if ! out="$("$@" 2>&1)"; then
+    printf '%s\n' "$out" >&2
+    return 1
+  fi
+}
+# ours DIR WHAT: DIR is absent, empty, or holds WHAT (a file this script makes there): safe to remove.
+ours() {
+  [ ! -e "$1" ] || [ -z "$(ls -A "$1" 2>/dev/null)" ] || [ -e "$1/$2" ]
+}
 
 BUILD_DIR=build-release
 OUT=build-image
@@ -44,6 +56,16 @@ while [ $# -gt 0 ]; do
   esac
 done
 { [ -n "$BUILD_DIR" ] && [ -n "$OUT" ]; } || die "empty --build-dir or --out"
+
+# Where the root filesystem goes: replaced, so it must be ours (or nothing yet).
+ROOTFS="${ROOTFS_ONLY:-$OUT/rootfs}"
+case "$ROOTFS" in /|//|/.|.|./) die "--rootfs $ROOTFS: not the root directory" ;; esac
+if ! ours "$ROOTFS" usr/local/bin/tfjob-operator; then
+  die "$ROOTFS is not empty and is no root filesystem this script made; not replacing it"
+fi
+if [ -z "$ROOTFS_ONLY" ] && ! ours "$OUT" digests.txt && ! ours "$OUT" rootfs; then
+  die "--out $OUT is not empty and holds no image this script made; not writing into it"
+fi
 
 for tool in meson ninja python3 ldd gzip sha256sum; do
   command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found (scripts/setup.sh installs the build tools)"
@@ -78,20 +100,21 @@ export CFLAGS="${CFLAGS:-} -ffile-prefix-map=$ROOT_DIR=."
 
 # ---------------------------------------------------------------------------- release build
 
-[ -z "$CLEAN" ] || rm -rf "$BUILD_DIR"
+if [ -n "$CLEAN" ]; then
+  ours "$BUILD_DIR" meson-private || die "--clean: $BUILD_DIR is not a meson build directory; not removing it"
+  rm -rf "$BUILD_DIR"
+fi
 PREFIX=/usr/local
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   log "meson setup --buildtype=release $BUILD_DIR"
-  meson setup "$BUILD_DIR" --buildtype=release --prefix="$PREFIX" -Dtests=false -Dbench=false \
-    -Dtransport=enabled >"$BUILD_DIR.setup.log" 2>&1 ||
-    { cat "$BUILD_DIR.setup.log" >&2; die "meson setup failed (its output is above)"; }
-  rm -f "$BUILD_DIR.setup.log"
+  quietly meson setup "$BUILD_DIR" --buildtype=release --prefix="$PREFIX" -Dtests=false -Dbench=false \
+    -Dtransport=enabled || die "meson setup failed (its output is above)"
 fi
 buildtype="$(meson introspect --buildoptions "$BUILD_DIR" |
   python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "buildtype"))')"
 [ "$buildtype" = release ] || die "$BUILD_DIR is a '$buildtype' build, not release (use another --build-dir or --clean)"
 log "ninja -C $BUILD_DIR"
-ninja -C "$BUILD_DIR" >/dev/null || die "the release build failed (ninja -C $BUILD_DIR shows why)"
+quietly ninja -C "$BUILD_DIR" || die "the release build failed (its output is above)"
 VERSION="$(meson introspect --projectinfo "$BUILD_DIR" | python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')"
 LICENSE="$(sed -n "s/^ *license *: *'\([^']*\)'.*/\1/p" meson.build | head -n 1)"
 NAME="${TFJOB_IMAGE_NAME:-localhost/tfjob-operator}"
@@ -99,19 +122,14 @@ REF="$NAME:$VERSION"
 
 # ---------------------------------------------------------------------------- root filesystem
 
-if [ -n "$ROOTFS_ONLY" ]; then
-  ROOTFS="$ROOTFS_ONLY"
-else
-  mkdir -p "$OUT"
-  ROOTFS="$OUT/rootfs"
-fi
+[ -n "$ROOTFS_ONLY" ] || mkdir -p "$OUT"
 mkdir -p "$(dirname "$ROOTFS")"
 ROOTFS="$(cd "$(dirname "$ROOTFS")" && pwd)/$(basename "$ROOTFS")"
 rm -rf "$ROOTFS" "$ROOTFS.staging"
 # The runtime install tag: programs and the shared library, no headers, no pkg-config file;
 # stripped (a release build has no debug information; this drops the symbol tables).
-meson install -C "$BUILD_DIR" --destdir "$ROOTFS.staging" --tags runtime --no-rebuild --strip >/dev/null ||
-  die "meson install --destdir $ROOTFS.staging failed"
+quietly meson install -C "$BUILD_DIR" --destdir "$ROOTFS.staging" --tags runtime --no-rebuild --strip ||
+  die "meson install --destdir $ROOTFS.staging failed (its output is above)"
 mv "$ROOTFS.staging" "$ROOTFS"
 OPERATOR="$ROOTFS$PREFIX/bin/tfjob-operator"
 [ -x "$OPERATOR" ] || die "$OPERATOR was not installed (is libmicrohttpd/gnutls missing? scripts/setup.sh)"
