@@ -299,6 +299,26 @@ class TfjobctlTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("missing", p.stderr)
 
+    def test_global_flags_before_the_command(self):
+        # As kubectl: -n/--namespace, --context, --kubeconfig, --request-timeout before COMMAND.
+        lst = {"kind": "TFJobList", "apiVersion": "kubeflow.org/v1", "metadata": {"resourceVersion": "9"},
+               "items": [job("a", ns="team", state="Running")]}
+        self.rules({"method": "GET", "path": BASE + "/team/tfjobs", "times": -1, "body": lst})
+        for pre in (["-n", "team"], ["--namespace=team"], ["-nteam"], ["--context", "other"],
+                    ["--request-timeout", "5s", "-n", "team"]):
+            p = subprocess.run([TFJOBCTL, "--kubeconfig", self.kubeconfig] + pre + ["get", "-o", "name"],
+                               capture_output=True, text=True)
+            self.assertEqual((p.returncode, p.stdout), (0, "tfjob.kubeflow.org/a\n"), (pre, p.stderr))
+        # After the command as well, and both: the last one wins, as with pflag.
+        rc, out, err = self.run_ctl("-n", "nope", "get", "-n", "team", "-o", "name")
+        self.assertEqual((rc, out), (0, "tfjob.kubeflow.org/a\n"), err)
+        self.assertTrue(all(e["path"].startswith(BASE + "/team/") for e in self.log()), self.log())
+        # A flag without its value, or no command after the flags: a usage error, exit 2.
+        for argv in (["-n"], ["-n", "team"], ["--kubeconfig"]):
+            p = subprocess.run([TFJOBCTL] + argv, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, argv)
+            self.assertIn("tfjobctl --help", p.stderr)
+
     def test_apply_create_then_configure(self):
         path = os.path.join(ROOT, "examples", "tfjob-simple.yaml")
         # As kubectl apply: read first; NotFound, so create.
