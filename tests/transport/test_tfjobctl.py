@@ -562,6 +562,45 @@ class TfjobctlTest(unittest.TestCase):
         self.assertLess(out.index("SuccessfulCreatePod"), out.index("Later"))
         self.assertRegex(out, r"Later +\S+ \(x3 over \S+\) +other-controller +second")
 
+    def test_run_policy_and_managed_by(self):
+        # kubectl describe's style: "Run Policy:" then titled, aligned fields, objects nested.
+        x = job("x")
+        x["spec"]["runPolicy"] = {"cleanPodPolicy": "Running", "ttlSecondsAfterFinished": 600, "backoffLimit": 3,
+                                  "managedBy": "kueue.x-k8s.io/multikueue",
+                                  "schedulingPolicy": {"minAvailable": 2, "queue": "q"}}
+        lst = {"kind": "TFJobList", "apiVersion": "kubeflow.org/v1", "metadata": {"resourceVersion": "9"},
+               "items": [x, job("y", state="Running")]}
+        self.rules({"path": BASE + "/default/tfjobs/x", "times": -1, "body": x},
+                   {"path": BASE + "/default/tfjobs", "times": -1, "body": lst},
+                   {"path": "/api/v1/namespaces/default/events", "body": {"kind": "EventList", "items": []}})
+        rc, out, err = self.run_ctl("describe", "x")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("""  Run Policy:
+    Clean Pod Policy:            Running
+    TTL Seconds After Finished:  600
+    Backoff Limit:               3
+    Managed By:                  kueue.x-k8s.io/multikueue
+    Scheduling Policy:
+      Min Available:  2
+      Queue:          q
+""", out)
+        self.assertIn("Status:\n  Managed By:  kueue.x-k8s.io/multikueue (spec.runPolicy.managedBy): that controller", out)
+        self.assertIn("(no status written yet)", out)
+        # get: the empty STATE explained on stderr; -o wide has a MANAGED-BY column.
+        rc, out, err = self.run_ctl("get")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(out.splitlines()[1].split()), 2, out)  # x: NAME and AGE, no STATE
+        self.assertEqual(out.splitlines()[2].split()[:2], ["y", "Running"])
+        self.assertIn("Note: tfjob/x is managed by kueue.x-k8s.io/multikueue (spec.runPolicy.managedBy)", err)
+        self.assertNotIn("tfjob/y", err)
+        rc, out, err = self.run_ctl("get", "-o", "wide")
+        self.assertEqual(out.splitlines()[0].split()[-1], "MANAGED-BY")
+        self.assertEqual(out.splitlines()[1].split()[-1], "kueue.x-k8s.io/multikueue")
+        self.assertEqual(out.splitlines()[2].split()[-1], "<default>")
+        # -o name/json stay machine output: no note.
+        rc, out, err = self.run_ctl("get", "-o", "name")
+        self.assertEqual((rc, err), (0, ""))
+
     def test_delete(self):
         self.rules({"method": "DELETE", "path": BASE + "/team/tfjobs/x", "body": {"kind": "Status", "status": "Success"}},
                    {"method": "DELETE", "path": BASE + "/team/tfjobs/y", "status": 404,
