@@ -23,7 +23,7 @@ static const struct command commands[] = {
 	{ "delete", "delete TFJobs from the cluster", cmd_delete, usage_delete },
 	{ "watch", "follow a TFJob until it finishes", cmd_watch, usage_watch },
 	{ "run", "run a TFJob on this machine, its replicas as local processes", cmd_run, usage_run },
-	{ "logs", "print or follow a replica's log of a local run (tfjobctl run)", cmd_logs, usage_logs },
+	{ "logs", "print or follow replicas' logs of a TFJob in the cluster, or of a local run", cmd_logs, usage_logs },
 };
 
 static void usage(FILE *out)

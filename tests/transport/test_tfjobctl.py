@@ -601,6 +601,98 @@ class TfjobctlTest(unittest.TestCase):
         rc, out, err = self.run_ctl("get", "-o", "name")
         self.assertEqual((rc, err), (0, ""))
 
+    def pod(self, job_name, rtype, index, containers=("tensorflow",)):
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "%s-%s-%d" % (job_name, rtype, index), "namespace": "default",
+                             "labels": {"training.kubeflow.org/job-name": job_name,
+                                        "training.kubeflow.org/replica-type": rtype,
+                                        "training.kubeflow.org/replica-index": str(index)}},
+                "spec": {"containers": [{"name": c, "image": "tf"} for c in containers]}}
+
+    def test_logs_of_a_cluster_job(self):
+        pods = "/api/v1/namespaces/default/pods"
+        both = {"kind": "PodList", "apiVersion": "v1", "metadata": {},
+                "items": [self.pod("w", "worker", 1), self.pod("w", "worker", 0)]}
+        one = {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [self.pod("w", "worker", 1)]}
+        text = {"content_type": "text/plain"}
+        self.rules({"path": BASE + "/default/tfjobs/w", "times": -1, "body": job("w", state="Running")},
+                   {"path": BASE + "/default/tfjobs/nope", "times": -1, "status": 404,
+                    "body": status(404, "NotFound", 'tfjobs.kubeflow.org "nope" not found')},
+                   {"path": pods, "query": "replica-index%3D1", "times": -1, "body": one},
+                   {"path": pods, "times": -1, "body": both},
+                   dict(text, path=pods + "/w-worker-1/log", query="previous=true", times=1, body="before restart\n"),
+                   dict(text, path=pods + "/w-worker-1/log", query="follow=true", times=1,
+                        chunks=["b1\nb", "2\n", "b3"], chunk_delay_ms=100),
+                   dict(text, path=pods + "/w-worker-0/log", query="follow=true", times=1,
+                        chunks=["a1\n", "a2\n"], chunk_delay_ms=150),
+                   dict(text, path=pods + "/w-worker-1/log", times=-1, body="step 1\nstep 2\n"),
+                   dict(text, path=pods + "/w-worker-0/log", times=1, status=400,
+                        body=status(400, "BadRequest",
+                                    'container "tensorflow" in pod "w-worker-0" is waiting to start: '
+                                    'ContainerCreating')),
+                   dict(text, path=pods + "/w-worker-0/log", times=-1, body="zero\n"))
+        # One replica by TYPE-INDEX: its log as the server sends it, the options as query parameters.
+        rc, out, err = self.run_ctl("logs", "w", "worker-1", "--tail", "5", "--timestamps", "--since", "90s")
+        self.assertEqual((rc, out), (0, "step 1\nstep 2\n"), err)
+        log = self.log()
+        self.assertEqual(log[0]["path"], BASE + "/default/tfjobs/w")
+        self.assertIn("labelSelector=training.kubeflow.org%2Fjob-name%3Dw%2Ctraining.kubeflow.org%2F"
+                      "replica-type%3Dworker%2Ctraining.kubeflow.org%2Freplica-index%3D1", log[1]["query"])
+        self.assertEqual(log[2]["path"], pods + "/w-worker-1/log")
+        for q in ("container=tensorflow", "tailLines=5", "timestamps=true", "sinceSeconds=90"):
+            self.assertIn(q, log[2]["query"])
+        self.assertNotIn("follow", log[2]["query"])
+        # The pod's own name, --previous, the global -n before the command.
+        rc, out, err = self.run_ctl("-n", "default", "logs", "w", "w-worker-1", "--previous")
+        self.assertEqual((rc, out), (0, "before restart\n"), err)
+        # Several pods: one must be named, or --all (prefixed, pod name order).
+        rc, out, err = self.run_ctl("logs", "w")
+        self.assertEqual(rc, 2)
+        self.assertIn("TFJob w has 2 pods (worker-0, worker-1)", err)
+        rc, out, err = self.run_ctl("logs", "w", "--all")
+        self.assertEqual(rc, 1)  # worker-0's container has not started: the server's message, exit 1
+        self.assertIn('is waiting to start: ContainerCreating', err)
+        self.assertEqual(out, "[pod/w-worker-1/tensorflow] step 1\n[pod/w-worker-1/tensorflow] step 2\n")
+        rc, out, err = self.run_ctl("logs", "w", "--replica-type", "Worker")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.splitlines(), ["[pod/w-worker-0/tensorflow] zero", "[pod/w-worker-1/tensorflow] step 1",
+                                            "[pod/w-worker-1/tensorflow] step 2"])
+        # -f --all: every log streamed at once, whole lines, the last one without its newline too.
+        rc, out, err = self.run_ctl("logs", "w", "--all", "-f")
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertEqual(sorted(lines), ["[pod/w-worker-0/tensorflow] a1", "[pod/w-worker-0/tensorflow] a2",
+                                         "[pod/w-worker-1/tensorflow] b1", "[pod/w-worker-1/tensorflow] b2",
+                                         "[pod/w-worker-1/tensorflow] b3"])
+        self.assertLess(lines.index("[pod/w-worker-1/tensorflow] b1"), lines.index("[pod/w-worker-1/tensorflow] b2"))
+        # Errors: no such TFJob (exit 1), a replica that is not TYPE-INDEX (exit 2).
+        rc, out, err = self.run_ctl("logs", "nope", "worker-0")
+        self.assertEqual(rc, 1)
+        self.assertIn('"nope" not found', err)
+        rc, out, err = self.run_ctl("logs", "w", "worker")
+        self.assertEqual(rc, 2)
+        self.assertIn("TYPE-INDEX", err)
+        rc, out, err = self.run_ctl("logs", "./no-such-run", "worker-0")
+        self.assertEqual(rc, 2)
+        self.assertIn("no local run directory", err)
+
+    def test_logs_follow_ctrl_c_exits_130(self):
+        pods = "/api/v1/namespaces/default/pods"
+        self.rules({"path": BASE + "/default/tfjobs/w", "body": job("w", state="Running")},
+                   {"path": pods, "body": {"kind": "PodList", "items": [self.pod("w", "worker", 0)]}},
+                   {"path": pods + "/w-worker-0/log", "content_type": "text/plain", "chunks": ["up\n"],
+                    "hang_ms": 20000})
+        p = subprocess.Popen([TFJOBCTL, "logs", "w", "-f", "--kubeconfig", self.kubeconfig], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.stdout.readline(), "up\n")
+        p.send_signal(signal.SIGINT)
+        start = time.time()
+        rc = p.wait(timeout=10)
+        p.stdout.close()
+        p.stderr.close()
+        self.assertEqual(rc, 130)
+        self.assertLess(time.time() - start, 4)
+
     def test_delete(self):
         self.rules({"method": "DELETE", "path": BASE + "/team/tfjobs/x", "body": {"kind": "Status", "status": "Success"}},
                    {"method": "DELETE", "path": BASE + "/team/tfjobs/y", "status": 404,
