@@ -135,7 +135,8 @@ check "a wrong token: kubectl's 401 message, exit 1" bash -c "[ $rc -eq 1 ] && g
 "$C" watch tfjob-simple -n kubeflow --timeout 60 "${K[@]}" >"$out" && rc=0 || rc=$?
 wait
 check "watch ends with exit 0 when the job succeeds" [ "$rc" -eq 0 ]
-check "watch printed the change" grep -q "MODIFIED.*tfjob-simple.*Succeeded" "$out"
+check "watch printed the change" grep -q "condition Succeeded=True TFJobSucceeded: done" "$out"
+check "watch ended with its summary" grep -q "^TFJob tfjob-simple Succeeded (TFJobSucceeded: done)" "$out"
 check "describe shows the condition" bash -c "'$C' describe tfjob-simple -n kubeflow ${K[*]} | grep -q 'TFJobSucceeded'"
 check "delete" bash -c "'$C' delete tfjob-simple -n kubeflow ${K[*]} | grep -qx 'tfjob.kubeflow.org \"tfjob-simple\" deleted'"
 "$C" get tfjob-simple -n kubeflow "${K[@]}" >/dev/null 2>"$out" && rc=0 || rc=$?

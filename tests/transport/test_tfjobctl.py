@@ -756,24 +756,83 @@ class TfjobctlTest(unittest.TestCase):
         self.assertIn("Name:        a", out)
         self.assertIn('"nope" not found', err)
 
+    def children(self, pods=(), job_events=(), pod_events=()):
+        """Rules for what watch's text view reads beside the TFJob: its pods and Events."""
+        ev = "/api/v1/namespaces/default/events"
+        return [{"path": "/api/v1/namespaces/default/pods", "times": -1,
+                 "body": {"kind": "PodList", "apiVersion": "v1", "items": list(pods)}},
+                {"path": ev, "query": "involvedObject.kind%3DTFJob", "times": -1,
+                 "body": {"kind": "EventList", "items": list(job_events)}},
+                {"path": ev, "query": "involvedObject.kind%3DPod", "times": -1,
+                 "body": {"kind": "EventList", "items": list(pod_events)}}]
+
     def test_watch_until_succeeded(self):
         def ev(t, obj):
             return json.dumps({"type": t, "object": obj}) + "\n"
         running = job("w", state="Running", rv="7")
         done = job("w", state="Succeeded", rv="9")
+        done["status"]["replicaStatuses"] = {"Worker": {"succeeded": 2}}
+        done["status"]["completionTime"] = "2020-01-01T00:03:25Z"
+        pod = self.pod("w", "worker", 0)
+        pod["status"] = {"phase": "Running", "containerStatuses": [
+            {"name": "tensorflow", "restartCount": 1, "state": {"running": {}},
+             "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}
+        pending = self.pod("w", "worker", 1)
+        pending["status"] = {"phase": "Pending", "conditions": [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+             "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}]}
+        other = self.pod("x", "worker", 0)
         self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", rv="5")},
                    {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true",
                     "chunks": [ev("MODIFIED", running)[:50], ev("MODIFIED", running)[50:],
                                ev("BOOKMARK", {"kind": "TFJob", "metadata": {"resourceVersion": "8"}}),
                                ev("MODIFIED", done)],
-                    "hang_ms": 5000})
+                    "chunk_delay_ms": 300, "hang_ms": 5000},
+                   *self.children([pod, pending], [
+                       {"metadata": {"uid": "e1"}, "type": "Normal", "reason": "SuccessfulCreatePod",
+                        "involvedObject": {"kind": "TFJob", "name": "w"}, "message": "Created pod: w-worker-0"}], [
+                       {"metadata": {"uid": "e2"}, "type": "Warning", "reason": "BackOff", "count": 3,
+                        "involvedObject": {"kind": "Pod", "name": "w-worker-0"}, "message": "Back-off restarting"},
+                       {"metadata": {"uid": "e3"}, "type": "Warning", "reason": "BackOff",
+                        "involvedObject": {"kind": "Pod", "name": "x-worker-0"}, "message": "not ours"}]))
         rc, out, err = self.run_ctl("watch", "w")
         self.assertEqual(rc, 0, err)
-        self.assertEqual([l.split() for l in out.splitlines()],
-                         [["ADDED", "w"], ["MODIFIED", "w", "Running"], ["MODIFIED", "w", "Succeeded"]])
-        q = self.log()[1]["query"]
+        # What the local run view shows, each line after the time (HH:MM:SS).
+        lines = [l.split(" ", 1)[1] if re.match(r"\d\d:\d\d:\d\d ", l) else l for l in out.splitlines()]
+        for want in ("TFJob default/w: no status yet",
+                     "replicas Worker: 0 of 2 active, 0 succeeded, 0 failed",
+                     "pod w-worker-0: Running, restarts 1, last exit 137 (OOMKilled)",
+                     "pod w-worker-1: Pending (Unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu.)",
+                     "condition Created=True TFJobCreated: created",
+                     "condition Running=True TFJobRunning: now Running",
+                     "replicas Worker: 2 of 2 active, 0 succeeded, 0 failed",
+                     "condition Succeeded=True TFJobSucceeded: now Succeeded",
+                     "replicas Worker: 0 of 2 active, 2 succeeded, 0 failed",
+                     "TFJob w Succeeded (TFJobSucceeded: now Succeeded) after 3m20s",
+                     "  replicas Worker: 0 of 2 active, 2 succeeded, 0 failed"):
+            self.assertIn(want, lines, out)
+        self.assertIn("Normal  SuccessfulCreatePod  TFJob/w: Created pod: w-worker-0", out)
+        self.assertIn("Warning BackOff              Pod/w-worker-0: Back-off restarting (x3)", out)
+        self.assertNotIn("not ours", out)
+        self.assertEqual(out.count("SuccessfulCreatePod"), 1, out)  # each Event once
+        self.assertEqual(out.count("condition Created=True"), 1, out)  # each change once
+        self.assertLess(lines.index("condition Running=True TFJobRunning: now Running"),
+                        lines.index("condition Succeeded=True TFJobSucceeded: now Succeeded"))
+        q = [e["query"] for e in self.log() if "watch=true" in e["query"]][0]
         self.assertIn("resourceVersion=5", q)
         self.assertIn("fieldSelector=metadata.name%3Dw", q)
+        pods_q = [e["query"] for e in self.log() if e["path"].endswith("/pods")][0]
+        self.assertIn("labelSelector=training.kubeflow.org%2Fjob-name%3Dw", pods_q)
+        # -o json: the TFJob's watch events only, one JSON line each (nothing else read).
+        self.setUp()
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", rv="5")},
+                   {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true",
+                    "chunks": [ev("MODIFIED", running), ev("MODIFIED", done)], "hang_ms": 5000})
+        rc, out, err = self.run_ctl("watch", "w", "-o", "json")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([(l["type"], l["object"]["metadata"]["resourceVersion"]) for l in map(json.loads, out.splitlines())],
+                         [("ADDED", "5"), ("MODIFIED", "7"), ("MODIFIED", "9")])
+        self.assertEqual([e["path"] for e in self.log()], [BASE + "/default/tfjobs/w", BASE + "/default/tfjobs"])
 
     def test_watch_relists_on_gone_and_times_out(self):
         gone = json.dumps({"type": "ERROR", "object": status(410, "Expired", "too old")}) + "\n"
@@ -792,7 +851,7 @@ class TfjobctlTest(unittest.TestCase):
         self.setUp()
         self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", rv="5")},
                    {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true", "chunks": [],
-                    "hang_ms": 10000})
+                    "hang_ms": 10000}, *self.children())
         start = time.time()
         rc, out, err = self.run_ctl("watch", "w", "--timeout", "1")
         self.assertEqual(rc, 1)
@@ -802,12 +861,12 @@ class TfjobctlTest(unittest.TestCase):
     def test_watch_ctrl_c_exits_130(self):
         self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", state="Running", rv="5")},
                    {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true", "chunks": [],
-                    "hang_ms": 20000})
+                    "hang_ms": 20000}, *self.children())
         p = subprocess.Popen([TFJOBCTL, "watch", "w", "--kubeconfig", self.kubeconfig], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-        # The first line (ADDED) is printed once the job was read: the watch is then under way.
+        # The first line is printed once the job was read: the watch is then under way.
         first = p.stdout.readline()
-        self.assertEqual(first.split()[:3], ["ADDED", "w", "Running"])
+        self.assertEqual(first.split()[1:4], ["TFJob", "default/w:", "Running"])
         p.send_signal(signal.SIGINT)
         start = time.time()
         rc = p.wait(timeout=10)
