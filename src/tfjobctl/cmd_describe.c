@@ -269,6 +269,9 @@ static void print_status(const json_t *job)
 		       "               status, the training operator leaves it alone%s\n",
 		       manager, json_object_size(st) ? "" : " (no status written yet)");
 	const json_t *conds = json_object_get(st, "conditions");
+	if (!json_array_size(conds) && !manager)
+		printf("  No status yet: 'tfjobctl diagnose %s' says which step fails (operator, pods, scheduling).\n",
+		       str(json_object_get(job, "metadata"), "name"));
 	if (json_array_size(conds)) {
 		printf("  Conditions:\n    %-10s %-7s %-22s %-21s %s\n", "Type", "Status", "Reason", "Last Transition Time",
 		       "Message");

@@ -21,6 +21,8 @@ static const struct command commands[] = {
 	{ "get", "list TFJobs of the cluster, or show some (table, json, yaml, wide, name)", cmd_get, usage_get },
 	{ "describe", "describe a TFJob: conditions, replica statuses, events", cmd_describe, usage_describe },
 	{ "delete", "delete TFJobs from the cluster", cmd_delete, usage_delete },
+	{ "diagnose", "say which step from a TFJob to its running containers fails, and why", cmd_diagnose,
+	  usage_diagnose },
 	{ "watch", "follow a TFJob until it finishes", cmd_watch, usage_watch },
 	{ "run", "run a TFJob on this machine, its replicas as local processes", cmd_run, usage_run },
 	{ "logs", "print or follow replicas' logs of a TFJob in the cluster, or of a local run", cmd_logs, usage_logs },

@@ -693,6 +693,119 @@ class TfjobctlTest(unittest.TestCase):
         self.assertEqual(rc, 130)
         self.assertLess(time.time() - start, 4)
 
+    def diagnose(self, obj, pods=(), events=(), lease=None, lease_status=200):
+        """Run diagnose on obj with these pods, Events (of the namespace) and leader Lease."""
+        self.setUp()
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+        leases = [] if lease is None else [{"metadata": {"name": "1ca428e5.training-operator.kubeflow.org",
+                                                         "namespace": "kubeflow"},
+                                            "spec": dict({"holderIdentity": "op-1", "leaseDurationSeconds": 15,
+                                                          "renewTime": now}, **lease)}]
+        self.rules({"path": BASE + "/default/tfjobs/" + obj["metadata"]["name"], "body": obj},
+                   {"path": "/apis/coordination.k8s.io/v1/leases", "status": lease_status,
+                    "body": {"kind": "LeaseList", "items": leases} if lease_status == 200 else
+                    status(lease_status, "Forbidden", "leases is forbidden")},
+                   {"path": "/api/v1/namespaces/default/pods", "body": {"kind": "PodList", "items": list(pods)}},
+                   {"path": "/api/v1/namespaces/default/events", "body": {"kind": "EventList", "items": list(events)}})
+        return self.run_ctl("diagnose", obj["metadata"]["name"])
+
+    def test_diagnose(self):
+        # No status and no leader Lease: the operator is not running.
+        rc, out, err = self.diagnose(job("d"))
+        self.assertEqual(rc, 1, err)
+        self.assertIn("[ok]   spec        valid", out)
+        self.assertIn("[FAIL] controller  no leader Lease 1ca428e5.training-operator.kubeflow.org: is tfjob-operator "
+                      "running", out)
+        self.assertIn("Result: the step that fails is controller: no leader Lease", out)
+        q = [e["query"] for e in self.log() if "leases" in e["path"]][0]
+        self.assertIn("fieldSelector=metadata.name%3D1ca428e5.training-operator.kubeflow.org", q)
+        # A Lease not renewed for a minute: nobody leads.
+        old = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(time.time() - 70))
+        rc, out, err = self.diagnose(job("d"), lease={"renewTime": old})
+        self.assertEqual(rc, 1, err)
+        self.assertRegex(out, r"\[FAIL\] controller  the leader Lease kubeflow/1ca428e5.training-operator.kubeflow.org "
+                              r"is held by op-1, renewed 1m1\ds ago: no operator is leading")
+        # A live leader but no status yet.
+        rc, out, err = self.diagnose(job("d"), lease={})
+        self.assertEqual(rc, 1, err)
+        self.assertRegex(out, r"\[ok\]   controller  the leader Lease kubeflow/\S+ is held by op-1, renewed \ds ago")
+        self.assertIn("[FAIL] status      none: no operator has taken the job", out)
+        # Pods not created: the job's Warning Events say why.
+        running = job("d", state="Running")
+        ev = [{"type": "Warning", "reason": "FailedCreatePod", "involvedObject": {"kind": "TFJob", "name": "d"},
+               "message": 'Error creating: pods "d-worker-0" is forbidden: exceeded quota: q', "count": 4}]
+        rc, out, err = self.diagnose(running, events=ev, lease={})
+        self.assertEqual(rc, 1, err)
+        self.assertIn("[ok]   status      Running (TFJobRunning: now Running)", out)
+        self.assertIn("[FAIL] pods        0 of 2 created: the operator could not create the others", out)
+        self.assertIn('Event FailedCreatePod TFJob/d: Error creating: pods "d-worker-0" is forbidden: exceeded quota: q (x4)',
+                      out)
+        # A pod the scheduler cannot place.
+        p0, p1 = self.pod("d", "worker", 0), self.pod("d", "worker", 1)
+        p0["spec"]["nodeName"] = "n1"
+        p0["status"] = {"phase": "Running", "containerStatuses": [{"name": "tensorflow", "restartCount": 0,
+                                                                     "state": {"running": {}}}]}
+        p1["status"] = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+                        "reason": "Unschedulable", "message": "0/3 nodes are available: 3 Insufficient cpu."}]}
+        rc, out, err = self.diagnose(running, pods=[p0, p1], lease={})
+        self.assertEqual(rc, 1, err)
+        self.assertIn("[ok]   pods        2 of 2 created", out)
+        self.assertIn("[FAIL] scheduling  pod d-worker-1 is not scheduled: Unschedulable: 0/3 nodes are available: "
+                      "3 Insufficient cpu.", out)
+        self.assertIn("[--]   containers  not judged while a pod waits for a node", out)
+        # Image pull errors and a missing Secret: the containers' waiting reasons.
+        p1["spec"]["nodeName"] = "n1"
+        p1["status"] = {"phase": "Pending", "containerStatuses": [{"name": "tensorflow", "restartCount": 0, "state": {
+            "waiting": {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "tf:nope"'}}}]}
+        p0["status"]["containerStatuses"][0]["state"] = {"waiting": {"reason": "CreateContainerConfigError",
+                                                                     "message": 'secret "creds" not found'}}
+        rc, out, err = self.diagnose(running, pods=[p0, p1], lease={})
+        self.assertEqual(rc, 1, err)
+        self.assertIn("[ok]   scheduling  every pod is on a node", out)
+        self.assertIn('[FAIL] containers  pod d-worker-0: container tensorflow is waiting: CreateContainerConfigError: '
+                      'secret "creds" not found', out)
+        self.assertIn('pod d-worker-1: container tensorflow is waiting: ImagePullBackOff: Back-off pulling image "tf:nope"',
+                      out)
+        # A volume that cannot be mounted: the pod stays Pending on its node; its Events say why.
+        p1["status"] = {"phase": "Pending"}
+        p0["status"] = {"phase": "Running", "containerStatuses": [{"name": "tensorflow", "restartCount": 2,
+                        "state": {"running": {}}, "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}
+        mount = [{"type": "Warning", "reason": "FailedMount", "involvedObject": {"kind": "Pod", "name": "d-worker-1"},
+                  "message": 'MountVolume.SetUp failed for volume "data" : configmap "cfg" not found'}]
+        rc, out, err = self.diagnose(running, pods=[p0, p1], events=mount, lease={})
+        self.assertEqual(rc, 1, err)
+        self.assertIn('[FAIL] containers  pod d-worker-1 is Pending: FailedMount: MountVolume.SetUp failed for volume '
+                      '"data" : configmap "cfg" not found', out)
+        # All well; restarts are noted, exit 0.
+        p1["status"] = {"phase": "Running", "containerStatuses": [{"name": "tensorflow", "restartCount": 0,
+                                                                     "state": {"running": {}}}]}
+        rc, out, err = self.diagnose(running, pods=[p0, p1], lease={})
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("pod d-worker-0: 2 restarts, last exit 137 OOMKilled", out)
+        self.assertIn("Result: no step fails", out)
+        # Leases that cannot be read: said, not fatal.
+        rc, out, err = self.diagnose(running, pods=[p1], lease_status=403)
+        self.assertIn("[note] controller  cannot read the Lease", out)
+        # An invalid spec; a job another controller manages (exit 0, nothing else judged).
+        bad = job("d")
+        del bad["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["image"]
+        rc, out, err = self.diagnose(bad)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("[FAIL] spec        invalid: the operator will not run it (1 error)", out)
+        self.assertIn("spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Required value", out)
+        other = job("d")
+        other["spec"]["runPolicy"]["managedBy"] = "kueue.x-k8s.io/multikueue"
+        rc, out, err = self.diagnose(other)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("[note] controller  runPolicy.managedBy is kueue.x-k8s.io/multikueue", out)
+        self.assertIn("Result: no step fails (the training operator does not run this job)", out)
+        # describe points at it when there is no status.
+        self.setUp()
+        self.rules({"path": BASE + "/default/tfjobs/d", "body": job("d")},
+                   {"path": "/api/v1/namespaces/default/events", "body": {"kind": "EventList", "items": []}})
+        rc, out, err = self.run_ctl("describe", "d")
+        self.assertIn("No status yet: 'tfjobctl diagnose d' says which step fails", out)
+
     def test_delete(self):
         self.rules({"method": "DELETE", "path": BASE + "/team/tfjobs/x", "body": {"kind": "Status", "status": "Success"}},
                    {"method": "DELETE", "path": BASE + "/team/tfjobs/y", "status": 404,
