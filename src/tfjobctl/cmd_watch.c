@@ -270,7 +270,7 @@ static void poll_children(tfjob_transport *t, struct follow *f)
 }
 
 /* The end: how the job finished, how long it ran, its replicas and the pods that restarted. */
-static void summary(const struct follow *f, int outcome)
+static void summary(const struct follow *f)
 {
 	const json_t *job = f->last, *st = json_object_get(job, "status");
 	if (!job)
@@ -289,9 +289,10 @@ static void summary(const struct follow *f, int outcome)
 		else
 			snprintf(took, sizeof took, " after %llds", (long long)d);
 	}
-	printf("\nTFJob %s %s%s", f->name,
-	       outcome == EXIT_INTERRUPTED ? "still " : "", ctl_job_state(job)[0] ? ctl_job_state(job) : "without status");
-	if (c && outcome != EXIT_INTERRUPTED)
+	bool over = f->outcome >= 0; /* else interrupted, or --timeout passed */
+	printf("\nTFJob %s %s%s", f->name, over ? "" : "still ",
+	       ctl_job_state(job)[0] ? ctl_job_state(job) : "without status");
+	if (c && over)
 		printf(" (%s: %s)", sv(c, "reason"), sv(c, "message"));
 	printf("%s\n", took);
 	char reps[1024];
@@ -410,7 +411,7 @@ static int follow(tfjob_transport *t, struct watch_state *ws, int64_t timeout_s)
 	if (!ws->f.json && ws->f.last && rc != EXIT_USAGE) {
 		if (rc != EXIT_INTERRUPTED)
 			poll_children(t, &ws->f);
-		summary(&ws->f, rc);
+		summary(&ws->f);
 	}
 	return rc;
 }

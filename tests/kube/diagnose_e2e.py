@@ -100,6 +100,24 @@ check("an image that cannot be pulled: the containers step fails", rc == 1 and
       '[FAIL] containers  pod diag-worker-0: container tensorflow is waiting: ImagePullBackOff: Back-off pulling image '
       '"tf:nope"' in out, out + err)
 
+# watch's view of the same objects: the pod's state, the Events of the job and of its pod (by the
+# API server's own field selectors), the conditions; --timeout ends it (exit 1).
+code, body = api("POST", "/api/v1/namespaces/%s/events" % NS, {
+    "apiVersion": "v1", "kind": "Event", "metadata": {"name": "diag.2", "namespace": NS},
+    "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": JOB + "-worker-0", "namespace": NS},
+    "type": "Warning", "reason": "Failed", "count": 1, "source": {"component": "kubelet"},
+    "message": 'Failed to pull image "tf:nope": not found'})
+p = subprocess.run([CTL, "--kubeconfig", KUBECONFIG, "-n", NS, "watch", JOB, "--timeout", "3"], capture_output=True,
+                   text=True, timeout=60)
+check("watch: the pod's waiting reason, the job's and the pod's Events, the conditions; exit 1 at --timeout",
+      p.returncode == 1 and "did not finish" in p.stderr and
+      ' pod diag-worker-0: Pending (ImagePullBackOff: Back-off pulling image "tf:nope")' in p.stdout and
+      " Warning FailedCreatePod      TFJob/diag: Error creating: " in p.stdout and
+      ' Warning Failed               Pod/diag-worker-0: Failed to pull image "tf:nope": not found' in p.stdout and
+      "\nTFJob diag still Created\n" in p.stdout and
+      " condition Created=True TFJobCreated: c" in p.stdout and
+      " replicas Worker: 0 of 1 active, 0 succeeded, 0 failed" in p.stdout, p.stdout + p.stderr)
+
 code, body = api("PATCH", pod_status, {"status": {"phase": "Running", "containerStatuses": [
     {"name": "tensorflow", "image": "tf:nope", "imageID": "", "ready": True, "restartCount": 0,
      "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}}, "application/merge-patch+json")
