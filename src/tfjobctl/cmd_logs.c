@@ -418,6 +418,9 @@ int cmd_logs(int argc, char **argv)
 		return EXIT_USAGE;
 	if (optind < argc && (cluster_only || !is_dir(argv[optind]))) {
 		/* A TFJob of the cluster. */
+		if (strchr(argv[optind], '/') && strncmp(argv[optind], "tfjob", 5) && is_dir(argv[optind]))
+			return ctl_fail("logs: '%s' is a local run directory: --previous, --replica-type, --replica-index "
+			                "and the cluster flags are for a TFJob in the cluster", argv[optind]);
 		if (strchr(argv[optind], '/') && strncmp(argv[optind], "tfjob", 5))
 			return ctl_fail("logs: no local run directory '%s' (tfjobctl run makes one), and it is not a "
 			                "TFJob (NAME or tfjob.kubeflow.org/NAME)", argv[optind]);

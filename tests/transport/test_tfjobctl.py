@@ -675,6 +675,9 @@ class TfjobctlTest(unittest.TestCase):
         rc, out, err = self.run_ctl("logs", "./no-such-run", "worker-0")
         self.assertEqual(rc, 2)
         self.assertIn("no local run directory", err)
+        rc, out, err = self.run_ctl("logs", self.dir, "worker-0")  # a directory, with cluster flags
+        self.assertEqual(rc, 2)
+        self.assertIn("is a local run directory: --previous, --replica-type", err)
 
     def test_logs_follow_ctrl_c_exits_130(self):
         pods = "/api/v1/namespaces/default/pods"
