@@ -124,6 +124,30 @@ code, body = api("PATCH", pod_status, {"status": {"phase": "Running", "container
 rc, out, err = diagnose()
 check("all well: no step fails, exit 0", rc == 0 and "Result: no step fails" in out, out + err)
 
+# A job another controller manages: get explains its empty STATE, describe and diagnose say who runs it.
+with open(os.path.join(tmp, "managed.yaml"), "w") as f:
+    f.write("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: managed}\nspec:\n"
+            "  runPolicy: {managedBy: kueue.x-k8s.io/multikueue, cleanPodPolicy: None}\n  tfReplicaSpecs:\n"
+            "    Worker:\n      replicas: 1\n      template:\n        spec:\n"
+            "          containers: [{name: tensorflow, image: tf}]\n")
+base = [CTL, "--kubeconfig", KUBECONFIG, "-n", NS]
+subprocess.run(base + ["apply", "-f", os.path.join(tmp, "managed.yaml")], check=True, capture_output=True)
+p = subprocess.run(base + ["get", "managed"], capture_output=True, text=True)
+check("get: a note explains the empty STATE of a job managed by another controller", p.returncode == 0 and
+      "Note: tfjob/managed is managed by kueue.x-k8s.io/multikueue (spec.runPolicy.managedBy)" in p.stderr,
+      p.stdout + p.stderr)
+p = subprocess.run(base + ["get", "managed", "-o", "wide"], capture_output=True, text=True)
+check("get -o wide: MANAGED-BY", p.stdout.splitlines()[0].split()[-1] == "MANAGED-BY" and
+      p.stdout.splitlines()[1].split()[-1] == "kueue.x-k8s.io/multikueue", p.stdout + p.stderr)
+p = subprocess.run(base + ["describe", "managed"], capture_output=True, text=True)
+check("describe: kubectl-style Run Policy and a Managed By line under Status", p.returncode == 0 and
+      "  Run Policy:\n    Clean Pod Policy:  None\n    Managed By:        kueue.x-k8s.io/multikueue\n" in p.stdout and
+      "Status:\n  Managed By:  kueue.x-k8s.io/multikueue (spec.runPolicy.managedBy)" in p.stdout, p.stdout + p.stderr)
+p = subprocess.run(base + ["diagnose", "managed"], capture_output=True, text=True)
+check("diagnose: that controller runs it, exit 0", p.returncode == 0 and
+      "[note] controller  runPolicy.managedBy is kueue.x-k8s.io/multikueue" in p.stdout, p.stdout + p.stderr)
+subprocess.run(base + ["delete", "managed"], capture_output=True)
+
 api("DELETE", "/api/v1/namespaces/%s/pods/%s-worker-0" % (NS, JOB), {"gracePeriodSeconds": 0})
 api("DELETE", "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s" % (NS, LEASE))
 api("DELETE", "/apis/kubeflow.org/v1/namespaces/%s/tfjobs/%s" % (NS, JOB))
