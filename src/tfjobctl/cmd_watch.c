@@ -46,6 +46,7 @@ struct follow {
 	/* The text view: what was shown already, so that only changes are printed. */
 	pthread_mutex_t mu;   /* the watch thread and the main loop print */
 	bool headed;          /* the first line was printed */
+	bool deleted;         /* a DELETED event came */
 	json_t *conditions;   /* type -> "status|reason" */
 	char *replicas;       /* the last replicas line */
 	json_t *pods;         /* pod name -> its summary */
@@ -100,6 +101,7 @@ static void show_job(struct follow *f, const char *type, const json_t *obj)
 	}
 	if (!strcmp(type, "DELETED")) {
 		printf("%s TFJob %s was deleted\n", ts, f->name);
+		f->deleted = true;
 		return;
 	}
 	size_t i;
@@ -288,6 +290,12 @@ static void summary(const struct follow *f)
 			snprintf(took, sizeof took, " after %lldm%02llds", (long long)(d / 60), (long long)(d % 60));
 		else
 			snprintf(took, sizeof took, " after %llds", (long long)d);
+	}
+	if (f->deleted) {
+		printf("\nTFJob %s was deleted (last seen: %s)\n", f->name,
+		       ctl_job_state(job)[0] ? ctl_job_state(job) : "without status");
+		fflush(stdout);
+		return;
 	}
 	bool over = f->outcome >= 0; /* else interrupted, or --timeout passed */
 	printf("\nTFJob %s %s%s", f->name, over ? "" : "still ",

@@ -950,6 +950,16 @@ class TfjobctlTest(unittest.TestCase):
                          [("ADDED", "5"), ("MODIFIED", "7"), ("MODIFIED", "9")])
         self.assertEqual([e["path"] for e in self.log()], [BASE + "/default/tfjobs/w", BASE + "/default/tfjobs"])
 
+    def test_watch_deleted(self):
+        ev = json.dumps({"type": "DELETED", "object": job("w", state="Running", rv="8")}) + "\n"
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", state="Running", rv="5")},
+                   {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true", "chunks": [ev],
+                    "hang_ms": 5000}, *self.children())
+        rc, out, err = self.run_ctl("watch", "w")
+        self.assertEqual(rc, 1, err)
+        self.assertRegex(out, r"\d\d:\d\d:\d\d TFJob w was deleted\n")
+        self.assertIn("\nTFJob w was deleted (last seen: Running)\n", out)
+
     def test_watch_relists_on_gone_and_times_out(self):
         gone = json.dumps({"type": "ERROR", "object": status(410, "Expired", "too old")}) + "\n"
         failed = job("w", state="Failed", rv="20")
