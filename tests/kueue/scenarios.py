@@ -117,6 +117,7 @@ class Scenario:
         self.jobs = []
         self.history = {}   # job -> every distinct conds() the job watch showed
         self.created = {}   # job -> uids of its pods the pod watch showed
+        self.pod_log = []   # (job, "ADDED" or "DELETED", uid), as the pod watch showed them
         self.watches = []
         self.lock = threading.Lock()
         self.transcript = None
@@ -135,8 +136,24 @@ class Scenario:
     def _pod_event(self, typ, pod):
         job = (pod["metadata"].get("labels") or {}).get("training.kubeflow.org/job-name")
         if job:
+            uid = pod["metadata"]["uid"]
             with self.lock:
-                self.created.setdefault(job, set()).add(pod["metadata"]["uid"])
+                if typ == "ADDED" or (typ == "DELETED" and uid in self.created.get(job, ())):
+                    self.pod_log.append((job, typ, uid))
+                self.created.setdefault(job, set()).add(uid)
+
+    def created_after_deleted(self, job, old):
+        """Whether the pod watch showed every pod of job whose uid is not in old created only
+        after every pod whose uid is in old was gone."""
+        with self.lock:
+            log = [(t, u) for j, t, u in self.pod_log if j == job]
+        gone = set()
+        for t, u in log:
+            if t == "DELETED" and u in old:
+                gone.add(u)
+            elif t == "ADDED" and u not in old and gone != old:
+                return False
+        return True
 
     # --- the cluster's objects
 
@@ -435,11 +452,9 @@ class Scenario:
             self.check("the job never succeeds and no new pod is created",
                        not self.job_cond("job", "Succeeded") and not self.all_pods("job"))
         else:
-            self.expect("the old pods are gone, and only then new pods are created",
-                        lambda: not self.pods("job", deleting=True) or
-                        not [p for p in self.pods("job") if p["metadata"]["uid"] not in old])
             self.expect("new pods run", lambda: self.running("job", 2) and
                         not {p["metadata"]["uid"] for p in self.all_pods("job")} & old)
+            self.check("they were created only once the old pods were gone", self.created_after_deleted("job", old))
             self.check("the job has not failed", not self.job_cond("job", "Failed"))
             self.finish("job", 2)
             self.expect("the job succeeds", lambda: self.job_cond("job", "Succeeded"))
