@@ -10,7 +10,9 @@ Kueue suite (tests/kueue/scenarios.py):
     https://127.0.0.1:PORT/convert with that CA;
   - its Configuration (config.kueue.x-k8s.io/v1beta2): the kubeflow.org/tfjob integration only,
     manageJobsWithoutQueueName false, webhook and health probe on loopback, metrics and the
-    visibility server off, no leader election;
+    visibility server off, no leader election, client limits qps 200 / burst 400 (those the
+    operators get: the suite is about behaviour, and Kueue's defaults would hold its events back
+    while six scenarios run at once);
   - its real Mutating/ValidatingWebhookConfigurations (config/components/webhook/manifests.yaml),
     registered by URL with that CA once its webhook server is up: those of Kueue's own kinds and of
     TFJobs (the others belong to integrations that are off and would only add calls to a no-op).
@@ -118,6 +120,8 @@ class Kueue:
                "health": {"healthProbeBindAddress": f"127.0.0.1:{self.health}"},
                "metrics": {"bindAddress": "0"},
                "leaderElection": {"leaderElect": False},
+               # as the operators' (tests/kueue/record.sh): this is about behaviour, not speed
+               "clientConnection": {"qps": 200, "burst": 400},
                "integrations": {"frameworks": [FRAMEWORK]},
                "featureGates": {"VisibilityOnDemand": False}}
         path = os.path.join(self.dir, "kueue-config.yaml")

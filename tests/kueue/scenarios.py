@@ -262,10 +262,23 @@ class Scenario:
     def running(self, job, n):
         return len(self.pods(job, "Running")) == n
 
+    def runs(self, job, n):
+        """n pods of job are Running and the operator shows the job Running: what comes next
+        does not race with the operator's view of the pods."""
+        return self.running(job, n) and self.job_cond(job, "Running")
+
     def finish(self, job, n):
         """The stand-in ends the tensorflow container of job's n running pods with exit code 0."""
-        self.wait(f"{n} running pods of {job}", lambda: self.running(job, n))
-        self.kubelet.exit(f"{job}-*", 0)
+        self.wait(f"{n} running pods of {job}, the job Running", lambda: self.runs(job, n))
+        self.exit_workers(job, n)
+
+    def exit_workers(self, job, n):
+        """The stand-in ends the n workers' tensorflow containers with exit code 0, the highest
+        index first: worker 0's success ends the job, and then no worker is left running (which
+        documented mode's cleanPodPolicy default would delete: L2, not what these scenarios are
+        about)."""
+        for i in reversed(range(n)):
+            self.kubelet.exit(f"{job}-worker-{i}", 0)
 
     # --- running
 
@@ -350,7 +363,7 @@ class Scenario:
         self.held("job")
         self.release()
         self.expect("the Workload is admitted", lambda: self.wl_cond("job", "Admitted"))
-        self.expect("3 pods running", lambda: self.running("job", 3))
+        self.expect("3 pods running, the job Running", lambda: self.runs("job", 3))
         pods = self.pods("job")
         self.check("every pod has the ResourceFlavor's nodeSelector",
                    all((p["spec"].get("nodeSelector") or {}).get(POOL) == self.name for p in pods))
@@ -361,7 +374,7 @@ class Scenario:
         self.check("the Workload has the PS and Worker pod sets on the flavor",
                    sorted((a["name"], a["flavors"].get("cpu")) for a in w["status"]["admission"]["podSetAssignments"])
                    == [("ps", self.ns), ("worker", self.ns)])
-        self.kubelet.exit("job-worker-*", 0)
+        self.exit_workers("job", 2)
         self.expect("the job succeeds", lambda: self.job_cond("job", "Succeeded"))
         self.expect("the Workload is finished", lambda: self.wl_cond("job", "Finished"))
 
@@ -370,7 +383,7 @@ class Scenario:
         self.create_job(tfjob("first", "queue", workers=2))
         self.held("first")
         self.release()
-        self.expect("the first job runs", lambda: self.running("first", 2))
+        self.expect("the first job runs", lambda: self.runs("first", 2))
         self.create_job(tfjob("second", "queue", workers=2))
         self.expect("the second job's Workload exists, without quota",
                     lambda: self.workload("second") is not None and
@@ -382,7 +395,7 @@ class Scenario:
                    self.suspended("second") and not self.all_pods("second"))
         self.finish("first", 2)
         self.expect("the first job succeeds", lambda: self.job_cond("first", "Succeeded"))
-        self.expect("the second job is admitted and runs", lambda: self.running("second", 2))
+        self.expect("the second job is admitted and runs", lambda: self.runs("second", 2))
         self.finish("second", 2)
         self.expect("the second job succeeds", lambda: self.job_cond("second", "Succeeded"))
 
@@ -395,7 +408,7 @@ class Scenario:
         self.create_job(tfjob("low", "queue", workers=2, priority=f"{self.ns}-low"))
         self.held("low")
         self.release()
-        self.expect("the low-priority job runs", lambda: self.running("low", 2))
+        self.expect("the low-priority job runs", lambda: self.runs("low", 2))
         self.create_job(tfjob("high", "later", workers=2, priority=f"{self.ns}-high"))
         self.held("high")
         self.release("later")
@@ -403,10 +416,10 @@ class Scenario:
         self.expect("the low-priority job is suspended and its pods deleted",
                     lambda: self.suspended("low") and not self.all_pods("low"))
         self.expect("the low-priority job shows Suspended", lambda: self.job_cond("low", "Suspended"))
-        self.expect("the high-priority job runs", lambda: self.running("high", 2))
+        self.expect("the high-priority job runs", lambda: self.runs("high", 2))
         self.finish("high", 2)
         self.expect("the high-priority job succeeds", lambda: self.job_cond("high", "Succeeded"))
-        self.expect("the low-priority job runs again", lambda: self.running("low", 2))
+        self.expect("the low-priority job runs again", lambda: self.runs("low", 2))
         self.finish("low", 2)
         self.expect("the low-priority job succeeds", lambda: self.job_cond("low", "Succeeded"))
         self.expect("its Workload is finished", lambda: self.wl_cond("low", "Finished"))
@@ -416,7 +429,7 @@ class Scenario:
         self.create_job(tfjob("job", "queue", workers=2))
         self.held("job")
         self.release()
-        self.expect("the job runs", lambda: self.running("job", 2))
+        self.expect("the job runs", lambda: self.runs("job", 2))
         self.set_active("job", False)
         self.expect("the Workload is evicted (Deactivated)",
                     lambda: self.wl_cond("job", "Evicted") and
@@ -452,7 +465,7 @@ class Scenario:
             self.check("the job never succeeds and no new pod is created",
                        not self.job_cond("job", "Succeeded") and not self.all_pods("job"))
         else:
-            self.expect("new pods run", lambda: self.running("job", 2) and
+            self.expect("new pods run", lambda: self.runs("job", 2) and
                         not {p["metadata"]["uid"] for p in self.all_pods("job")} & old)
             self.check("they were created only once the old pods were gone", self.created_after_deleted("job", old))
             self.check("the job has not failed", not self.job_cond("job", "Failed"))
