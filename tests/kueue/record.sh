@@ -17,8 +17,20 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 : "${KUEUE_BIN:?}" "${KUEUE_MODULE_DIR:?}" "${TFJOB_KUBE_CRD:?}"
 op="$1" out="$2" only="${3:-}"
 
-# /etc/kueue/metrics/certs in this mount namespace only.
+# /etc/kueue/metrics/certs in this mount namespace only. The mounts go with the namespace; the
+# empty mount point in the shared /tmp is removed here.
+dir=""
 etc="$(mktemp -d /tmp/kueue-etc.XXXXXX)"
+cleanup() {
+  if [ -n "$dir" ]; then
+    "$ROOT/tests/h2h/rig.sh" stop "$dir" >/dev/null 2>&1 || true
+    rm -rf "$dir"
+  fi
+  umount -l /etc 2>/dev/null || true
+  umount -l "$etc" 2>/dev/null || true
+  rmdir "$etc" 2>/dev/null || true
+}
+trap cleanup EXIT
 mount -t tmpfs -o size=4m tmpfs "$etc"
 mkdir "$etc/upper" "$etc/work"
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$etc/upper,workdir=$etc/work" /etc
@@ -28,7 +40,6 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
   -subj "/CN=kueue-metrics" 2>/dev/null
 
 dir="$(mktemp -d /tmp/kueue-kube.XXXXXX)"
-trap '"$ROOT/tests/h2h/rig.sh" stop "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 "$ROOT/tests/h2h/rig.sh" start "$dir"
 set -a
 # shellcheck disable=SC1091

@@ -27,11 +27,13 @@ of the three operators are compared (tests/kueue/diff.py).
                   spec.runPolicy.managedBy to kueue.x-k8s.io/multikueue, and the operator leaves
                   the job alone (no pods, no services, no status)
 
-  scenarios.py --out DIR --operator NAME --kueue BIN --kueue-module DIR [--only A,B] -- ARGV...
+  scenarios.py --out DIR --operator NAME --kueue BIN --kueue-module DIR [--kubeconfig FILE]
+               [--only A,B] -- ARGV...
 
 NAME is ours, ours-documented or v1.9.4 (it picks the expected outcome of deactivate-terminating);
-ARGV runs the operator. Writes DIR/NAME.json per scenario and DIR/operator.log, DIR/kueue.log;
-exit status 1 if a check failed. A scenario's file holds
+ARGV runs the operator; Kueue gets FILE (default $KUBE_ADMIN_KUBECONFIG). Writes DIR/NAME.json
+per scenario and DIR/operator.log, DIR/kueue.log; exit status 1 if a check failed. A scenario's
+file holds
   checks       what was checked, in order, and whether it held
   error        why the scenario stopped (a check that failed, a timeout), or null
   transcript   once everything has settled: per job its condition history (every distinct list
@@ -64,7 +66,7 @@ from kueue import Kueue, condition, workload_of  # noqa: E402
 
 # Long enough for Kueue to re-admit a job while its pods terminate (it takes well under a second).
 kubelet.DELETION_SECONDS = 10.0
-USER = Kube("kueue-suite-user")
+USER = None  # the scripted user's client (main(): the API server is known from the environment)
 KQ = "/apis/kueue.x-k8s.io/v1beta2"
 JOBS = "/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -537,8 +539,24 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("argv", nargs="+")
     a = ap.parse_args()
+    if a.operator not in ("ours", "ours-documented") and not a.operator.startswith("v1."):
+        ap.error(f"--operator: unknown operator {a.operator} (ours, ours-documented, or a training-operator "
+                 "release such as v1.9.4)")
+    if not a.kubeconfig:
+        ap.error("--kubeconfig: not given and KUBE_ADMIN_KUBECONFIG is not set (tests/kube/harness.sh's env)")
+    if not os.access(a.kueue, os.X_OK):
+        ap.error(f"--kueue: {a.kueue} is not an executable (tests/kueue/kueue.sh build)")
+    if not os.path.isfile(os.path.join(a.kueue_module, "config/components/webhook/manifests.yaml")):
+        ap.error(f"--kueue-module: {a.kueue_module} has no config/components/webhook/manifests.yaml "
+                 "(tests/kueue/kueue.sh module-dir)")
+    only = [n for n in a.only.split(",") if n]
+    unknown = [n for n in only if n not in SCENARIOS]
+    if unknown:
+        ap.error(f"--only: unknown scenario {', '.join(unknown)} (known: {', '.join(SCENARIOS)})")
+    names = [n for n in SCENARIOS if not only or n in only]
     os.makedirs(a.out, exist_ok=True)
-    names = [n for n in SCENARIOS if not a.only or n in a.only.split(",")]
+    global USER
+    USER = Kube("kueue-suite-user")
     started = time.time()
     kueue = Kueue(USER, a.kueue, a.kueue_module, a.out, a.kubeconfig)
     op = None
