@@ -302,234 +302,319 @@ static void raise_open_files_limit(void)
 	}
 }
 
-int main(int argc, char **argv)
+/* The command line, with training-operator's defaults. */
+typedef struct op_flags {
+	const char *ns, *kubeconfig, *le_id, *le_ns, *gang, *compat_s;
+	const char *metrics_addr, *health_addr, *log_level, *cluster_domain;
+	webhook_flags wf;
+	double qps;
+	int burst, workers, leader, writers;
+} op_flags;
+
+/* The flag parser's answer beyond "go on": exit at once with this status. */
+#define FLAGS_OK (-1)
+
+static void flags_init(op_flags *f)
 {
-	limit_malloc_arenas(); /* before any thread starts */
-	const char *ns = NULL, *kubeconfig = NULL, *le_id = NULL, *le_ns = NULL, *gang = NULL, *compat_s = NULL;
-	const char *metrics_addr = ":8080", *health_addr = ":8081", *log_level = "info";
-	const char *cluster_domain = getenv("CUSTOM_CLUSTER_DOMAIN");
+	memset(f, 0, sizeof(*f));
+	f->metrics_addr = ":8080";
+	f->health_addr = ":8081";
+	f->log_level = "info";
+	f->cluster_domain = getenv("CUSTOM_CLUSTER_DOMAIN");
 	if (getenv("KUBEFLOW_NAMESPACE") && *getenv("KUBEFLOW_NAMESPACE"))
-		ns = getenv("KUBEFLOW_NAMESPACE"); /* training-operator's default of --namespace */
-	webhook_flags wf = { 0 };
-	wf.port = 9443;
-	char webhook_addr[300];
-	double qps = 20;
-	int burst = 30, workers = 1, leader = 0, writers = TFJOB_CONTROLLER_STATUS_WRITERS_DEFAULT;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		/* accept --flag=value too */
-		char *eq = NULL;
-		if (!strncmp(a, "--", 2) && (eq = strchr(argv[i], '=')))
-			*eq = 0;
-#define VAL() (eq ? eq + 1 : argv[(i = need(argc, argv, i))])
-		if (!strcmp(a, "--namespace"))
-			ns = VAL();
-		else if (!strcmp(a, "--kubeconfig"))
-			kubeconfig = VAL();
-		else if (!strcmp(a, "--kube-api-qps"))
-			qps = atof(VAL());
-		else if (!strcmp(a, "--kube-api-burst"))
-			burst = atoi(VAL());
-		else if (!strcmp(a, "--threadiness") || !strcmp(a, "--workers") || !strcmp(a, "--controller-threads"))
-			workers = atoi(VAL());
-		else if (!strcmp(a, "--status-writers"))
-			writers = atoi(VAL());
-		else if (!strcmp(a, "--leader-elect") || !strcmp(a, "--enable-leader-election"))
-			leader = eq ? strcmp(eq + 1, "false") != 0 : 1;
-		else if (!strcmp(a, "--leader-election-id"))
-			le_id = VAL();
-		else if (!strcmp(a, "--leader-election-namespace"))
-			le_ns = VAL();
-		else if (!strcmp(a, "--gang-scheduler-name"))
-			gang = VAL();
-		else if (!strcmp(a, "--cluster-domain"))
-			cluster_domain = VAL();
-		else if (!strcmp(a, "--compat"))
-			compat_s = VAL();
-		else if (!strcmp(a, "--metrics-bind-address"))
-			metrics_addr = VAL();
-		else if (!strcmp(a, "--health-probe-bind-address"))
-			health_addr = VAL();
-		else if (!strcmp(a, "--log-level"))
-			log_level = VAL();
-		else if (!strcmp(a, "--zap-log-level")) {
-			const char *v = VAL();
-			char *end;
-			long n = strtol(v, &end, 10);
-			log_level = !*end && end != v ? (n > 0 ? "debug" : n < 0 ? "error" : "info")
-			            : !strcasecmp(v, "panic") || !strcasecmp(v, "dpanic") ? "error" : v;
-		} else if (!strcmp(a, "--zap-devel"))
-			log_level = eq && !strcmp(eq + 1, "false") ? log_level : "debug";
-		else if (!strcmp(a, "--enable-scheme")) {
-			const char *v = VAL();
-			if (strcasecmp(v, "tfjob")) {
-				fprintf(stderr, "tfjob-operator: --enable-scheme %s: only tfjob is supported by tfjob-operator\n", v);
-				return 2;
-			}
-		} else if (webhook_flag(&wf, a, cursor_value, &(argv_cursor){ argc, argv, &i, eq ? eq + 1 : NULL }))
-			;
-		else if (!strcmp(a, "--version")) {
-			printf("tfjob-operator %s\n", TFJOB_VERSION);
-			return 0;
-		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else {
-			fprintf(stderr, "tfjob-operator: unknown flag %s\n%s", a, usage);
+		f->ns = getenv("KUBEFLOW_NAMESPACE"); /* training-operator's default of --namespace */
+	f->wf.port = 9443;
+	f->qps = 20;
+	f->burst = 30;
+	f->workers = 1;
+	f->writers = TFJOB_CONTROLLER_STATUS_WRITERS_DEFAULT;
+}
+
+/* controller-runtime's --zap-log-level: a level name, or a number (verbosity: > 0 is debug). */
+static const char *zap_level(const char *v)
+{
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (!*end && end != v)
+		return n > 0 ? "debug" : n < 0 ? "error" : "info";
+	return !strcasecmp(v, "panic") || !strcasecmp(v, "dpanic") ? "error" : v;
+}
+
+/* The flag at argv[*i] (value after '=' in eq, else the next word); FLAGS_OK or an exit status. */
+static int parse_flag(op_flags *f, int argc, char **argv, int *i, const char *a, const char *eq)
+{
+#define VAL() (eq ? eq : argv[(*i = need(argc, argv, *i))])
+	if (!strcmp(a, "--namespace"))
+		f->ns = VAL();
+	else if (!strcmp(a, "--kubeconfig"))
+		f->kubeconfig = VAL();
+	else if (!strcmp(a, "--kube-api-qps"))
+		f->qps = atof(VAL());
+	else if (!strcmp(a, "--kube-api-burst"))
+		f->burst = atoi(VAL());
+	else if (!strcmp(a, "--threadiness") || !strcmp(a, "--workers") || !strcmp(a, "--controller-threads"))
+		f->workers = atoi(VAL());
+	else if (!strcmp(a, "--status-writers"))
+		f->writers = atoi(VAL());
+	else if (!strcmp(a, "--leader-elect") || !strcmp(a, "--enable-leader-election"))
+		f->leader = eq ? strcmp(eq, "false") != 0 : 1;
+	else if (!strcmp(a, "--leader-election-id"))
+		f->le_id = VAL();
+	else if (!strcmp(a, "--leader-election-namespace"))
+		f->le_ns = VAL();
+	else if (!strcmp(a, "--gang-scheduler-name"))
+		f->gang = VAL();
+	else if (!strcmp(a, "--cluster-domain"))
+		f->cluster_domain = VAL();
+	else if (!strcmp(a, "--compat"))
+		f->compat_s = VAL();
+	else if (!strcmp(a, "--metrics-bind-address"))
+		f->metrics_addr = VAL();
+	else if (!strcmp(a, "--health-probe-bind-address"))
+		f->health_addr = VAL();
+	else if (!strcmp(a, "--log-level"))
+		f->log_level = VAL();
+	else if (!strcmp(a, "--zap-log-level"))
+		f->log_level = zap_level(VAL());
+	else if (!strcmp(a, "--zap-devel"))
+		f->log_level = eq && !strcmp(eq, "false") ? f->log_level : "debug";
+	else if (!strcmp(a, "--enable-scheme")) {
+		const char *v = VAL();
+		if (strcasecmp(v, "tfjob")) {
+			fprintf(stderr, "tfjob-operator: --enable-scheme %s: only tfjob is supported by tfjob-operator\n", v);
 			return 2;
 		}
-#undef VAL
-	}
-	if (strcmp(log_level, "debug") && strcmp(log_level, "info") && strcmp(log_level, "warn") &&
-	    strcmp(log_level, "error")) {
-		fprintf(stderr, "tfjob-operator: unknown log level %s (debug, info, warn, error)\n", log_level);
+	} else if (webhook_flag(&f->wf, a, cursor_value, &(argv_cursor){ argc, argv, i, eq }))
+		;
+	else if (!strcmp(a, "--version")) {
+		printf("tfjob-operator %s\n", TFJOB_VERSION);
+		return 0;
+	} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		fputs(usage, stdout);
+		return 0;
+	} else {
+		fprintf(stderr, "tfjob-operator: unknown flag %s\n%s", a, usage);
 		return 2;
 	}
-	if (workers < 1 || workers > 1024 || burst < 0) {
+#undef VAL
+	return FLAGS_OK;
+}
+
+/* The whole command line, checked; FLAGS_OK or an exit status. */
+static int parse_flags(op_flags *f, int argc, char **argv)
+{
+	flags_init(f);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		char *eq = NULL; /* accept --flag=value too */
+		if (!strncmp(a, "--", 2) && (eq = strchr(argv[i], '=')))
+			*eq++ = 0;
+		int status = parse_flag(f, argc, argv, &i, a, eq);
+		if (status != FLAGS_OK)
+			return status;
+	}
+	const char *l = f->log_level;
+	if (strcmp(l, "debug") && strcmp(l, "info") && strcmp(l, "warn") && strcmp(l, "error")) {
+		fprintf(stderr, "tfjob-operator: unknown log level %s (debug, info, warn, error)\n", l);
+		return 2;
+	}
+	if (f->workers < 1 || f->workers > 1024 || f->burst < 0) {
 		fprintf(stderr, "tfjob-operator: bad --threadiness or --kube-api-burst\n");
 		return 2;
 	}
-	if (writers < 0 || writers > 1024) {
-		fprintf(stderr, "tfjob-operator: bad --status-writers %d (0 to 1024)\n", writers);
+	if (f->writers < 0 || f->writers > 1024) {
+		fprintf(stderr, "tfjob-operator: bad --status-writers %d (0 to 1024)\n", f->writers);
 		return 2;
 	}
-	tfjob_controller_hooks hooks = TFJOB_CONTROLLER_HOOKS_INIT;
-	hooks.log = log_line;
-	hooks.log_level = !strcmp(log_level, "debug") ? TFJOB_LOG_DEBUG
-	                  : !strcmp(log_level, "warn") ? TFJOB_LOG_WARN
-	                  : !strcmp(log_level, "error") ? TFJOB_LOG_ERROR : TFJOB_LOG_INFO;
-	tfjob_controller_options co = TFJOB_CONTROLLER_OPTIONS_INIT;
-	co.namespace_name = ns;
-	co.workers = workers;
-	co.status_writers = writers ? writers : -1;
-	co.cluster_domain = cluster_domain && *cluster_domain ? cluster_domain : NULL;
-	co.leader_election = leader;
-	co.leader_election_id = le_id;
-	co.leader_election_namespace = le_ns;
-	co.hooks = &hooks;
-	if (compat_s && tfjob_compat_from_string(&co.compat, compat_s)) {
-		fprintf(stderr, "tfjob-operator: unknown --compat %s\n", compat_s);
+	return FLAGS_OK;
+}
+
+/* The controller's options from the flags (hooks: the log hook, set here too); FLAGS_OK or 2. */
+static int controller_options(tfjob_controller_options *co, tfjob_controller_hooks *hooks, const op_flags *f)
+{
+	hooks->log = log_line;
+	hooks->log_level = !strcmp(f->log_level, "debug") ? TFJOB_LOG_DEBUG
+	                   : !strcmp(f->log_level, "warn") ? TFJOB_LOG_WARN
+	                   : !strcmp(f->log_level, "error") ? TFJOB_LOG_ERROR : TFJOB_LOG_INFO;
+	co->namespace_name = f->ns;
+	co->workers = f->workers;
+	co->status_writers = f->writers ? f->writers : -1;
+	co->cluster_domain = f->cluster_domain && *f->cluster_domain ? f->cluster_domain : NULL;
+	co->leader_election = f->leader;
+	co->leader_election_id = f->le_id;
+	co->leader_election_namespace = f->le_ns;
+	co->hooks = hooks;
+	if (f->compat_s && tfjob_compat_from_string(&co->compat, f->compat_s)) {
+		fprintf(stderr, "tfjob-operator: unknown --compat %s\n", f->compat_s);
 		return 2;
 	}
-	if (gang && *gang) {
+	if (f->gang && *f->gang) {
 		/* As training-operator: volcano (any case), else scheduler-plugins with that scheduler name. */
-		if (!strcasecmp(gang, "volcano")) {
-			co.gang_scheduler = TFJOB_GANG_VOLCANO;
+		if (!strcasecmp(f->gang, "volcano")) {
+			co->gang_scheduler = TFJOB_GANG_VOLCANO;
 		} else {
-			co.gang_scheduler = TFJOB_GANG_SCHEDULER_PLUGINS;
-			if (strcmp(gang, "scheduler-plugins"))
-				co.scheduler_name = gang;
+			co->gang_scheduler = TFJOB_GANG_SCHEDULER_PLUGINS;
+			if (strcmp(f->gang, "scheduler-plugins"))
+				co->scheduler_name = f->gang;
 		}
 	}
+	return FLAGS_OK;
+}
 
-	/* Signals are taken by the main thread only. */
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	raise_open_files_limit();
-
-	if (tfjob_global_init()) {
-		fprintf(stderr, "tfjob-operator: global init failed\n");
-		return 1;
-	}
-	tfjob_kube_options ko = TFJOB_KUBE_OPTIONS_INIT;
-	ko.kubeconfig = kubeconfig;
-	ko.qps = qps;
-	ko.burst = burst;
-	ko.user_agent = "tfjob-operator/" TFJOB_VERSION;
-	tfjob_transport *t = NULL;
-	tfjob_controller *c = NULL;
-	op_http *http = NULL;
-	op_certmgr *certs = NULL;
-	tfjob_error *err = NULL;
-	int status = 1;
-	if (tfjob_kube_transport_new(&t, &ko, &err)) {
-		logf1(TFJOB_LOG_ERROR, "cannot configure the Kubernetes client", "error", tfjob_error_message(err));
-		goto out;
-	}
-	logf1(TFJOB_LOG_INFO, "starting tfjob-operator", "server", tfjob_kube_transport_server(t));
-	if (wf.enabled && wf.port == 0)
-		wf.enabled = 0;
-	op_webhook webhook = { co.compat, log_denied };
-	if (wf.enabled && start_certs(&certs, &wf, t))
-		goto out;
-	if (co.gang_scheduler != TFJOB_GANG_NONE)
-		logf1(TFJOB_LOG_INFO, "gang scheduling: PodGroups are listed and watched", "gang-scheduler",
-		      co.gang_scheduler == TFJOB_GANG_VOLCANO ? "volcano" : "scheduler-plugins");
-	if (tfjob_controller_new(&c, t, &co, &err)) {
-		logf1(TFJOB_LOG_ERROR, "cannot make the controller", "error", tfjob_error_message(err));
-		goto out;
-	}
-	char ebuf[256];
-	snprintf(webhook_addr, sizeof(webhook_addr), strchr(wf.host ? wf.host : "", ':') ? "[%s]:%ld" : "%s:%ld",
-	         wf.host ? wf.host : "", wf.port);
-	op_http_options ho = { .metrics_addr = metrics_addr, .health_addr = health_addr, .webhook_addr = webhook_addr,
-		               .controller = c, .leader_election = leader, .idle_timeout_s = wf.idle_timeout_s,
-		               .request_timeout_s = wf.request_timeout_s,
-		               .webhook = wf.enabled ? op_webhook_review : NULL, .webhook_payload = &webhook,
+/* Serve metrics, probes and (when on) the webhook; 0, or -1 (logged). */
+static int serve(op_http **http, const op_flags *f, tfjob_controller *c, op_webhook *webhook, op_certmgr *certs)
+{
+	char ebuf[256], webhook_addr[300], ports[64];
+	const webhook_flags *wf = &f->wf;
+	snprintf(webhook_addr, sizeof(webhook_addr), strchr(wf->host ? wf->host : "", ':') ? "[%s]:%ld" : "%s:%ld",
+	         wf->host ? wf->host : "", wf->port);
+	op_http_options ho = { .metrics_addr = f->metrics_addr, .health_addr = f->health_addr,
+		               .webhook_addr = webhook_addr, .controller = c, .leader_election = f->leader,
+		               .idle_timeout_s = wf->idle_timeout_s, .request_timeout_s = wf->request_timeout_s,
+		               .webhook = wf->enabled ? op_webhook_review : NULL, .webhook_payload = webhook,
 		               .webhook_path = OP_WEBHOOK_PATH, .webhook_ready = op_certmgr_ready,
 		               .ready_payload = certs };
-	if (op_http_start(&http, &ho, ebuf, sizeof(ebuf))) {
+	if (op_http_start(http, &ho, ebuf, sizeof(ebuf))) {
 		logf1(TFJOB_LOG_ERROR, "cannot serve probes and metrics", "error", ebuf);
-		goto out;
+		return -1;
 	}
-	{
-		char ports[64];
-		snprintf(ports, sizeof(ports), "%d,%d", op_http_port(http, 0), op_http_port(http, 1));
-		logf1(TFJOB_LOG_INFO, "serving metrics and probes", "ports", ports);
-		if (wf.enabled) {
-			snprintf(ports, sizeof(ports), "%d", op_http_port(http, 2));
-			logf1(TFJOB_LOG_INFO, "serving the admission webhook (HTTPS)", "webhook_port", ports);
-		}
+	snprintf(ports, sizeof(ports), "%d,%d", op_http_port(*http, 0), op_http_port(*http, 1));
+	logf1(TFJOB_LOG_INFO, "serving metrics and probes", "ports", ports);
+	if (wf->enabled) {
+		snprintf(ports, sizeof(ports), "%d", op_http_port(*http, 2));
+		logf1(TFJOB_LOG_INFO, "serving the admission webhook (HTTPS)", "webhook_port", ports);
 	}
-	/* The first list may fail while the API server is not reachable yet: retry. */
+	return 0;
+}
+
+/* Start the controller; the first list may fail while the API server is not reachable yet, so
+ * retry every 2 s (the probes and the webhook stay up meanwhile). 0 when started; 1 when a signal
+ * came first (stop cleanly); -1 on failure. */
+static int start_retrying(tfjob_controller **c, tfjob_transport *t, const tfjob_controller_options *co, op_http *http,
+                          const sigset_t *signals, tfjob_error **err)
+{
 	for (;;) {
-		int rc = tfjob_controller_start(c, &err);
-		if (rc == 0)
-			break;
-		logf1(TFJOB_LOG_ERROR, "cannot start the controller, retrying", "error", tfjob_error_message(err));
-		tfjob_error_free(err);
-		err = NULL;
-		op_http_set_controller(http, NULL); /* the probes and the webhook stay up meanwhile */
-		tfjob_controller_free(c);
-		c = NULL;
+		if (tfjob_controller_start(*c, err) == 0)
+			return 0;
+		logf1(TFJOB_LOG_ERROR, "cannot start the controller, retrying", "error", tfjob_error_message(*err));
+		tfjob_error_free(*err);
+		*err = NULL;
+		op_http_set_controller(http, NULL);
+		tfjob_controller_free(*c);
+		*c = NULL;
 		struct timespec ts = { 2, 0 };
 		siginfo_t si;
-		if (sigtimedwait(&set, &si, &ts) > 0) {
-			status = 0;
-			goto out;
-		}
-		if (tfjob_controller_new(&c, t, &co, &err))
-			goto out;
-		op_http_set_controller(http, c);
+		if (sigtimedwait(signals, &si, &ts) > 0)
+			return 1;
+		if (tfjob_controller_new(c, t, co, err))
+			return -1;
+		op_http_set_controller(http, *c);
 	}
+}
+
+/* Run until a signal (exit status 0) or, for a leader, until its lease is lost (1). */
+static int run_until_stopped(tfjob_controller *c, int leader, const sigset_t *signals)
+{
 	for (;;) {
 		/* Only a leader can stop by itself (its lease lost): look for that 5 times a second;
 		   without leader election, sleep until a signal comes. */
 		struct timespec ts = { 0, 200 * 1000 * 1000 };
 		siginfo_t si;
-		int sig = leader ? sigtimedwait(&set, &si, &ts) : sigwaitinfo(&set, &si);
+		int sig = leader ? sigtimedwait(signals, &si, &ts) : sigwaitinfo(signals, &si);
 		if (sig > 0) {
 			logf1(TFJOB_LOG_INFO, "signal received, stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-			status = 0;
-			break;
+			return 0;
 		}
 		if (tfjob_controller_wait_stopped(c, 0) == 0) {
 			logf1(TFJOB_LOG_ERROR, "leader election lost", NULL, NULL);
-			status = 1;
-			break;
+			return 1;
 		}
 	}
-out:
-	tfjob_controller_stop(c);
-	op_http_stop(http);
-	op_certmgr_stop(certs);
+}
+
+/* Signals are taken by the main thread only: block them in every thread it starts. */
+static void take_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Everything the operator runs, started in order and stopped in reverse. */
+typedef struct op_parts {
+	tfjob_transport *t;
+	tfjob_controller *c;
+	op_http *http;
+	op_certmgr *certs;
+	op_webhook webhook;
+} op_parts;
+
+/* Start the parts; 0, 1 when a signal came while the controller could not start, -1 on failure. */
+static int start_parts(op_parts *p, op_flags *f, const tfjob_controller_options *co, const sigset_t *signals,
+                       tfjob_error **err)
+{
+	tfjob_kube_options ko = TFJOB_KUBE_OPTIONS_INIT;
+	ko.kubeconfig = f->kubeconfig;
+	ko.qps = f->qps;
+	ko.burst = f->burst;
+	ko.user_agent = "tfjob-operator/" TFJOB_VERSION;
+	if (tfjob_kube_transport_new(&p->t, &ko, err)) {
+		logf1(TFJOB_LOG_ERROR, "cannot configure the Kubernetes client", "error", tfjob_error_message(*err));
+		return -1;
+	}
+	logf1(TFJOB_LOG_INFO, "starting tfjob-operator", "server", tfjob_kube_transport_server(p->t));
+	if (f->wf.enabled && f->wf.port == 0)
+		f->wf.enabled = 0;
+	p->webhook = (op_webhook){ co->compat, log_denied };
+	if (f->wf.enabled && start_certs(&p->certs, &f->wf, p->t))
+		return -1;
+	if (co->gang_scheduler != TFJOB_GANG_NONE)
+		logf1(TFJOB_LOG_INFO, "gang scheduling: PodGroups are listed and watched", "gang-scheduler",
+		      co->gang_scheduler == TFJOB_GANG_VOLCANO ? "volcano" : "scheduler-plugins");
+	if (tfjob_controller_new(&p->c, p->t, co, err)) {
+		logf1(TFJOB_LOG_ERROR, "cannot make the controller", "error", tfjob_error_message(*err));
+		return -1;
+	}
+	if (serve(&p->http, f, p->c, &p->webhook, p->certs))
+		return -1;
+	return start_retrying(&p->c, p->t, co, p->http, signals, err);
+}
+
+static void stop_parts(op_parts *p)
+{
+	tfjob_controller_stop(p->c);
+	op_http_stop(p->http);
+	op_certmgr_stop(p->certs);
 	op_tls_store_clear();
-	tfjob_controller_free(c);
-	tfjob_transport_free(t);
+	tfjob_controller_free(p->c);
+	tfjob_transport_free(p->t);
+}
+
+int main(int argc, char **argv)
+{
+	limit_malloc_arenas(); /* before any thread starts */
+	op_flags f;
+	int status = parse_flags(&f, argc, argv);
+	if (status != FLAGS_OK)
+		return status;
+	tfjob_controller_hooks hooks = TFJOB_CONTROLLER_HOOKS_INIT;
+	tfjob_controller_options co = TFJOB_CONTROLLER_OPTIONS_INIT;
+	if ((status = controller_options(&co, &hooks, &f)) != FLAGS_OK)
+		return status;
+	sigset_t signals;
+	take_signals(&signals);
+	raise_open_files_limit();
+	if (tfjob_global_init()) {
+		fprintf(stderr, "tfjob-operator: global init failed\n");
+		return 1;
+	}
+	op_parts parts = { 0 };
+	tfjob_error *err = NULL;
+	int started = start_parts(&parts, &f, &co, &signals, &err);
+	status = started < 0 ? 1 : started > 0 ? 0 : run_until_stopped(parts.c, f.leader, &signals);
+	stop_parts(&parts);
 	tfjob_error_free(err);
 	tfjob_global_cleanup();
 	if (status == 0)

@@ -398,7 +398,43 @@ static bool parse_int(int64_t *out, const char *s, int64_t max)
 	return true;
 }
 
-int cmd_run(int argc, char **argv)
+/* What `tfjobctl run` was asked for. */
+struct run_args {
+	tfjob_local_options lopts;
+	tfjob_local_run_options ropts;
+	const char *run_dir;
+	int64_t tail;
+	struct ctl_sources sources;
+};
+
+/* One option into a; EXIT_OK or the exit status of a usage error. */
+static int run_option(struct run_args *a, int ch, char **argv)
+{
+	int64_t v;
+	switch (ch) {
+	case 'f': return ctl_sources_add(&a->sources, optarg) ? EXIT_USAGE : EXIT_OK;
+	case 'r': a->run_dir = optarg; return EXIT_OK;
+	case 'c': return ctl_parse_compat(&a->ropts.compat, optarg) ? EXIT_OK : EXIT_USAGE;
+	case 'g':
+		if (!parse_int(&v, optarg, 86400))
+			return ctl_fail("run: --grace-period needs seconds from 0 to 86400, got '%s'", optarg);
+		a->lopts.grace_period_ms = v * 1000;
+		return EXIT_OK;
+	case 'b':
+		if (!parse_int(&v, optarg, 3600000) || v == 0)
+			return ctl_fail("run: --restart-backoff needs milliseconds from 1 to 3600000, got '%s'", optarg);
+		a->lopts.backoff_initial_ms = v;
+		if (v > 300000)
+			a->lopts.backoff_max_ms = v;
+		return EXIT_OK;
+	case 't': return ctl_parse_tail(&a->tail, "run", optarg, false, CTL_REPORT_TAIL_MAX) ? EXIT_OK : EXIT_USAGE;
+	case 'G': a->lopts.gpus = optarg; return EXIT_OK;
+	case ':': return ctl_fail("run: option '%s' needs a value", argv[optind - 1]);
+	default: return ctl_fail("run: unknown option '%s' (see tfjobctl run --help)", argv[optind - 1]);
+	}
+}
+
+static int parse_run_args(struct run_args *a, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "run-dir", required_argument, NULL, 'r' },
@@ -410,96 +446,18 @@ int cmd_run(int argc, char **argv)
 		{ "filename", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	tfjob_local_options lopts = TFJOB_LOCAL_OPTIONS_INIT;
-	tfjob_local_run_options ropts = TFJOB_LOCAL_RUN_OPTIONS_INIT;
-	const char *run_dir = NULL;
-	int64_t v, tail = CTL_DEFAULT_TAIL;
-	struct ctl_sources sources = { 0 };
-	int ch;
+	int ch, bad = EXIT_OK;
 	opterr = 0;
-	int bad = EXIT_OK;
-	while (!bad && (ch = getopt_long(argc, argv, ":f:", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'f':
-			if (ctl_sources_add(&sources, optarg))
-				bad = EXIT_USAGE;
-			break;
-		case 'r':
-			run_dir = optarg;
-			break;
-		case 'c':
-			if (!ctl_parse_compat(&ropts.compat, optarg))
-				bad = EXIT_USAGE;
-			break;
-		case 'g':
-			if (!parse_int(&v, optarg, 86400))
-				bad = ctl_fail("run: --grace-period needs seconds from 0 to 86400, got '%s'", optarg);
-			else
-				lopts.grace_period_ms = v * 1000;
-			break;
-		case 'b':
-			if (!parse_int(&v, optarg, 3600000) || v == 0) {
-				bad = ctl_fail("run: --restart-backoff needs milliseconds from 1 to 3600000, got '%s'", optarg);
-				break;
-			}
-			lopts.backoff_initial_ms = v;
-			if (v > 300000)
-				lopts.backoff_max_ms = v;
-			break;
-		case 't':
-			if (!ctl_parse_tail(&tail, "run", optarg, false, CTL_REPORT_TAIL_MAX))
-				bad = EXIT_USAGE;
-			break;
-		case 'G':
-			lopts.gpus = optarg;
-			break;
-		case ':':
-			bad = ctl_fail("run: option '%s' needs a value", argv[optind - 1]);
-			break;
-		default:
-			bad = ctl_fail("run: unknown option '%s' (see tfjobctl run --help)", argv[optind - 1]);
-		}
-	}
-	if (bad) {
-		free(sources.paths);
-		return bad;
-	}
-	char *file = NULL;
-	tfjob_job *job = NULL;
-	int rc = load_the_job(&job, &file, &sources, argc, argv);
-	if (rc)
-		return rc;
-	rc = check_job(job, ropts.compat);
-	if (rc) {
-		tfjob_job_free(job);
-		free(file);
-		return rc;
-	}
-	/* metadata.generateName: the store picks the name; the run directory uses the prefix. */
-	const char *shown = tfjob_job_name(job) ? tfjob_job_name(job) : tfjob_job_generate_name(job);
-	char *dir = NULL;
-	tfjob_error *err = NULL;
-	if (tfjob_local_run_dir(&dir, run_dir, shown, &err)) {
-		tfjob_job_free(job);
-		free(file);
-		fprintf(stderr, "tfjobctl: run: %s\n", tfjob_error_message(err));
-		tfjob_error_free(err);
-		return EXIT_USAGE;
-	}
-	char *base = manifest_dir(file);
-	lopts.run_dir = dir;
-	lopts.base_dir = base;
-	if (tfjob_local_new(&g_local, &lopts, &err)) {
-		tfjob_job_free(job);
-		free(file);
-		free(dir);
-		free(base);
-		return ctl_fail_err(err);
-	}
-	struct view view = { isatty(STDOUT_FILENO) == 1, 0, json_array(), json_object(), json_object(), NULL,
-		                 dir, tail, json_object(), json_object() };
-	ropts.on_update = on_update;
-	ropts.payload = &view;
+	while (!bad && (ch = getopt_long(argc, argv, ":f:", longopts, NULL)) != -1)
+		bad = run_option(a, ch, argv);
+	if (bad)
+		free(a->sources.paths);
+	return bad;
+}
+
+/* Ctrl-C, SIGTERM and SIGHUP interrupt the run (it then stops its replicas and reports). */
+static void catch_signals(void)
+{
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
@@ -510,15 +468,27 @@ int cmd_run(int argc, char **argv)
 	/* Output is only a view: a reader that goes away (tfjobctl run ... | head) must not kill the
 	 * run and its replicas unsaved. Writes then fail with EPIPE; replicas get SIGPIPE back. */
 	signal(SIGPIPE, SIG_IGN);
-	printf("Running TFJob %s%s from %s\nRun directory: %s\n", shown ? shown : "", tfjob_job_name(job) ? "" : "*", file,
-	       dir);
-	fflush(stdout);
-	tfjob_local_outcome outcome = TFJOB_LOCAL_FAILED;
+}
+
+static void release_signals(void)
+{
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+}
+
+/* Run the job to its end with g_local, the view showing it; the engine is freed after. */
+static int run_with_view(tfjob_local_outcome *outcome, tfjob_job *job, struct run_args *a, struct view *view,
+                         tfjob_error **err)
+{
+	a->ropts.on_update = on_update;
+	a->ropts.payload = view;
+	catch_signals();
 #ifdef __linux__
 	prctl(PR_SET_CHILD_SUBREAPER, 1); /* see stop_strays() */
 #endif
-	rc = tfjob_local_run(&outcome, g_local, job, &ropts, &err);
-	erase(&view);
+	int rc = tfjob_local_run(outcome, g_local, job, &a->ropts, err);
+	erase(view);
 	tfjob_local *done = g_local;
 	g_local = NULL; /* the signal handler no longer touches it */
 	tfjob_local_free(done); /* nothing is left running after this */
@@ -528,33 +498,91 @@ int cmd_run(int argc, char **argv)
 		printf("Stopped %d process%s the replicas had moved out of their process groups (setsid).\n", strays,
 		       strays == 1 ? "" : "es");
 #endif
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	int status;
+	release_signals();
+	return rc;
+}
+
+/* The final report and the exit status of a run that ended with rc and outcome. */
+static int report_run(int rc, tfjob_local_outcome outcome, tfjob_error *err, const char *dir, int64_t tail)
+{
 	if (rc != TFJOB_EINVAL && rc != TFJOB_EINVALID) { /* else refused before anything started */
 		printf("\n");
 		ctl_run_describe(stdout, dir, tail);
 	}
 	if (rc) {
 		fprintf(stderr, "tfjobctl: run: %s\n", tfjob_error_message(err));
-		tfjob_error_free(err);
-		status = rc == TFJOB_EINVAL || rc == TFJOB_EINVALID ? EXIT_USAGE : EXIT_NEGATIVE;
-	} else {
-		json_t *stored = ctl_run_load(dir, "job.json"); /* the name the store gave it (generateName) */
-		printf("\nTFJob %s: %s. State and logs: %s (tfjobctl get --run-dir DIR, tfjobctl logs DIR POD)\n",
-		       jstr(json_object_get(json_object_get(stored, "metadata"), "name")), tfjob_local_outcome_name(outcome),
-		       dir);
-		json_decref(stored);
-		status = outcome == TFJOB_LOCAL_SUCCEEDED ? EXIT_OK : outcome == TFJOB_LOCAL_FAILED ? EXIT_NEGATIVE
-		                                                                                  : EXIT_INTERRUPTED;
+		return rc == TFJOB_EINVAL || rc == TFJOB_EINVALID ? EXIT_USAGE : EXIT_NEGATIVE;
 	}
-	json_decref(view.pods);
-	json_decref(view.status);
-	json_decref(view.phases);
-	json_decref(view.report);
-	json_decref(view.failures);
-	free(view.conditions);
+	json_t *stored = ctl_run_load(dir, "job.json"); /* the name the store gave it (generateName) */
+	printf("\nTFJob %s: %s. State and logs: %s (tfjobctl get --run-dir DIR, tfjobctl logs DIR POD)\n",
+	       jstr(json_object_get(json_object_get(stored, "metadata"), "name")), tfjob_local_outcome_name(outcome), dir);
+	json_decref(stored);
+	return outcome == TFJOB_LOCAL_SUCCEEDED ? EXIT_OK : outcome == TFJOB_LOCAL_FAILED ? EXIT_NEGATIVE : EXIT_INTERRUPTED;
+}
+
+static void view_free(struct view *view)
+{
+	json_decref(view->pods);
+	json_decref(view->status);
+	json_decref(view->phases);
+	json_decref(view->report);
+	json_decref(view->failures);
+	free(view->conditions);
+}
+
+/* Make the run directory and the engine for the job (g_local); EXIT_OK or an exit status. */
+static int prepare_run(char **dir, char **base, struct run_args *a, const char *shown, const char *file)
+{
+	tfjob_error *err = NULL;
+	if (tfjob_local_run_dir(dir, a->run_dir, shown, &err)) {
+		fprintf(stderr, "tfjobctl: run: %s\n", tfjob_error_message(err));
+		tfjob_error_free(err);
+		return EXIT_USAGE;
+	}
+	*base = manifest_dir(file);
+	a->lopts.run_dir = *dir;
+	a->lopts.base_dir = *base;
+	return tfjob_local_new(&g_local, &a->lopts, &err) ? ctl_fail_err(err) : EXIT_OK;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args a = { .tail = CTL_DEFAULT_TAIL };
+	tfjob_local_options linit = TFJOB_LOCAL_OPTIONS_INIT;
+	tfjob_local_run_options rinit = TFJOB_LOCAL_RUN_OPTIONS_INIT;
+	a.lopts = linit;
+	a.ropts = rinit;
+	int rc = parse_run_args(&a, argc, argv);
+	if (rc)
+		return rc;
+	char *file = NULL, *dir = NULL, *base = NULL;
+	tfjob_job *job = NULL;
+	rc = load_the_job(&job, &file, &a.sources, argc, argv);
+	if (rc)
+		return rc;
+	rc = check_job(job, a.ropts.compat);
+	/* metadata.generateName: the store picks the name; the run directory uses the prefix. */
+	const char *shown = tfjob_job_name(job) ? tfjob_job_name(job) : tfjob_job_generate_name(job);
+	if (!rc)
+		rc = prepare_run(&dir, &base, &a, shown, file);
+	if (rc) {
+		tfjob_job_free(job);
+		free(file);
+		free(dir);
+		free(base);
+		return rc;
+	}
+	struct view view = { isatty(STDOUT_FILENO) == 1, 0, json_array(), json_object(), json_object(), NULL,
+		                 dir, a.tail, json_object(), json_object() };
+	printf("Running TFJob %s%s from %s\nRun directory: %s\n", shown ? shown : "", tfjob_job_name(job) ? "" : "*", file,
+	       dir);
+	fflush(stdout);
+	tfjob_local_outcome outcome = TFJOB_LOCAL_FAILED;
+	tfjob_error *err = NULL;
+	rc = run_with_view(&outcome, job, &a, &view, &err);
+	int status = report_run(rc, outcome, err, dir, a.tail);
+	tfjob_error_free(err);
+	view_free(&view);
 	tfjob_job_free(job);
 	free(file);
 	free(dir);
