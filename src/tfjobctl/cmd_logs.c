@@ -353,7 +353,43 @@ static bool is_dir(const char *path)
 
 enum { OPT_PREVIOUS = 0x2000, OPT_REPLICA_TYPE, OPT_REPLICA_INDEX };
 
-int cmd_logs(int argc, char **argv)
+/* What `tfjobctl logs` was asked for, for either path (a local run or the cluster). */
+struct logs_args {
+	struct log_flags lf;
+	struct ctl_cluster cl;
+	struct ctl_logs_args ca;
+	bool all, cluster_only;
+	const char *container;
+};
+
+/* One option into a; EXIT_OK or the exit status of a usage error. */
+static int logs_option(struct logs_args *a, int ch, char **argv)
+{
+	long ms = 0;
+	switch (ch) {
+	case 'f': a->lf.follow = true; break;
+	case 'A': a->all = a->lf.prefix = true; break;
+	case 'P': a->lf.prefix = true; break;
+	case 't': a->lf.timestamps = true; break;
+	case 'c': a->container = ctl_flag_value(optarg); break;
+	case 'T': return ctl_parse_tail(&a->lf.tail, "logs", optarg, true, INT64_MAX) ? EXIT_OK : EXIT_USAGE;
+	case 'S':
+	case 'U':
+		if (!parse_since(&a->lf.since_ms, ch == 'S' ? "--since" : "--since-time", optarg))
+			return EXIT_USAGE;
+		a->ca.since_seconds = ch == 'S' && ctl_parse_duration_ms(&ms, optarg) ? (ms + 999) / 1000 : 0;
+		a->ca.since_time = ch == 'U' ? optarg : NULL;
+		break;
+	case OPT_PREVIOUS: a->ca.previous = a->cluster_only = true; break;
+	case OPT_REPLICA_TYPE: a->ca.replica_type = optarg, a->cluster_only = true; break;
+	case OPT_REPLICA_INDEX: a->ca.replica_index = optarg, a->cluster_only = true; break;
+	case ':': return ctl_fail("logs: option '%s' needs a value", argv[optind - 1]);
+	default: return ctl_fail("logs: unknown option '%s' (see tfjobctl logs --help)", argv[optind - 1]);
+	}
+	return EXIT_OK;
+}
+
+static int parse_logs_args(struct logs_args *a, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		CTL_CLUSTER_LONGOPTS,
@@ -370,102 +406,79 @@ int cmd_logs(int argc, char **argv)
 		{ "replica-index", required_argument, NULL, OPT_REPLICA_INDEX },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct log_flags lf = { .tail = -1, .since_ms = -1 };
-	struct ctl_cluster cl = { 0 };
-	struct ctl_logs_args ca = { .tail = -1 };
-	bool all = false, cluster_only = false;
-	const char *container = NULL;
-	int ch;
+	int ch, status;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":fc:n:", longopts, NULL)) != -1) {
-		if (ctl_cluster_option(&cl, ch, optarg)) {
-			cluster_only = cluster_only || ch != CTL_OPT_COMPAT;
+		if (ctl_cluster_option(&a->cl, ch, optarg)) {
+			a->cluster_only = a->cluster_only || ch != CTL_OPT_COMPAT;
 			continue;
 		}
-		if (ch == 'f')
-			lf.follow = true;
-		else if (ch == 'A')
-			all = lf.prefix = true;
-		else if (ch == 'P')
-			lf.prefix = true;
-		else if (ch == 'T') {
-			if (!ctl_parse_tail(&lf.tail, "logs", optarg, true, INT64_MAX))
-				return EXIT_USAGE;
-		} else if (ch == 'S' || ch == 'U') {
-			if (!parse_since(&lf.since_ms, ch == 'S' ? "--since" : "--since-time", optarg))
-				return EXIT_USAGE;
-			long ms = 0;
-			ca.since_seconds = ch == 'S' && ctl_parse_duration_ms(&ms, optarg) ? (ms + 999) / 1000 : 0;
-			ca.since_time = ch == 'U' ? optarg : NULL;
-		} else if (ch == 't') {
-			lf.timestamps = true;
-		} else if (ch == 'c') {
-			container = ctl_flag_value(optarg);
-		} else if (ch == OPT_PREVIOUS) {
-			ca.previous = cluster_only = true;
-		} else if (ch == OPT_REPLICA_TYPE) {
-			ca.replica_type = optarg;
-			cluster_only = true;
-		} else if (ch == OPT_REPLICA_INDEX) {
-			ca.replica_index = optarg;
-			cluster_only = true;
-		} else if (ch == ':')
-			return ctl_fail("logs: option '%s' needs a value", argv[optind - 1]);
-		else
-			return ctl_fail("logs: unknown option '%s' (see tfjobctl logs --help)", argv[optind - 1]);
+		if ((status = logs_option(a, ch, argv)) != EXIT_OK)
+			return status;
 	}
-	if (cl.bad)
-		return EXIT_USAGE;
-	if (optind < argc && (cluster_only || !is_dir(argv[optind]))) {
-		/* A TFJob of the cluster. */
-		if (strchr(argv[optind], '/') && strncmp(argv[optind], "tfjob", 5) && is_dir(argv[optind]))
-			return ctl_fail("logs: '%s' is a local run directory: --previous, --replica-type, --replica-index "
-			                "and the cluster flags are for a TFJob in the cluster", argv[optind]);
-		if (strchr(argv[optind], '/') && strncmp(argv[optind], "tfjob", 5))
-			return ctl_fail("logs: no local run directory '%s' (tfjobctl run makes one), and it is not a "
-			                "TFJob (NAME or tfjob.kubeflow.org/NAME)", argv[optind]);
-		if (optind + (all ? 1 : 2) < argc || (all && optind + 1 != argc))
-			return ctl_fail(all ? "logs: expected JOB with --all, no REPLICA (see tfjobctl logs --help)"
-			                    : "logs: expected JOB [REPLICA] (see tfjobctl logs --help)");
-		ca.job = argv[optind];
-		ca.replica = optind + 1 < argc ? argv[optind + 1] : NULL;
-		ca.container = container;
-		ca.all = all || ((ca.replica_type || ca.replica_index) && !ca.replica);
-		ca.follow = lf.follow;
-		ca.timestamps = lf.timestamps;
-		ca.prefix = lf.prefix;
-		ca.tail = lf.tail;
-		return ctl_logs_cluster(&cl, &ca);
+	return a->cl.bad ? EXIT_USAGE : EXIT_OK;
+}
+
+/* `logs JOB [REPLICA]`: the logs of a TFJob's pods in the cluster. */
+static int cluster_logs(struct logs_args *a, int argc, char **argv)
+{
+	const char *job = argv[optind];
+	if (strchr(job, '/') && strncmp(job, "tfjob", 5) && is_dir(job))
+		return ctl_fail("logs: '%s' is a local run directory: --previous, --replica-type, --replica-index "
+		                "and the cluster flags are for a TFJob in the cluster", job);
+	if (strchr(job, '/') && strncmp(job, "tfjob", 5))
+		return ctl_fail("logs: no local run directory '%s' (tfjobctl run makes one), and it is not a "
+		                "TFJob (NAME or tfjob.kubeflow.org/NAME)", job);
+	if (optind + (a->all ? 1 : 2) < argc || (a->all && optind + 1 != argc))
+		return ctl_fail(a->all ? "logs: expected JOB with --all, no REPLICA (see tfjobctl logs --help)"
+		                       : "logs: expected JOB [REPLICA] (see tfjobctl logs --help)");
+	struct ctl_logs_args *ca = &a->ca;
+	ca->job = job;
+	ca->replica = optind + 1 < argc ? argv[optind + 1] : NULL;
+	ca->container = a->container;
+	ca->all = a->all || ((ca->replica_type || ca->replica_index) && !ca->replica);
+	ca->follow = a->lf.follow;
+	ca->timestamps = a->lf.timestamps;
+	ca->prefix = a->lf.prefix;
+	ca->tail = a->lf.tail;
+	return ctl_logs_cluster(&a->cl, ca);
+}
+
+/* Open the log of each pod (with its time index); EXIT_OK or the exit status of the failure. */
+static int open_sources(struct source *src, size_t n, char **pods, const char *run, const char *one_pod)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *pod = pods ? pods[i] : one_pod;
+		if (!is_pod_name(pod))
+			return ctl_fail("logs: '%s' is not a pod name (lowercase letters, digits, '-' and '.'; "
+			                "only the pods of %s can be named)", pod, run);
+		src[i].f = open_log(src[i].name, sizeof src[i].name, run, pod);
+		if (!src[i].f)
+			return ctl_fail("logs: no log of pod '%s' in %s: %s", pod, run, strerror(errno));
+		if (!open_times(&src[i], run))
+			return ctl_fail("out of memory");
 	}
-	if (container && strcmp(container, LOCAL_CONTAINER))
+	return EXIT_OK;
+}
+
+/* `logs RUN POD` or `logs RUN --all`: the logs of a local run's replicas. */
+static int local_logs(struct logs_args *a, int argc, char **argv)
+{
+	if (a->container && strcmp(a->container, LOCAL_CONTAINER))
 		return ctl_fail("logs: container '%s' is not run locally: a local replica is its pod's "
-		                "%s container (docs/local.md)", container, LOCAL_CONTAINER);
-	if (optind != argc - (all ? 1 : 2))
-		return ctl_fail(all ? "logs: expected RUN with --all (see tfjobctl logs --help)"
-		                    : "logs: expected RUN and POD (see tfjobctl logs --help)");
+		                "%s container (docs/local.md)", a->container, LOCAL_CONTAINER);
+	if (optind != argc - (a->all ? 1 : 2))
+		return ctl_fail(a->all ? "logs: expected RUN with --all (see tfjobctl logs --help)"
+		                       : "logs: expected RUN and POD (see tfjobctl logs --help)");
 	const char *run = argv[optind];
 	char **pods = NULL;
 	size_t n = 1;
-	if (all && all_pods(&pods, &n, run)) {
+	if (a->all && all_pods(&pods, &n, run))
 		return EXIT_USAGE;
-	}
 	struct source *src = calloc(n, sizeof(*src));
-	int status = src ? EXIT_OK : ctl_fail("out of memory");
-	for (size_t i = 0; i < n && status == EXIT_OK; i++) {
-		const char *pod = all ? pods[i] : argv[optind + 1];
-		if (!is_pod_name(pod)) {
-			status = ctl_fail("logs: '%s' is not a pod name (lowercase letters, digits, '-' and '.'; "
-			                  "only the pods of %s can be named)", pod, run);
-			break;
-		}
-		src[i].f = open_log(src[i].name, sizeof src[i].name, run, pod);
-		if (!src[i].f)
-			status = ctl_fail("logs: no log of pod '%s' in %s: %s", pod, run, strerror(errno));
-		else if (!open_times(&src[i], run))
-			status = ctl_fail("out of memory");
-	}
+	int status = src ? open_sources(src, n, pods, run, argv[optind + 1]) : ctl_fail("out of memory");
 	if (status == EXIT_OK)
-		status = print_logs(src, n, run, &lf);
+		status = print_logs(src, n, run, &a->lf);
 	for (size_t i = 0; src && i < n; i++) {
 		if (src[i].f)
 			fclose(src[i].f);
@@ -473,6 +486,17 @@ int cmd_logs(int argc, char **argv)
 		free(src[i].partial);
 	}
 	free(src);
-	ctl_free_names(pods, all ? n : 0);
+	ctl_free_names(pods, a->all ? n : 0);
 	return status;
+}
+
+int cmd_logs(int argc, char **argv)
+{
+	struct logs_args a = { .lf = { .tail = -1, .since_ms = -1 }, .ca = { .tail = -1 } };
+	int status = parse_logs_args(&a, argc, argv);
+	if (status != EXIT_OK)
+		return status;
+	if (optind < argc && (a.cluster_only || !is_dir(argv[optind])))
+		return cluster_logs(&a, argc, argv);
+	return local_logs(&a, argc, argv);
 }
