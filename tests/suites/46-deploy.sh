@@ -206,7 +206,9 @@ for bad in "compat=v1.9" "logLevel=verbose" "replicas=2,leaderElection.enabled=f
   if "$HELM" template tfjob-operator "$CHART" --set "$bad" >/dev/null 2>"$out/bad.err"; then
     fail "helm template --set $bad: rendered"
   else
-    ok "helm template --set $bad: refused ($(grep -o 'error calling fail: .*' "$out/bad.err" | head -c 120))"
+    msg="$(sed -n 's/^Error: execution error at ([^)]*): //p' "$out/bad.err")"
+    if [ -n "$msg" ]; then ok "helm template --set $bad: refused: $msg"
+    else fail "helm template --set $bad: refused without the chart's message: $(head -n 2 "$out/bad.err")"; fi
   fi
 done
 # The chart's ClusterRole is the base's (rbac.yaml): the same rules.
