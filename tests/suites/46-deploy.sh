@@ -202,11 +202,13 @@ if [ -s "$out/helm-nowebhook.yaml" ]; then
     "(['--webhook-server-port=0'], ['metrics', 'health'])"
 fi
 # Values the operator would refuse are refused by the chart, with the value named.
-for bad in "compat=v1.9" "logLevel=verbose" "replicas=2,leaderElection.enabled=false"; do
+for bad in "compat=v1.9" "logLevel=verbose" "metrics.port=http" "webhook.failurePolicy=Never" \
+           "replicas=2,leaderElection.enabled=false"; do
   if "$HELM" template tfjob-operator "$CHART" --set "$bad" >/dev/null 2>"$out/bad.err"; then
     fail "helm template --set $bad: rendered"
   else
-    msg="$(sed -n 's/^Error: execution error at ([^)]*): //p' "$out/bad.err")"
+    # values.schema.json's message (- at '/compat': ...), or the template's own (fail).
+    msg="$(sed -n -e "s/^- \(at '.*\)/\1/p" -e 's/^Error: execution error at ([^)]*): //p' "$out/bad.err")"
     if [ -n "$msg" ]; then ok "helm template --set $bad: refused: $msg"
     else fail "helm template --set $bad: refused without the chart's message: $(head -n 2 "$out/bad.err")"; fi
   fi
