@@ -16,9 +16,14 @@ APT_PACKAGES=(
   libzstd-dev libbrotli-dev zlib1g-dev
   clang llvm lld valgrind abigail-tools python3 python3-pip
   openssl curl util-linux iproute2
+  # scripts/build-image.sh puts the CA bundle into the operator image; tests/suites/47-image.sh
+  # pushes that image to a registry on loopback
+  ca-certificates skopeo docker-registry
   # tests/kube/controller_e2e.py reads examples/deploy/rbac.yaml (64-controller-kube.sh);
   # tests/kube/official_crd_e2e.py reads v1.9.2's manifests and the examples (66-official-crd.sh)
   python3-yaml
+  # tests/sdk/venv.sh: the Kubeflow Training SDK's venv (69-sdk.sh)
+  python3-venv
 )
 
 missing=()

@@ -1209,7 +1209,12 @@ START_TEST(test_gpus)
 	/* "" is no GPU at all; a bad list is refused at once */
 	l = gpu_engine("");
 	job = gpu_job(1, 1);
-	ck_assert_int_eq(tfjob_local_run(&outcome, l, job, NULL, NULL), TFJOB_EINVAL);
+	err = NULL;
+	ck_assert_int_eq(tfjob_local_run(&outcome, l, job, NULL, &err), TFJOB_EINVAL);
+	/* one GPU is "1 GPU", not "1 GPUs" */
+	ck_assert_msg(strstr(tfjob_error_message(err), "asks for 1 GPU (Worker: 1 x 1) and 0 are available"), "%s",
+	              tfjob_error_message(err));
+	tfjob_error_free(err);
 	tfjob_local_free(l);
 	tfjob_job_free(job);
 	tfjob_local_options opts = TFJOB_LOCAL_OPTIONS_INIT;

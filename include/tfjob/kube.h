@@ -80,6 +80,52 @@ TFJOB_EXTERN int tfjob_kube_transport_is(const tfjob_transport *t);
 /** The API server URL in use ("https://10.0.0.1:6443"), or NULL for other transports. Borrowed. */
 TFJOB_EXTERN const char *tfjob_kube_transport_server(const tfjob_transport *t);
 
+/* ---- Container logs ---- */
+
+#define TFJOB_POD_LOG_OPTIONS_VERSION 1
+
+/** Options of tfjob_kube_pod_log(), the API server's PodLogOptions. Initialise with TFJOB_POD_LOG_OPTIONS_INIT. */
+typedef struct tfjob_pod_log_options {
+	unsigned int version;    /* TFJOB_POD_LOG_OPTIONS_VERSION */
+	const char *container;   /* NULL: the pod's only container (the server refuses a pod with several) */
+	int follow;              /* non-zero: stream until the container ends or the callback stops it */
+	int previous;            /* non-zero: the log of the container's previous instance (before its restart) */
+	int timestamps;          /* non-zero: each line begins with the RFC 3339 time the runtime recorded */
+	int64_t tail_lines;      /* >= 0: only the last N lines; -1 (default): all */
+	int64_t since_seconds;   /* > 0: only the lines of the last N seconds; 0: unset */
+	const char *since_time;  /* RFC 3339: only the lines from then; NULL: unset (not with since_seconds) */
+	int64_t limit_bytes;     /* > 0: at most N bytes; 0: no limit */
+} tfjob_pod_log_options;
+
+#define TFJOB_POD_LOG_OPTIONS_INIT { TFJOB_POD_LOG_OPTIONS_VERSION, NULL, 0, 0, 0, -1, 0, NULL, 0 }
+
+/** Initialise pod log options of the given version to their defaults. TFJOB_EVERSION for unknown versions. */
+TFJOB_EXTERN int tfjob_pod_log_options_init(tfjob_pod_log_options *opts, unsigned int version);
+
+/**
+ * Receives a log's bytes as they arrive (borrowed for the call; lines may be cut anywhere), and
+ * len 0 (data NULL) about once a second while a followed log is silent. Return 0 to go on,
+ * non-zero to stop reading.
+ */
+typedef int (*tfjob_pod_log_cb)(const char *data, size_t len, void *payload);
+
+/**
+ * Read a container's log through the API server, as kubectl logs does: GET
+ * /api/v1/namespaces/NS/pods/POD/log with opts (NULL: the defaults), the server fetching it
+ * from the pod's node. ns NULL: the transport's namespace. The bytes go to on_data as they come
+ * (nothing is kept in memory); with opts->follow the call returns when the container has ended
+ * and the server closed the stream, or when on_data returned non-zero (0 then). No retry once
+ * bytes were delivered; before, a 401 refreshes the credentials once. Errors as the other verbs
+ * (TFJOB_ENOTFOUND: no such pod; TFJOB_EINVAL (400): e.g. several containers and none named, or a
+ * container that has not started, with the server's message), TFJOB_ENETWORK, TFJOB_ETIMEOUT
+ * (the request timeout applies unless following), TFJOB_EINVAL for a transport that is not a
+ * Kubernetes one or bad arguments, TFJOB_ESTATE when built without libcurl. Thread-safe; on_data
+ * runs on the calling thread.
+ */
+TFJOB_EXTERN int tfjob_kube_pod_log(tfjob_transport *t, const char *ns, const char *pod,
+                                    const tfjob_pod_log_options *opts, tfjob_pod_log_cb on_data, void *payload,
+                                    tfjob_error **err);
+
 TFJOB_END_DECLS
 
 #endif

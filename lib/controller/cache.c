@@ -568,13 +568,12 @@ const char *tfjob__child_owner_key(char *buf, size_t size, const tfjob__child *c
 	if (ch->controlled) {
 		if (!ch->ctrl_kind || !ch->ctrl_uid || strcmp(ch->ctrl_kind, "TFJob"))
 			return NULL; /* controlled by something else */
-		snprintf(buf, size, "uid:%s", ch->ctrl_uid);
-		return buf;
+		return tfjob__fits(snprintf(buf, size, "uid:%s", ch->ctrl_uid), size) ? buf : NULL;
 	}
 	if (!ch->sum.job_name)
 		return NULL;
-	snprintf(buf, size, "orphan:%s/%s", ch->ns ? ch->ns : "", ch->sum.job_name);
-	return buf;
+	int n = snprintf(buf, size, "orphan:%s/%s", ch->ns ? ch->ns : "", ch->sum.job_name);
+	return tfjob__fits(n, size) ? buf : NULL;
 }
 
 void tfjob__child_store_init(tfjob__child_store *s)
@@ -603,7 +602,7 @@ void tfjob__child_store_clear(tfjob__child_store *s)
 
 static void index_del(tfjob__child_store *s, const tfjob__child *ch)
 {
-	char buf[512];
+	char buf[TFJOB__KEY_MAX];
 	const char *ok = tfjob__child_owner_key(buf, sizeof(buf), ch);
 	tfjob__map *m = ok ? tfjob__map_get(&s->owner, ok) : NULL;
 	if (m) {
@@ -615,7 +614,7 @@ static void index_del(tfjob__child_store *s, const tfjob__child *ch)
 
 static int index_add(tfjob__child_store *s, tfjob__child *ch)
 {
-	char buf[512];
+	char buf[TFJOB__KEY_MAX];
 	const char *ok = tfjob__child_owner_key(buf, sizeof(buf), ch);
 	if (!ok)
 		return 0;

@@ -14,6 +14,23 @@
 #include "util/timedwait.h"
 #include "util/versions.h"
 
+/* Defaults of the options left 0 (include/tfjob/controller.h lists them for callers). */
+
+/* How long a job waits for the creations and deletions it expects to be seen before acting
+   again anyway: client-go's controller expectations use 5 minutes. */
+#define EXPECTATIONS_TIMEOUT_MS_DEFAULT (5 * 60 * 1000)
+/* Leader election: client-go's leaderelection defaults, as controller-runtime managers (and so
+   training-operator) use them: a Lease lasts 15 s, its holder renews it within 10 s, and a
+   candidate tries again every 2 s. */
+#define LEASE_DURATION_MS_DEFAULT 15000
+#define RENEW_DEADLINE_MS_DEFAULT 10000
+#define RETRY_PERIOD_MS_DEFAULT 2000
+/* The Lease name of training-operator, so that one of the two operators leads, never both. */
+#define LEADER_ELECTION_ID_DEFAULT "1ca428e5.training-operator.kubeflow.org"
+/* How often wait_idle looks again while the controller is not ready: short, as tests wait on
+   it, and far from a busy loop. */
+#define IDLE_POLL_US 2000
+
 int tfjob_controller_hooks_init(tfjob_controller_hooks *hooks, unsigned int version)
 {
 	return tfjob__versioned_init(&tfjob__controller_hooks_v, hooks, version);
@@ -82,13 +99,13 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 	if (c->o.workers <= 0)
 		c->o.workers = 1;
 	if (c->o.expectations_timeout_ms <= 0)
-		c->o.expectations_timeout_ms = 5 * 60 * 1000;
+		c->o.expectations_timeout_ms = EXPECTATIONS_TIMEOUT_MS_DEFAULT;
 	if (c->o.lease_duration_ms <= 0)
-		c->o.lease_duration_ms = 15000;
+		c->o.lease_duration_ms = LEASE_DURATION_MS_DEFAULT;
 	if (c->o.renew_deadline_ms <= 0)
-		c->o.renew_deadline_ms = 10000;
+		c->o.renew_deadline_ms = RENEW_DEADLINE_MS_DEFAULT;
 	if (c->o.retry_period_ms <= 0)
-		c->o.retry_period_ms = 2000;
+		c->o.retry_period_ms = RETRY_PERIOD_MS_DEFAULT;
 	if (c->o.status_writers == 0)
 		c->o.status_writers = TFJOB_CONTROLLER_STATUS_WRITERS_DEFAULT;
 	c->hooks = h;
@@ -96,7 +113,7 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 	c->ns = c->o.namespace_name && *c->o.namespace_name ? strdup(c->o.namespace_name) : NULL;
 	c->cluster_domain = dup_opt(c->o.cluster_domain);
 	c->scheduler_name = dup_opt(c->o.scheduler_name);
-	c->le_id = strdup(c->o.leader_election_id ? c->o.leader_election_id : "1ca428e5.training-operator.kubeflow.org");
+	c->le_id = strdup(c->o.leader_election_id ? c->o.leader_election_id : LEADER_ELECTION_ID_DEFAULT);
 	c->le_ns = strdup(c->o.leader_election_namespace ? c->o.leader_election_namespace
 	                  : c->ns ? c->ns : tfjob_transport_namespace(t) ? tfjob_transport_namespace(t) : "default");
 	if (c->o.identity) {
@@ -474,7 +491,7 @@ int tfjob_controller_wait_idle(tfjob_controller *c, int64_t timeout_ms)
 			    !tfjob__queue_len(c->q) && !tfjob__queue_processing(c->q))
 				return 0;
 		} else {
-			usleep(2000);
+			usleep(IDLE_POLL_US);
 		}
 	}
 }

@@ -16,6 +16,7 @@
 #include "core/job.h"
 #include "core/objects.h"
 #include "parse/jscan.h"
+#include "plan/execute.h"
 #include "plan/planner.h"
 
 
@@ -114,9 +115,12 @@ static const tfjob__child *find_by_name(const kid_list *kids, const char *name)
 	return NULL;
 }
 
-static int do_create(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
+/* Create a Pod or Service; the executor reports the outcome as an Event. */
+static int do_create(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **errp)
 {
+	rctx *r = ctx;
 	tfjob_controller *c = r->c;
+	int is_pod = tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_POD;
 	const tfjob_resource *res = is_pod ? &RES_PODS : &RES_SERVICES;
 	const char *name = tfjob_plan_action_name(plan, i);
 	char *text = NULL;
@@ -147,36 +151,30 @@ static int do_create(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 	tfjob__exp_expect(c->exp, r->key, sub, 1, 0);
 	rc = tfjob_transport_create(NULL, c->t, res, r->ns, text, &err);
 	tfjob__count(c, TFJOB_API_CREATE, rc);
-	/* AlreadyExists too is a failure, as in v1.9: the name is taken by an object that is not the
-	   job's (another owner's, or an orphan the job does not adopt), or the cache is behind. */
 	if (rc)
 		tfjob__exp_observed(c->exp, r->key, sub, 1, 0); /* it will never be observed */
-out:;
-	char msg[1024];
-	if (rc) {
-		snprintf(msg, sizeof(msg), "Error creating: %s", err ? tfjob_error_message(err) : tfjob_strerror(rc));
-		record_event(r, "Warning", is_pod ? "FailedCreatePod" : "FailedCreateService", msg);
+out:
+	if (rc)
 		tfjob__log(c, TFJOB_LOG_ERROR, is_pod ? "creating a pod failed" : "creating a service failed", r->key, name,
-		           msg);
-	} else if (!err) {
-		snprintf(msg, sizeof(msg), "Created %s: %s", is_pod ? "pod" : "service", name ? name : "");
-		record_event(r, "Normal", is_pod ? "SuccessfulCreatePod" : "SuccessfulCreateService", msg);
-	}
+		           err ? tfjob_error_message(err) : tfjob_strerror(rc));
 	tfjob_free(text);
-	tfjob_error_free(err);
+	*errp = err;
 	return rc;
 }
 
-static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
+/* Delete a Pod or Service; the executor reports the outcome as an Event. */
+static int do_delete(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **errp)
 {
+	rctx *r = ctx;
 	tfjob_controller *c = r->c;
+	int is_pod = tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_POD;
 	const tfjob_resource *res = is_pod ? &RES_PODS : &RES_SERVICES;
 	const char *name = tfjob_plan_action_name(plan, i);
 	const tfjob__child *ch = find_by_name(is_pod ? &r->pods : &r->svcs, name);
 	/* Not in the cache: gone already (v1.9 reads it first and finds nothing), or made by someone
 	   else and not seen yet (its ADDED event queues the job). No request, no Event. */
 	if (!ch)
-		return 0;
+		return TFJOB__EXEC_SKIPPED;
 	char sub[128];
 	sub_key(sub, sizeof(sub), ch->sum.rtype, is_pod);
 	tfjob__exp_expect(c->exp, r->key, sub, 0, 1);
@@ -185,19 +183,9 @@ static int do_delete(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 	dopts.precondition_uid = ch->uid;
 	int rc = tfjob_transport_delete(NULL, c->t, res, r->ns, name, &dopts, &err);
 	tfjob__count(c, TFJOB_API_DELETE, rc);
-	char msg[1024];
-	if (rc == TFJOB_ENOTFOUND || rc == TFJOB_ECONFLICT) { /* already gone (or replaced): done */
+	if (rc) /* failed, gone already or replaced: no DELETED event of ours will come */
 		tfjob__exp_observed(c->exp, r->key, sub, 0, 1);
-		rc = 0;
-	} else if (rc) {
-		tfjob__exp_observed(c->exp, r->key, sub, 0, 1);
-		snprintf(msg, sizeof(msg), "Error deleting: %s", tfjob_error_message(err));
-		record_event(r, "Warning", is_pod ? "FailedDeletePod" : "FailedDeleteService", msg);
-	} else {
-		snprintf(msg, sizeof(msg), "Deleted %s: %s", is_pod ? "pod" : "service", name ? name : "");
-		record_event(r, "Normal", is_pod ? "SuccessfulDeletePod" : "SuccessfulDeleteService", msg);
-	}
-	tfjob_error_free(err);
+	*errp = err;
 	return rc;
 }
 
@@ -251,9 +239,12 @@ static int job_may_adopt(rctx *r)
 }
 
 /* Adopt or release a child (a merge patch of its owner references); NotFound: nothing to claim. */
-static int do_claim(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
+static int do_claim(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **errp)
 {
+	rctx *r = ctx;
 	tfjob_controller *c = r->c;
+	int is_pod = tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_POD;
+	(void)errp; /* logged here: a claim that failed is retried, with no Event */
 	const char *name = tfjob_plan_action_name(plan, i);
 	int adopt = tfjob_plan_action_type(plan, i) == TFJOB_ACTION_ADOPT;
 	if (adopt && !job_may_adopt(r)) {
@@ -283,9 +274,11 @@ static int do_claim(rctx *r, const tfjob_plan *plan, size_t i, int is_pod)
 }
 
 /* Create or patch the PodGroup. v1.9 only logs a failure; the reconcile is retried. */
-static int do_write_pod_group(rctx *r, const tfjob_plan *plan, size_t i)
+static int do_write_pod_group(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **errp)
 {
+	rctx *r = ctx;
 	tfjob_controller *c = r->c;
+	(void)errp; /* logged here, with no Event */
 	const tfjob_resource *res = &c->inf[INF_PODGROUPS].res;
 	const char *name = tfjob_plan_action_name(plan, i);
 	int create = tfjob_plan_action_type(plan, i) == TFJOB_ACTION_CREATE;
@@ -344,9 +337,11 @@ static json_t *still_there(const char *answer)
  * (informer.c); one that finalizers keep is cached as the server answered (its DELETED event
  * then brings the job back), one that a failed call left is put back.
  */
-static int do_delete_pod_group(rctx *r, const char *name)
+static int do_delete_pod_group(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **errp)
 {
+	rctx *r = ctx;
 	tfjob_controller *c = r->c;
+	const char *name = tfjob_plan_action_name(plan, i);
 	tfjob_error *err = NULL;
 	char *answer = NULL;
 	int rc = 0;
@@ -361,17 +356,8 @@ static int do_delete_pod_group(rctx *r, const char *name)
 			cache_put(r->c, INF_PODGROUPS, json_incref(held));
 		json_decref(held);
 	}
-	char msg[1024];
-	if (rc == 0 || rc == TFJOB_ENOTFOUND) {
-		rc = 0;
-		snprintf(msg, sizeof(msg), "Deleted PodGroup: %s", name);
-		record_event(r, "Normal", "SuccessfulDeletePodGroup", msg);
-	} else {
-		snprintf(msg, sizeof(msg), "Error deleting: %s", tfjob_error_message(err));
-		record_event(r, "Warning", "FailedDeletePodGroup", msg);
-	}
 	tfjob_free(answer);
-	tfjob_error_free(err);
+	*errp = err;
 	return rc;
 }
 
@@ -447,9 +433,10 @@ static int wait_for_now(rctx *r)
 static int take_children(rctx *r)
 {
 	tfjob_controller *c = r->c;
-	char okey[512], orph[512];
-	snprintf(okey, sizeof(okey), "uid:%s", r->uid ? r->uid : "");
-	snprintf(orph, sizeof(orph), "orphan:%s/%s", r->ns, r->name);
+	char okey[TFJOB__KEY_MAX], orph[TFJOB__KEY_MAX];
+	if (!tfjob__fits(snprintf(okey, sizeof(okey), "uid:%s", r->uid ? r->uid : ""), sizeof(okey)) ||
+	    !tfjob__fits(snprintf(orph, sizeof(orph), "orphan:%s/%s", r->ns, r->name), sizeof(orph)))
+		return TFJOB_EINVAL; /* a name beyond Kubernetes' limits: no child can be looked up */
 	kid_list opods = { NULL, 0 }, osvcs = { NULL, 0 };
 	pthread_mutex_lock(&c->cache_mu);
 	r->pods.n = tfjob__child_store_children(&c->kids[INF_PODS], okey, &r->pods.items);
@@ -506,79 +493,63 @@ static int plan_job(rctx *r)
 }
 
 /* TTL: delete the finished job (its children go with it, in the background). */
-static int delete_job(rctx *r)
+static int delete_job(void *ctx, tfjob_error **err)
 {
+	rctx *r = ctx;
 	tfjob_controller *c = r->c;
 	tfjob_delete_options dopts = TFJOB_DELETE_OPTIONS_INIT;
 	dopts.propagation = TFJOB_PROPAGATION_BACKGROUND;
 	dopts.precondition_uid = r->uid;
-	tfjob_error *err = NULL;
-	int rc = tfjob_transport_delete(NULL, c->t, &RES_TFJOBS, r->ns, r->name, &dopts, &err);
+	int rc = tfjob_transport_delete(NULL, c->t, &RES_TFJOBS, r->ns, r->name, &dopts, err);
 	tfjob__count(c, TFJOB_API_DELETE, rc);
-	char msg[1024];
 	if (rc == 0) {
 		atomic_fetch_add(&c->m.jobs_deleted, 1);
 		tfjob__log(c, TFJOB_LOG_INFO, "deleted the job (ttlSecondsAfterFinished)", r->key, NULL, NULL);
-		snprintf(msg, sizeof(msg), "Deleted job: %s", r->name);
-		record_event(r, "Normal", "SuccessfulDeleteJob", msg);
-	} else if (rc == TFJOB_ENOTFOUND || rc == TFJOB_ECONFLICT) {
-		rc = 0; /* gone, or replaced by another job of that name */
-	} else {
-		snprintf(msg, sizeof(msg), "Error deleting: %s", tfjob_error_message(err));
-		record_event(r, "Warning", "FailedDeleteJob", msg);
 	}
-	tfjob_error_free(err);
 	return rc;
 }
 
-/* Carry out action i; *deleted_job = 1 when it deleted the job itself. */
-static int do_action(rctx *r, size_t i, int *deleted_job)
+static void event_of_plan(void *ctx, const char *type, const char *reason, const char *message)
 {
-	const tfjob_plan *plan = r->plan;
-	tfjob_action_type at = tfjob_plan_action_type(plan, i);
-	tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
-	int is_pod = kind == TFJOB_OBJECT_POD;
-	switch (at) {
-	case TFJOB_ACTION_EVENT:
-		record_event(r, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
-		             tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i));
-		return 0;
-	case TFJOB_ACTION_ADOPT:
-	case TFJOB_ACTION_RELEASE:
-		return do_claim(r, plan, i, is_pod);
-	case TFJOB_ACTION_PATCH:
-		return do_write_pod_group(r, plan, i);
-	case TFJOB_ACTION_WAIT:
-		tfjob__log(r->c, TFJOB_LOG_DEBUG, "pods wait for the PodGroup", r->key, tfjob_plan_action_name(plan, i), NULL);
-		return 0;
-	case TFJOB_ACTION_CREATE:
-		return kind == TFJOB_OBJECT_PODGROUP ? do_write_pod_group(r, plan, i) : do_create(r, plan, i, is_pod);
-	case TFJOB_ACTION_DELETE:
-		if (kind == TFJOB_OBJECT_TFJOB) {
-			*deleted_job = 1;
-			return delete_job(r);
-		}
-		if (kind == TFJOB_OBJECT_PODGROUP)
-			return do_delete_pod_group(r, tfjob_plan_action_name(plan, i));
-		return do_delete(r, plan, i, is_pod);
-	}
-	return 0;
+	record_event(ctx, type, reason, message);
 }
+
+static void log_wait(void *ctx, const tfjob_plan *plan, size_t i)
+{
+	rctx *r = ctx;
+	if (tfjob_plan_action_type(plan, i) == TFJOB_ACTION_WAIT)
+		tfjob__log(r->c, TFJOB_LOG_DEBUG, "pods wait for the PodGroup", r->key, tfjob_plan_action_name(plan, i), NULL);
+}
+
+static bool controller_stopping(void *ctx)
+{
+	return tfjob__stopping(((rctx *)ctx)->c);
+}
+
+/* The controller's writes, for the plan executor (lib/plan/execute.h). */
+static const tfjob__exec_ops CONTROLLER_WRITES = {
+	.event = event_of_plan,
+	.before = log_wait,
+	.create_child = do_create,
+	.delete_child = do_delete,
+	.claim = do_claim,
+	.write_pod_group = do_write_pod_group,
+	.delete_pod_group = do_delete_pod_group,
+	.delete_job = delete_job,
+	.stopping = controller_stopping,
+	.child_events = true,
+};
 
 /* The plan's actions in order, until the controller stops (r->actions_left then counts the rest);
    *deleted_job = 1 when the job itself was deleted. */
 static int carry_out_actions(rctx *r, int *deleted_job)
 {
-	size_t n = tfjob_plan_action_count(r->plan);
-	int rc = 0;
-	*deleted_job = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		if (tfjob__stopping(r->c)) {
-			r->actions_left = n - i;
-			break;
-		}
-		rc = do_action(r, i, deleted_job);
-	}
+	tfjob__exec_result res;
+	tfjob_error *err = NULL;
+	int rc = tfjob__plan_execute(r->plan, &CONTROLLER_WRITES, r, &res, &err);
+	tfjob_error_free(err); /* its Event is recorded, its log written */
+	r->actions_left = res.left;
+	*deleted_job = res.deleted_job;
 	return rc;
 }
 

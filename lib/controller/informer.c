@@ -33,19 +33,17 @@ static const char *child_job_key(char *buf, size_t size, const tfjob__child *ch,
 		if (!ch->ctrl_kind || strcmp(ch->ctrl_kind, "TFJob") || !ch->ctrl_name)
 			return NULL;
 		*owned = 1;
-		snprintf(buf, size, "%s/%s", ns, ch->ctrl_name);
-		return buf;
+		return tfjob__fits(snprintf(buf, size, "%s/%s", ns, ch->ctrl_name), size) ? buf : NULL;
 	}
 	if (!ch->sum.job_name)
 		return NULL;
-	snprintf(buf, size, "%s/%s", ns, ch->sum.job_name);
-	return buf;
+	return tfjob__fits(snprintf(buf, size, "%s/%s", ns, ch->sum.job_name), size) ? buf : NULL;
 }
 
 /* Creations (adds) or deletions (dels) of a child seen: its job's expectations are lowered. */
 static void observe(tfjob_controller *c, int kind, const tfjob__child *ch, int adds, int dels)
 {
-	char jk[512], sub[128];
+	char jk[TFJOB__KEY_MAX], sub[128];
 	int owned = 0;
 	const char *job_key = child_job_key(jk, sizeof(jk), ch, &owned);
 	if (!job_key || !owned)
@@ -73,7 +71,7 @@ static void note_rv(tfjob__informer *inf, const char *rv)
 static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
 {
 	tfjob_controller *c = inf->c;
-	char jk[512];
+	char jk[TFJOB__KEY_MAX];
 	const char *ns = meta_str(obj, "namespace"), *job = meta_str(obj, "name");
 	size_t i;
 	json_t *r;
@@ -99,8 +97,7 @@ static void on_pod_group(tfjob__informer *inf, tfjob_watch_event type, json_t *o
 	pthread_mutex_unlock(&c->cache_mu);
 	json_decref(old);
 	free(key);
-	if (changed && job) {
-		snprintf(jk, sizeof(jk), "%s/%s", ns ? ns : "", job);
+	if (changed && job && tfjob__fits(snprintf(jk, sizeof(jk), "%s/%s", ns ? ns : "", job), sizeof(jk))) {
 		tfjob__queue_add(c->q, jk);
 		atomic_fetch_add(&c->m.queue_adds, 1);
 	}
@@ -138,7 +135,7 @@ static void on_child(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
 	tfjob__child *ch = NULL;
 	if (tfjob__child_new(&ch, obj))
 		return;
-	char jk[512];
+	char jk[TFJOB__KEY_MAX];
 	int owned = 0;
 	const char *job_key = child_job_key(jk, sizeof(jk), ch, &owned);
 	pthread_mutex_lock(&c->cache_mu);

@@ -13,6 +13,15 @@
 #include "util/common.h"
 #include "core/objects.h"
 
+/*
+ * The size of a buffer for a cache or queue key: "uid:" + a UID, "orphan:" + namespace "/" name,
+ * or namespace "/" name. Kubernetes allows namespaces of 63 characters and names of 253 (DNS
+ * label and subdomain), so a real key takes at most 7 + 63 + 1 + 253 + 1 bytes. Key builders
+ * check the length: a longer key (only a server breaking those limits sends one) is refused,
+ * never cut to a key that could name another object.
+ */
+#define TFJOB__KEY_MAX 512
+
 /* A clock in milliseconds, for tests to set time (NULL: tfjob__monotonic_ms()). */
 typedef int64_t (*tfjob__clock_ms_fn)(void *payload);
 

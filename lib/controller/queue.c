@@ -25,6 +25,15 @@ struct tfjob__queue {
 	int shutdown;
 };
 
+/* Defaults of the options left 0: client-go's DefaultControllerRateLimiter, which
+   controller-runtime (and so training-operator) uses. Per item, the delay starts at 5 ms and
+   doubles up to 1000 s; over all items, a token bucket lets 10 adds per second through after a
+   burst of 100. */
+#define BACKOFF_BASE_MS_DEFAULT 5
+#define BACKOFF_MAX_MS_DEFAULT (1000 * 1000)
+#define BUCKET_QPS_DEFAULT 10
+#define BUCKET_BURST_DEFAULT 100
+
 /* The longest a waiting worker sleeps with nothing due: a safety net, every add wakes it. */
 #define GET_MAX_SLEEP_MS 30000
 
@@ -41,13 +50,13 @@ int tfjob__queue_new(tfjob__queue **out, const tfjob__queue_opts *opts)
 	if (opts)
 		q->o = *opts;
 	if (q->o.base_ms <= 0)
-		q->o.base_ms = 5;
+		q->o.base_ms = BACKOFF_BASE_MS_DEFAULT;
 	if (q->o.max_ms <= 0)
-		q->o.max_ms = 1000 * 1000;
+		q->o.max_ms = BACKOFF_MAX_MS_DEFAULT;
 	if (q->o.qps == 0)
-		q->o.qps = 10;
+		q->o.qps = BUCKET_QPS_DEFAULT;
 	if (q->o.burst <= 0)
-		q->o.burst = 100;
+		q->o.burst = BUCKET_BURST_DEFAULT;
 	q->tokens = q->o.burst;
 	q->last_ms = now_ms(q);
 	pthread_mutex_init(&q->mu, NULL);

@@ -225,91 +225,120 @@ static int bare_type(tfjob_graph *g, tfjob__rtype *r, const tfjob_render_options
 	return 0;
 }
 
+/* The texts of one replica type being built: names, addresses (NUL-separated), quoted addresses
+ * (comma-separated), and the parts every DNS address shares. */
+struct type_texts {
+	tfjob__sbuf names, addrs, q;
+	bool keep; /* names and addresses are kept (not a light graph) */
+	char *prefix, *suffix, *qprefix, *qsuffix;
+	size_t plen, slen, qplen, qslen;
+};
+
+/* Address i from the caller's address callback. */
+static int add_callback_address(struct type_texts *t, const tfjob__rtype *r, size_t i, const tfjob_render_options *opts,
+                                tfjob_error **err)
+{
+	char buf[1024];
+	buf[0] = '\0';
+	int cb = opts->address_cb(buf, sizeof(buf), r->lower, (int64_t)i, r->port, opts->address_payload);
+	if (cb)
+		return tfjob__fail(err, cb < 0 ? cb : TFJOB_ERROR, "address callback failed for %s %zu (%s)", r->lower, i,
+		                   tfjob_error_code_name(cb));
+	buf[sizeof(buf) - 1] = '\0';
+	if (!buf[0] || !plain_ascii(buf))
+		return tfjob__fail(err, TFJOB_EINVAL, "address callback gave an empty address or one with a "
+		                   "space or non-ASCII character for %s %zu", r->lower, i);
+	if (t->keep)
+		tfjob__sbuf_add(&t->addrs, buf, strlen(buf) + 1);
+	tfjob__sbuf_add_quoted(&t->q, buf);
+	return 0;
+}
+
+/* Address i as a DNS name: prefix + index + suffix. */
+static void add_dns_address(struct type_texts *t, const char *digits, size_t dl)
+{
+	if (t->keep) {
+		tfjob__sbuf_add(&t->addrs, t->prefix, t->plen);
+		tfjob__sbuf_add(&t->addrs, digits, dl);
+		tfjob__sbuf_add(&t->addrs, t->suffix, t->slen + 1);
+	}
+	tfjob__sbuf_addc(&t->q, '"');
+	tfjob__sbuf_add(&t->q, t->qprefix, t->qplen);
+	tfjob__sbuf_add(&t->q, digits, dl);
+	tfjob__sbuf_add(&t->q, t->qsuffix, t->qslen);
+	tfjob__sbuf_addc(&t->q, '"');
+}
+
+/* Name and address of replica i, their offsets recorded in r. */
+static int add_replica(struct type_texts *t, tfjob__rtype *r, size_t i, const tfjob_render_options *opts,
+                       tfjob_error **err)
+{
+	char digits[24];
+	size_t dl = u64_digits(digits, i);
+	r->name_off[i] = t->names.len;
+	if (t->keep) {
+		tfjob__sbuf_add(&t->names, t->prefix, t->plen);
+		tfjob__sbuf_add(&t->names, digits, dl);
+		tfjob__sbuf_add(&t->names, "", 1);
+	}
+	if (i)
+		tfjob__sbuf_addc(&t->q, ',');
+	r->qoff[i] = t->q.len;
+	r->addr_off[i] = t->addrs.len;
+	if (opts->address_cb)
+		return add_callback_address(t, r, i, opts, err);
+	add_dns_address(t, digits, dl);
+	return 0;
+}
+
+static void type_texts_free(struct type_texts *t)
+{
+	tfjob__sbuf_free(&t->names);
+	tfjob__sbuf_free(&t->addrs);
+	tfjob__sbuf_free(&t->q);
+	free(t->prefix);
+	free(t->suffix);
+	free(t->qprefix);
+	free(t->qsuffix);
+}
+
 static int fill_type(tfjob_graph *g, tfjob__rtype *r, const tfjob_render_options *opts, tfjob_error **err)
 {
 	size_t n = (size_t)r->replicas;
-	char *prefix, *suffix;
-	make_affixes(&prefix, &suffix, g, r, opts);
-	char *qprefix = prefix ? quoted_inner(prefix) : NULL, *qsuffix = suffix ? quoted_inner(suffix) : NULL;
+	struct type_texts t = { TFJOB__SBUF_INIT, TFJOB__SBUF_INIT, TFJOB__SBUF_INIT, !g->light, NULL, NULL, NULL, NULL,
+		                0, 0, 0, 0 };
+	make_affixes(&t.prefix, &t.suffix, g, r, opts);
+	t.qprefix = t.prefix ? quoted_inner(t.prefix) : NULL;
+	t.qsuffix = t.suffix ? quoted_inner(t.suffix) : NULL;
 	r->name_off = calloc(n ? n : 1, sizeof(size_t));
 	r->addr_off = calloc(n ? n : 1, sizeof(size_t));
 	r->qoff = calloc(n + 1, sizeof(size_t));
-	tfjob__sbuf names = TFJOB__SBUF_INIT, addrs = TFJOB__SBUF_INIT, q = TFJOB__SBUF_INIT;
 	int rc = 0;
-	if (!prefix || !suffix || !qprefix || !qsuffix || !r->name_off || !r->addr_off || !r->qoff) {
-		rc = tfjob__oom(err);
-		goto out;
+	if (!t.prefix || !t.suffix || !t.qprefix || !t.qsuffix || !r->name_off || !r->addr_off || !r->qoff) {
+		type_texts_free(&t);
+		return tfjob__oom(err);
 	}
-	size_t plen = strlen(prefix), slen = strlen(suffix), qplen = strlen(qprefix), qslen = strlen(qsuffix);
-	bool keep = !g->light;
-	if (keep)
-		tfjob__sbuf_reserve(&names, n * (plen + 8));
+	t.plen = strlen(t.prefix), t.slen = strlen(t.suffix), t.qplen = strlen(t.qprefix), t.qslen = strlen(t.qsuffix);
+	if (t.keep)
+		tfjob__sbuf_reserve(&t.names, n * (t.plen + 8));
 	if (!opts->address_cb) {
-		if (keep)
-			tfjob__sbuf_reserve(&addrs, n * (plen + slen + 8));
-		tfjob__sbuf_reserve(&q, n * (qplen + qslen + 10));
+		if (t.keep)
+			tfjob__sbuf_reserve(&t.addrs, n * (t.plen + t.slen + 8));
+		tfjob__sbuf_reserve(&t.q, n * (t.qplen + t.qslen + 10));
 	}
-	char buf[1024], digits[24];
-	for (size_t i = 0; i < n; i++) {
-		size_t dl = u64_digits(digits, i);
-		r->name_off[i] = names.len;
-		if (keep) {
-			tfjob__sbuf_add(&names, prefix, plen);
-			tfjob__sbuf_add(&names, digits, dl);
-			tfjob__sbuf_add(&names, "", 1);
-		}
-		if (i)
-			tfjob__sbuf_addc(&q, ',');
-		r->qoff[i] = q.len;
-		r->addr_off[i] = addrs.len;
-		if (opts->address_cb) {
-			buf[0] = '\0';
-			int cb = opts->address_cb(buf, sizeof(buf), r->lower, (int64_t)i, r->port, opts->address_payload);
-			if (cb) {
-				rc = tfjob__fail(err, cb < 0 ? cb : TFJOB_ERROR, "address callback failed for %s %zu (%s)",
-				                 r->lower, i, tfjob_error_code_name(cb));
-				goto out;
-			}
-			buf[sizeof(buf) - 1] = '\0';
-			if (!buf[0] || !plain_ascii(buf)) {
-				rc = tfjob__fail(err, TFJOB_EINVAL, "address callback gave an empty address or one with a "
-				                 "space or non-ASCII character for %s %zu", r->lower, i);
-				goto out;
-			}
-			if (keep)
-				tfjob__sbuf_add(&addrs, buf, strlen(buf) + 1);
-			tfjob__sbuf_add_quoted(&q, buf);
-		} else {
-			if (keep) {
-				tfjob__sbuf_add(&addrs, prefix, plen);
-				tfjob__sbuf_add(&addrs, digits, dl);
-				tfjob__sbuf_add(&addrs, suffix, slen + 1);
-			}
-			tfjob__sbuf_addc(&q, '"');
-			tfjob__sbuf_add(&q, qprefix, qplen);
-			tfjob__sbuf_add(&q, digits, dl);
-			tfjob__sbuf_add(&q, qsuffix, qslen);
-			tfjob__sbuf_addc(&q, '"');
-		}
-	}
-	r->qoff[n] = q.len + 1; /* as if followed by a comma */
-	if (names.oom || addrs.oom || q.oom) {
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = add_replica(&t, r, i, opts, err);
+	r->qoff[n] = t.q.len + 1; /* as if followed by a comma */
+	if (!rc && (t.names.oom || t.addrs.oom || t.q.oom))
 		rc = tfjob__oom(err);
-		goto out;
+	if (!rc) {
+		r->names = tfjob__sbuf_take(&t.names);
+		r->addrs = tfjob__sbuf_take(&t.addrs);
+		r->quoted = tfjob__sbuf_take(&t.q);
+		if (!r->names || !r->addrs || !r->quoted)
+			rc = tfjob__oom(err);
 	}
-	r->names = tfjob__sbuf_take(&names);
-	r->addrs = tfjob__sbuf_take(&addrs);
-	r->quoted = tfjob__sbuf_take(&q);
-	if (!r->names || !r->addrs || !r->quoted)
-		rc = tfjob__oom(err);
-out:
-	tfjob__sbuf_free(&names);
-	tfjob__sbuf_free(&addrs);
-	tfjob__sbuf_free(&q);
-	free(prefix);
-	free(suffix);
-	free(qprefix);
-	free(qsuffix);
+	type_texts_free(&t);
 	return rc;
 }
 

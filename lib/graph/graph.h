@@ -88,7 +88,7 @@ json_t *tfjob__owner_reference(const tfjob_graph *g);
 /* The controller owner reference to the TFJob of that name and uid ("" when it has none). NULL on out of memory. */
 json_t *tfjob__owner_reference_to(const char *name, const char *uid);
 
-/* ---- beyond.c: children at or beyond a type's replicas ---- */
+/* ---- render.c: children at or beyond a type's replicas ---- */
 
 /* How many children (indices 0 ..) a type has when none is observed: replicas; in
  * training-operator-1.9 mode at least 1 (v1.9 creates index 0 of a type with replicas: 0). */

@@ -19,20 +19,6 @@
 #include "local/internal.h"
 #include "util/versions.h"
 
-int64_t tfjob__local_wall(void) { return (int64_t)time(NULL); }
-
-void tfjob__local_event(tfjob_local *l, const char *pod, const char *type, const char *reason, const char *fmt, ...)
-{
-	if (!l->on_event)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	char *msg = tfjob__strdup_vprintf(fmt, ap);
-	va_end(ap);
-	l->on_event(pod, type, reason, msg ? msg : "(out of memory)", l->event_payload);
-	free(msg);
-}
-
 int tfjob_local_options_init(tfjob_local_options *opts, unsigned int version)
 {
 	return tfjob__versioned_init(&tfjob__local_options_v, opts, version);
@@ -272,18 +258,6 @@ json_t *tfjob__local_history(tfjob_local *l, uint64_t *generation)
 	json_object_foreach(l->history, name, h)
 		json_array_append_new(out, json_deep_copy(h));
 	return out;
-}
-
-char *tfjob__local_duration(char *buf, size_t size, int64_t ms)
-{
-	int64_t s = (ms + 999) / 1000;
-	if (s >= 3600)
-		snprintf(buf, size, "%lldh%lldm%llds", (long long)(s / 3600), (long long)(s % 3600 / 60), (long long)(s % 60));
-	else if (s >= 60)
-		snprintf(buf, size, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
-	else
-		snprintf(buf, size, "%llds", (long long)s);
-	return buf;
 }
 
 int tfjob__local_add(tfjob_local *l, const char *ns, json_t *obj, tfjob__launch *launch, tfjob_error **err)

@@ -155,8 +155,8 @@ static bool add_env(lpod *p, char *entry)
 static void cannot_have_them(tfjob_local *l, lpod *p, size_t have)
 {
 	free(p->spawn_error);
-	p->spawn_error = tfjob__strdup_printf("asks for %lld GPUs (%s), the local engine has %zu", (long long)p->launch.gpus,
-	                                      GPU_RESOURCE, have);
+	p->spawn_error = tfjob__strdup_printf("asks for %lld GPU%s (%s), the local engine has %zu", (long long)p->launch.gpus,
+	                                      p->launch.gpus == 1 ? "" : "s", GPU_RESOURCE, have);
 	p->state = LPOD_DONE;
 	p->code = 128;
 	p->finished_wall = tfjob__local_wall();
@@ -246,8 +246,8 @@ int tfjob__local_gpus_check(tfjob_local *l, const tfjob_job *job, tfjob_error **
 		return rc;
 	if (total > (int64_t)have)
 		return tfjob__fail_field(err, TFJOB_EINVAL, field,
-		                         "the job asks for %lld GPUs (%s) and %zu are available%s%s%s: run it with fewer, "
+		                         "the job asks for %lld GPU%s (%s) and %zu are available%s%s%s: run it with fewer, "
 		                         "or give the GPUs to use (tfjobctl run --gpus LIST)",
-		                         (long long)total, parts, have, have ? " (" : "", ids, have ? ")" : "");
+		                         (long long)total, total == 1 ? "" : "s", parts, have, have ? " (" : "", ids, have ? ")" : "");
 	return 0;
 }

@@ -105,10 +105,14 @@ struct tfjob_local {
 	uint64_t uids;        /* Pods created: the counter in their metadata.uid */
 };
 
-/* engine.c */
+/* events.c: the clock, Events and durations of every part of the backend */
 int64_t tfjob__local_wall(void);
 void tfjob__local_event(tfjob_local *l, const char *pod, const char *type, const char *reason, const char *fmt, ...)
 	TFJOB_PRINTF(5, 6);
+/* "10s", "2m40s", "5m0s": a duration as Kubernetes (Go) prints it. */
+char *tfjob__local_duration(char *buf, size_t size, int64_t ms);
+
+/* engine.c */
 lpod *tfjob__local_find(tfjob_local *l, const char *ns, const char *name);
 /* Add a Pod (takes obj, launch); starts nothing. */
 int tfjob__local_add(tfjob_local *l, const char *ns, json_t *obj, tfjob__launch *launch, tfjob_error **err);
@@ -121,8 +125,6 @@ void tfjob__local_note_deleted(tfjob_local *l, const char *name, const char *why
  * held), and its generation (history_generation): pod, replicaType, replicaIndex, log, exits, failures, exitCode, signal, failedExitCode,
  * failedAt, stoppedBy, restartAt, backoffSeconds, deleted, finished. */
 json_t *tfjob__local_history(tfjob_local *l, uint64_t *generation);
-/* "10s", "2m40s", "5m0s": a duration as Kubernetes (Go) prints it. */
-char *tfjob__local_duration(char *buf, size_t size, int64_t ms);
 /* tfjob_local_shutdown(), calling tick (when not NULL, without the lock) after each pass while it
  * waits for the processes: the run shows the engine's events (Killing, Exited) as they happen. */
 int tfjob__local_shutdown_tick(tfjob_local *l, void (*tick)(void *payload), void *payload);

@@ -11,6 +11,7 @@
 #include "core/objects.h"
 #include "local/internal.h"
 #include "local/run.h"
+#include "plan/execute.h"
 #include "plan/planner.h"
 #include "util/versions.h"
 
@@ -169,7 +170,7 @@ static char *deletion_reason(run *r, const tfjob_plan *plan)
 	size_t n = tfjob_plan_action_count(plan);
 	for (size_t i = 0; i < n; i++) {
 		const char *reason = tfjob_plan_action_reason(plan, i);
-		if (tfjob_plan_action_type(plan, i) == TFJOB_ACTION_EVENT && reason && !strcmp(reason, "TFJobRestarting"))
+		if (tfjob_plan_action_type(plan, i) == TFJOB_ACTION_EVENT && reason && !strcmp(reason, TFJOB__REASON_RESTARTING))
 			return tfjob__strdup("deleted to be created again (a restart ordered by the job)");
 	}
 	if (plan_finishes(plan) || tfjob_job_is_finished(r->job)) {
@@ -189,9 +190,12 @@ static void note_deleted(run *r, const char *pod, const char *why)
 /* Create action i; a Pod that cannot run here is a Warning, as the API server's refusal would be.
  * A Pod is handed to the engine as the tree the planner rendered: its spec holds the whole
  * TF_CONFIG, which printing and parsing again would cost twice per Pod. */
-static int create(run *r, const tfjob_plan *plan, size_t i, tfjob_object_kind kind, const tfjob_resource *res,
-                  tfjob_error **err)
+static int create(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
 {
+	run *r = ctx;
+	tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
+	if (kind == TFJOB_OBJECT_SERVICE)
+		r->services_stale = true;
 	json_t *pod = NULL;
 	char *obj = NULL;
 	int rc = kind == TFJOB_OBJECT_POD ? tfjob__plan_action_object(&pod, plan, i, err)
@@ -200,10 +204,10 @@ static int create(run *r, const tfjob_plan *plan, size_t i, tfjob_object_kind ki
 		return rc;
 	tfjob_error *e = NULL;
 	rc = pod ? tfjob__local_create_pod(r->local, r->ns, pod, NULL, &e)
-	         : tfjob_transport_create(NULL, r->t, res, r->ns, obj, &e);
+	         : tfjob_transport_create(NULL, r->t, tfjob_resource_lookup(tfjob_object_kind_name(kind)), r->ns, obj, &e);
 	tfjob_free(obj);
 	if (rc == TFJOB_EEXISTS) {
-		rc = 0;
+		rc = 0; /* the runner is the only writer: it is the one the plan wants */
 	} else if (rc && kind == TFJOB_OBJECT_POD && rc != TFJOB_ENOMEM) {
 		tfjob__run_event(r, "TFJob", r->name, "Warning", "FailedCreatePod", tfjob_error_message(e), true);
 		rc = tfjob__fail(err, tfjob_error_code_of(e), "%s", tfjob_error_message(e));
@@ -214,68 +218,73 @@ static int create(run *r, const tfjob_plan *plan, size_t i, tfjob_object_kind ki
 	return rc;
 }
 
+/* Delete action i's Pod or Service; a Pod's deletion is noted with why, for the report. */
+static int delete_child(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	run *r = ctx;
+	tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
+	const char *name = tfjob_plan_action_name(plan, i);
+	if (kind == TFJOB_OBJECT_SERVICE)
+		r->services_stale = true;
+	int rc = tfjob_transport_delete(NULL, r->t, tfjob_resource_lookup(tfjob_object_kind_name(kind)), r->ns, name, NULL,
+	                                err);
+	if (!rc && kind == TFJOB_OBJECT_POD) {
+		if (!r->deletion_why)
+			r->deletion_why = deletion_reason(r, plan);
+		note_deleted(r, name, r->deletion_why ? r->deletion_why : "deleted");
+	}
+	return rc;
+}
+
+/* Adopt or release action i's child: its merge patch of owner references. */
+static int claim(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	run *r = ctx;
+	tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
+	if (kind == TFJOB_OBJECT_SERVICE)
+		r->services_stale = true;
+	char *patch = NULL;
+	int rc = tfjob_plan_action_object_json(&patch, plan, i, TFJOB_JSON_COMPACT, err);
+	if (!rc)
+		rc = tfjob_transport_patch(NULL, r->t, tfjob_resource_lookup(tfjob_object_kind_name(kind)), r->ns,
+		                           tfjob_plan_action_name(plan, i), NULL, patch, err);
+	tfjob_free(patch);
+	return rc;
+}
+
+/* The job's TTL ran out: the run ends with the job gone (the executor records the Event). */
+static int delete_job(void *ctx, tfjob_error **err)
+{
+	(void)err;
+	((run *)ctx)->deleted = true;
+	return 0;
+}
+
+static void job_event(void *ctx, const char *type, const char *reason, const char *message)
+{
+	run *r = ctx;
+	tfjob__run_event(r, "TFJob", r->name, type, reason, message, false);
+}
+
+/* The local runner's writes, for the plan executor (lib/plan/execute.h). No PodGroup: no gang
+ * scheduler runs local processes. Children are reported in the run's own words (the replica
+ * table, the deletion notes), not as Events. */
+static const tfjob__exec_ops LOCAL_WRITES = {
+	.event = job_event,
+	.create_child = create,
+	.delete_child = delete_child,
+	.claim = claim,
+	.delete_job = delete_job,
+};
+
 static int execute(run *r, const tfjob_plan *plan, bool *acted, tfjob_error **err)
 {
-	size_t n = tfjob_plan_action_count(plan);
-	char *why = NULL;
-	int rc = 0;
-	for (size_t i = 0; i < n; i++) {
-		tfjob_action_type type = tfjob_plan_action_type(plan, i);
-		tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
-		const char *name = tfjob_plan_action_name(plan, i);
-		if (type == TFJOB_ACTION_EVENT) {
-			const char *reason = tfjob_plan_action_reason(plan, i);
-			if (reason && !strcmp(reason, "TFJobRestarting"))
-				r->restarted = true;
-			tfjob__run_event(r, "TFJob", r->name, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)),
-			                 tfjob_plan_action_reason(plan, i), tfjob_plan_action_message(plan, i), false);
-			continue;
-		}
-		if (type == TFJOB_ACTION_WAIT || kind == TFJOB_OBJECT_PODGROUP)
-			continue; /* no gang scheduler runs local processes */
-		*acted = true;
-		if (kind == TFJOB_OBJECT_SERVICE)
-			r->services_stale = true;
-		const tfjob_resource *res = tfjob_resource_lookup(tfjob_object_kind_name(kind));
-		if (kind == TFJOB_OBJECT_TFJOB) {
-			r->deleted = true;
-			char msg[512];
-			snprintf(msg, sizeof msg, "Deleted job: %s", r->name);
-			tfjob__run_event(r, "TFJob", r->name, "Normal", "SuccessfulDeleteJob", msg, false);
-			continue;
-		}
-		if (type == TFJOB_ACTION_ADOPT || type == TFJOB_ACTION_RELEASE) {
-			char *patch = NULL;
-			rc = tfjob_plan_action_object_json(&patch, plan, i, TFJOB_JSON_COMPACT, err);
-			tfjob_error *e = NULL;
-			if (!rc)
-				rc = tfjob_transport_patch(NULL, r->t, res, r->ns, name, NULL, patch, &e);
-			if (rc == TFJOB_ENOTFOUND)
-				rc = 0;
-			else if (rc && err && e)
-				*err = e, e = NULL;
-			tfjob_error_free(e);
-			tfjob_free(patch);
-		} else if (type == TFJOB_ACTION_DELETE) {
-			tfjob_error *e = NULL;
-			rc = tfjob_transport_delete(NULL, r->t, res, r->ns, name, NULL, &e);
-			if (rc == TFJOB_ENOTFOUND)
-				rc = 0;
-			else if (rc && err)
-				*err = e, e = NULL;
-			tfjob_error_free(e);
-			if (!rc && kind == TFJOB_OBJECT_POD) {
-				if (!why)
-					why = deletion_reason(r, plan);
-				note_deleted(r, name, why ? why : "deleted");
-			}
-		} else {
-			rc = create(r, plan, i, kind, res, err);
-		}
-		if (rc)
-			break;
-	}
-	free(why);
+	tfjob__exec_result res;
+	int rc = tfjob__plan_execute(plan, &LOCAL_WRITES, r, &res, err);
+	free(r->deletion_why);
+	r->deletion_why = NULL;
+	*acted = *acted || res.acted;
+	r->restarted = r->restarted || res.restarted;
 	if (!rc)
 		rc = tfjob__run_save_replicas(r, err);
 	return rc;

@@ -42,6 +42,7 @@ typedef struct run {
 	int64_t restarts;            /* restarts the planner ordered (TFJobRestarting events) */
 	int64_t not_before_ms;       /* rate limit: no reconcile before this (monotonic ms) */
 	bool restarted;              /* the last step ordered a restart */
+	char *deletion_why;          /* why the current step deletes Pods, worked out at its first */
 } run;
 
 int tfjob__run_init(run *r, tfjob_local *local, const tfjob_local_run_options *opts, tfjob_error **err);

@@ -10,6 +10,7 @@
 
 #include "parse/doc.h"
 #include "core/job.h"
+#include "plan/execute.h"
 #include "plan/planner.h"
 #include "util/sbuf.h"
 #include "util/versions.h"
@@ -20,6 +21,10 @@
 /* 'at' and 'until' are seconds after the start, at most this (about 317 years): the sums of
  * times below stay far from int64 overflow, and requeues are capped just beyond it. */
 #define MAX_OFFSET INT64_C(10000000000)
+/* Without 'until', requeues are followed for an hour after the last timeline entry: long enough
+ * for restart backoffs, deadlines and TTLs a scenario sets within minutes, short enough that a
+ * job waiting on nothing ends the run. */
+#define DEFAULT_UNTIL_AFTER_LAST 3600
 
 typedef struct sim {
 	tfjob__sbuf out;
@@ -108,96 +113,123 @@ static void record(sim *s, const char *type, const char *reason, const char *mes
 	addf(&s->events, "  %-8s %-28s +%-6" PRId64 " %s\n", type, reason, s->now - s->start, message);
 }
 
-/* The PodGroup's actions: the in-memory gang scheduler admits a group as soon as it exists. */
-static int apply_pod_group(sim *s, const tfjob_plan *plan, size_t i)
+/* ---- the simulated cluster's writes, for the plan executor (execute.h) ---- */
+
+static void sim_event(void *ctx, const char *type, const char *reason, const char *message)
 {
-	tfjob_action_type type = tfjob_plan_action_type(plan, i);
-	if (type == TFJOB_ACTION_DELETE) {
-		json_decref(s->pod_group);
-		s->pod_group = NULL;
-		char *msg = tfjob__strdup_printf("Deleted PodGroup: %s", tfjob_plan_action_name(plan, i));
-		if (!msg)
-			return tfjob__oom(s->err);
-		record(s, "Normal", "SuccessfulDeletePodGroup", msg);
-		free(msg);
-		return 0;
-	}
-	if (type != TFJOB_ACTION_CREATE && type != TFJOB_ACTION_PATCH)
-		return 0; /* wait */
+	record(ctx, type, reason, message);
+}
+
+/* Every action but an Event is printed as it is carried out. */
+static void sim_before(void *ctx, const tfjob_plan *plan, size_t i)
+{
+	sim *s = ctx;
+	addf(&s->out, "           %s %s %s\n", tfjob_action_type_name(tfjob_plan_action_type(plan, i)),
+	     tfjob_object_kind_name(tfjob_plan_action_kind(plan, i)), tfjob_plan_action_name(plan, i));
+}
+
+static json_t *children_of(sim *s, const tfjob_plan *plan, size_t i)
+{
+	return tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_POD ? s->pods : s->services;
+}
+
+/* A new Pod starts Pending; a name taken already is left as it is (AlreadyExists). */
+static int sim_create(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	sim *s = ctx;
+	json_t *items = children_of(s, plan, i);
 	int rc = 0;
 	json_t *obj = action_object(s, plan, i, &rc);
 	if (!obj)
-		return rc;
+		return rc ? rc : tfjob__oom(err);
+	if (tfjob_plan_action_kind(plan, i) == TFJOB_OBJECT_POD)
+		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+	if (find_named(items, tfjob_plan_action_name(plan, i), NULL) || json_array_append_new(items, obj))
+		json_decref(obj);
+	return 0;
+}
+
+static int sim_delete(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	(void)err;
+	sim *s = ctx;
+	json_t *items = children_of(s, plan, i);
+	size_t pos;
+	if (find_named(items, tfjob_plan_action_name(plan, i), &pos))
+		json_array_remove(items, pos);
+	return 0;
+}
+
+/* Adopt or release: the action's object is a merge patch of the child. */
+static int sim_claim(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	sim *s = ctx;
+	int rc = 0;
+	json_t *patch = action_object(s, plan, i, &rc);
+	if (!patch)
+		return rc ? rc : tfjob__oom(err);
+	json_t *child = find_named(children_of(s, plan, i), tfjob_plan_action_name(plan, i), NULL);
+	if (child)
+		merge(child, patch);
+	json_decref(patch);
+	return 0;
+}
+
+/* The in-memory gang scheduler admits a group as soon as it exists. */
+static int sim_write_pod_group(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	sim *s = ctx;
+	tfjob_action_type type = tfjob_plan_action_type(plan, i);
+	int rc = 0;
+	json_t *obj = action_object(s, plan, i, &rc);
+	if (!obj)
+		return rc ? rc : tfjob__oom(err);
 	if (type == TFJOB_ACTION_PATCH && s->pod_group) {
 		merge(s->pod_group, obj);
 		json_decref(obj);
 	} else if (type == TFJOB_ACTION_CREATE && !s->pod_group) {
 		s->pod_group = obj;
 		if (json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Running")))
-			return tfjob__oom(s->err);
+			return tfjob__oom(err);
 	} else {
 		json_decref(obj); /* AlreadyExists, or NotFound */
 	}
 	return 0;
 }
 
+static int sim_delete_pod_group(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err)
+{
+	(void)plan, (void)i, (void)err;
+	sim *s = ctx;
+	json_decref(s->pod_group);
+	s->pod_group = NULL;
+	return 0;
+}
+
+static int sim_delete_job(void *ctx, tfjob_error **err)
+{
+	(void)err;
+	((sim *)ctx)->deleted = true;
+	return 0;
+}
+
+static const tfjob__exec_ops SIMULATED_WRITES = {
+	.event = sim_event,
+	.before = sim_before,
+	.create_child = sim_create,
+	.delete_child = sim_delete,
+	.claim = sim_claim,
+	.write_pod_group = sim_write_pod_group,
+	.delete_pod_group = sim_delete_pod_group,
+	.delete_job = sim_delete_job,
+};
+
 static int apply_plan(sim *s, const tfjob_plan *plan, bool *acted)
 {
-	*acted = false;
-	size_t n = tfjob_plan_action_count(plan);
-	for (size_t i = 0; i < n; i++) {
-		tfjob_action_type type = tfjob_plan_action_type(plan, i);
-		tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
-		if (type == TFJOB_ACTION_EVENT) {
-			record(s, tfjob_event_type_name(tfjob_plan_action_event_type(plan, i)), tfjob_plan_action_reason(plan, i),
-			       tfjob_plan_action_message(plan, i));
-			continue;
-		}
-		const char *name = tfjob_plan_action_name(plan, i);
-		addf(&s->out, "           %s %s %s\n", tfjob_action_type_name(type), tfjob_object_kind_name(kind), name);
-		if (type == TFJOB_ACTION_WAIT)
-			continue; /* nothing changes: the PodGroup's admission brings the next step */
-		*acted = true;
-		int rc = 0;
-		if (kind == TFJOB_OBJECT_TFJOB) {
-			s->deleted = true;
-			char *msg = tfjob__strdup_printf("Deleted job: %s", name);
-			if (!msg)
-				return tfjob__oom(s->err);
-			record(s, "Normal", "SuccessfulDeleteJob", msg);
-			free(msg);
-			continue;
-		}
-		if (kind == TFJOB_OBJECT_PODGROUP) {
-			if ((rc = apply_pod_group(s, plan, i)))
-				return rc;
-			continue;
-		}
-		json_t *items = kind == TFJOB_OBJECT_POD ? s->pods : s->services;
-		if (type == TFJOB_ACTION_DELETE) {
-			size_t pos;
-			if (find_named(items, name, &pos))
-				json_array_remove(items, pos);
-			continue;
-		}
-		json_t *obj = action_object(s, plan, i, &rc);
-		if (!obj)
-			return rc;
-		if (type == TFJOB_ACTION_ADOPT || type == TFJOB_ACTION_RELEASE) {
-			json_t *child = find_named(items, name, NULL);
-			if (child)
-				merge(child, obj);
-			json_decref(obj);
-			continue;
-		}
-		if (kind == TFJOB_OBJECT_POD)
-			json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
-		if (find_named(items, name, NULL) || json_array_append_new(items, obj)) {
-			json_decref(obj); /* AlreadyExists: nothing to do */
-			continue;
-		}
-	}
-	return 0;
+	tfjob__exec_result res;
+	int rc = tfjob__plan_execute(plan, &SIMULATED_WRITES, s, &res, s->err);
+	*acted = res.acted;
+	return rc;
 }
 
 static void print_conditions(sim *s, const char *indent)
@@ -430,18 +462,127 @@ static int scenario_error(tfjob_error **err, const char *what)
 	return tfjob__fail(err, TFJOB_ESCHEMA, "scenario: %s (see docs/simulate.md)", what);
 }
 
+/* Check the scenario's timeline: each entry has an 'at' not before the previous one. *last gets
+ * the last 'at' (0 for none). */
+static int read_timeline(int64_t *last, const json_t *timeline, tfjob_error **err)
+{
+	*last = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(timeline, i, e) {
+		int64_t at;
+		if (!json_is_object(e) || tfjob__int(&at, e, "at") || at < *last || at > MAX_OFFSET)
+			return tfjob__fail(err, TFJOB_ESCHEMA,
+			                   "scenario: timeline[%zu] needs 'at' (seconds, not before the previous entry, at "
+			                   "most %" PRId64 ")", i, MAX_OFFSET);
+		*last = at;
+	}
+	return 0;
+}
+
+/* The scenario's settings into s (compat, start, the job) and *until; the timeline is checked. */
+static int read_scenario(sim *s, json_t *root, const tfjob_simulate_options *opts, int64_t *until, tfjob_error **err)
+{
+	json_t *timeline = json_object_get(root, "timeline"), *jobv = json_object_get(root, "job");
+	const char *compat = tfjob__str(root, "compat"), *start = tfjob__str(root, "start");
+	if (!json_is_object(root) || !json_is_object(jobv))
+		return scenario_error(err, "a mapping with a 'job' mapping is required");
+	if (timeline && !json_is_array(timeline))
+		return scenario_error(err, "'timeline' must be a list");
+	if (opts->override_compat)
+		s->popts.compat = opts->compat;
+	else if (compat && tfjob_compat_from_string(&s->popts.compat, compat))
+		return tfjob__fail(err, TFJOB_ESCHEMA, "scenario: unknown compat '%s'", compat);
+	s->start = DEFAULT_START;
+	if (start && tfjob_time_parse(&s->start, start))
+		return tfjob__fail(err, TFJOB_ESCHEMA, "scenario: start '%s' is not an RFC 3339 time", start);
+	int64_t last;
+	int rc = read_timeline(&last, timeline, err);
+	if (rc)
+		return rc;
+	if (tfjob__int(until, root, "until"))
+		*until = last + DEFAULT_UNTIL_AFTER_LAST;
+	else if (*until < 0 || *until > MAX_OFFSET)
+		return tfjob__fail(err, TFJOB_ESCHEMA, "scenario: 'until' must be 0 to %" PRId64 " seconds", MAX_OFFSET);
+	rc = tfjob__job_wrap(&s->job, json_deep_copy(jobv), "scenario job", err);
+	if (!rc && !tfjob_job_name(s->job))
+		rc = scenario_error(err, "the job needs metadata.name");
+	return rc;
+}
+
+/* Apply the timeline's entries from *next that happen at entry_at (s->now), on one line each. */
+static int apply_entries_at(sim *s, json_t *timeline, size_t *next, int64_t entry_at)
+{
+	int rc = 0;
+	for (bool first = true; !rc && *next < json_array_size(timeline); first = false) {
+		int64_t at;
+		tfjob__int(&at, json_array_get(timeline, *next), "at");
+		if (at + s->start != entry_at)
+			break;
+		if (first)
+			addf(&s->out, "  +%-7" PRId64 " ", s->now - s->start);
+		else
+			tfjob__sbuf_adds(&s->out, "           ");
+		rc = apply_entry(s, json_array_get(timeline, *next));
+		(*next)++;
+	}
+	return rc;
+}
+
+/* Run the job from its creation: the timeline's entries and the planner's requeues, in time
+ * order, each followed by reconciles until the cluster is quiet. */
+static int run_timeline(sim *s, json_t *timeline, int64_t until)
+{
+	size_t next = 0;
+	s->now = s->start;
+	addf(&s->out, "  +%-7" PRId64 " job created\n", (int64_t)0);
+	int rc = settle(s);
+	while (!rc && !s->deleted && s->steps < s->max_steps) {
+		bool have_entry = next < json_array_size(timeline);
+		int64_t entry_at = 0;
+		if (have_entry)
+			tfjob__int(&entry_at, json_array_get(timeline, next), "at");
+		entry_at += s->start;
+		bool have_requeue = s->has_requeue && s->requeue_at > s->now && s->requeue_at - s->start <= until;
+		if (!have_entry && !have_requeue)
+			break;
+		if (have_entry && (!have_requeue || entry_at <= s->requeue_at)) {
+			s->now = entry_at > s->now ? entry_at : s->now;
+			rc = apply_entries_at(s, timeline, &next, entry_at);
+		} else {
+			s->now = s->requeue_at;
+			s->has_requeue = false;
+			addf(&s->out, "  +%-7" PRId64 " requeue\n", s->now - s->start);
+		}
+		if (!rc)
+			rc = settle(s);
+	}
+	if (!rc && !s->deleted && s->steps >= s->max_steps)
+		addf(&s->out, "           (stopped: %u reconcile steps)\n", s->steps);
+	return rc;
+}
+
+static void sim_free(sim *s)
+{
+	tfjob__sbuf_free(&s->out);
+	tfjob__sbuf_free(&s->events);
+	free(s->last_conditions);
+	tfjob_job_free(s->job);
+	json_decref(s->pods);
+	json_decref(s->services);
+	json_decref(s->pod_group);
+}
+
 int tfjob_simulate(char **out, const char *scenario, size_t len, const tfjob_simulate_options *caller_opts, tfjob_error **err)
 {
 	if (!out || !scenario)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_simulate: out and scenario are required");
 	*out = NULL;
-	tfjob_simulate_options copy;
-	int rc = tfjob__versioned_copy(&tfjob__simulate_options_v, &copy, caller_opts, err);
-	if (rc)
-		return rc;
-	const tfjob_simulate_options *opts = &copy;
+	tfjob_simulate_options opts;
+	int rc = tfjob__versioned_copy(&tfjob__simulate_options_v, &opts, caller_opts, err);
 	json_t *root = NULL;
-	rc = tfjob__load_one(&root, scenario, len, "scenario", err);
+	if (!rc)
+		rc = tfjob__load_one(&root, scenario, len, "scenario", err);
 	if (rc)
 		return rc;
 	sim s;
@@ -449,127 +590,28 @@ int tfjob_simulate(char **out, const char *scenario, size_t len, const tfjob_sim
 	s.err = err;
 	tfjob_plan_options pinit = TFJOB_PLAN_OPTIONS_INIT;
 	s.popts = pinit;
-	s.popts.render = opts->render;
-	s.max_steps = opts->max_steps ? opts->max_steps : DEFAULT_MAX_STEPS;
+	s.popts.render = opts.render;
+	s.max_steps = opts.max_steps ? opts.max_steps : DEFAULT_MAX_STEPS;
 	s.pods = json_array();
 	s.services = json_array();
-	json_t *timeline = json_object_get(root, "timeline");
-	json_t *jobv = json_object_get(root, "job");
-	const char *compat = tfjob__str(root, "compat");
-	const char *start = tfjob__str(root, "start");
-	if (!s.pods || !s.services) {
-		rc = tfjob__oom(err);
-		goto out;
+	int64_t until = 0;
+	rc = s.pods && s.services ? read_scenario(&s, root, &opts, &until, err) : tfjob__oom(err);
+	if (!rc) {
+		const char *desc = tfjob__str(root, "description");
+		char buf[48];
+		addf(&s.out, "Scenario: %s\nTFJob:    %s/%s   compat: %s   start: %s\n\nTimeline:\n",
+		     desc ? desc : "(no description)",
+		     tfjob_job_namespace(s.job) ? tfjob_job_namespace(s.job) : "default", job_name(&s),
+		     tfjob_compat_name(s.popts.compat), tfjob_time_format(buf, sizeof buf, s.start));
+		rc = run_timeline(&s, json_object_get(root, "timeline"), until);
 	}
-	if (!json_is_object(root) || !json_is_object(jobv)) {
-		rc = scenario_error(err, "a mapping with a 'job' mapping is required");
-		goto out;
-	}
-	if (timeline && !json_is_array(timeline)) {
-		rc = scenario_error(err, "'timeline' must be a list");
-		goto out;
-	}
-	if (opts->override_compat)
-		s.popts.compat = opts->compat;
-	else if (compat && tfjob_compat_from_string(&s.popts.compat, compat)) {
-		rc = tfjob__fail(err, TFJOB_ESCHEMA, "scenario: unknown compat '%s'", compat);
-		goto out;
-	}
-	s.start = DEFAULT_START;
-	if (start && tfjob_time_parse(&s.start, start)) {
-		rc = tfjob__fail(err, TFJOB_ESCHEMA, "scenario: start '%s' is not an RFC 3339 time", start);
-		goto out;
-	}
-	int64_t last = 0, until;
-	size_t i;
-	json_t *e;
-	json_array_foreach(timeline, i, e) {
-		int64_t at;
-		if (!json_is_object(e) || tfjob__int(&at, e, "at") || at < last || at > MAX_OFFSET) {
-			rc = tfjob__fail(err, TFJOB_ESCHEMA,
-			                 "scenario: timeline[%zu] needs 'at' (seconds, not before the previous entry, at most "
-			                 "%" PRId64 ")", i, MAX_OFFSET);
-			goto out;
-		}
-		last = at;
-	}
-	if (tfjob__int(&until, root, "until")) {
-		until = last + 3600;
-	} else if (until < 0 || until > MAX_OFFSET) {
-		rc = tfjob__fail(err, TFJOB_ESCHEMA, "scenario: 'until' must be 0 to %" PRId64 " seconds", MAX_OFFSET);
-		goto out;
-	}
-	rc = tfjob__job_wrap(&s.job, json_deep_copy(jobv), "scenario job", err);
-	if (rc)
-		goto out;
-	if (!tfjob_job_name(s.job)) {
-		rc = scenario_error(err, "the job needs metadata.name");
-		goto out;
-	}
-
-	const char *desc = tfjob__str(root, "description");
-	char buf[48];
-	addf(&s.out, "Scenario: %s\nTFJob:    %s/%s   compat: %s   start: %s\n\nTimeline:\n", desc ? desc : "(no description)",
-	     tfjob_job_namespace(s.job) ? tfjob_job_namespace(s.job) : "default", job_name(&s),
-	     tfjob_compat_name(s.popts.compat), tfjob_time_format(buf, sizeof buf, s.start));
-
-	size_t next = 0;
-	s.now = s.start;
-	addf(&s.out, "  +%-7" PRId64 " job created\n", (int64_t)0);
-	rc = settle(&s);
-	while (!rc && !s.deleted && s.steps < s.max_steps) {
-		bool have_entry = next < json_array_size(timeline);
-		int64_t entry_at = 0;
-		if (have_entry)
-			tfjob__int(&entry_at, json_array_get(timeline, next), "at");
-		entry_at += s.start;
-		bool have_requeue = s.has_requeue && s.requeue_at > s.now && s.requeue_at - s.start <= until;
-		if (!have_entry && !have_requeue)
-			break;
-		if (have_entry && (!have_requeue || entry_at <= s.requeue_at)) {
-			s.now = entry_at > s.now ? entry_at : s.now;
-			bool first = true;
-			while (!rc && next < json_array_size(timeline)) {
-				int64_t at;
-				tfjob__int(&at, json_array_get(timeline, next), "at");
-				if (at + s.start != entry_at)
-					break;
-				if (first)
-					addf(&s.out, "  +%-7" PRId64 " ", s.now - s.start);
-				else
-					tfjob__sbuf_adds(&s.out, "           ");
-				first = false;
-				rc = apply_entry(&s, json_array_get(timeline, next));
-				next++;
-			}
-		} else {
-			s.now = s.requeue_at;
-			s.has_requeue = false;
-			addf(&s.out, "  +%-7" PRId64 " requeue\n", s.now - s.start);
-		}
-		if (!rc)
-			rc = settle(&s);
-	}
-	if (!rc && !s.deleted && s.steps >= s.max_steps)
-		addf(&s.out, "           (stopped: %u reconcile steps)\n", s.steps);
 	if (!rc) {
 		report_final(&s);
-		if (s.out.oom || s.events.oom) {
+		*out = s.out.oom || s.events.oom ? NULL : tfjob__sbuf_take(&s.out);
+		if (!*out)
 			rc = tfjob__oom(err);
-		} else {
-			*out = tfjob__sbuf_take(&s.out);
-			if (!*out)
-				rc = tfjob__oom(err);
-		}
 	}
-out:
-	tfjob__sbuf_free(&s.out);
-	tfjob__sbuf_free(&s.events);
-	free(s.last_conditions);
-	tfjob_job_free(s.job);
-	json_decref(s.pods);
-	json_decref(s.services);
-	json_decref(s.pod_group);
+	sim_free(&s);
 	json_decref(root);
 	return rc;
 }

@@ -5,9 +5,9 @@
  * One step (tfjob_plan_new) follows training-operator v1.9's ReconcileJobs: step.c runs the
  * paths in order, lifecycle.c holds the paths that end early (finished, suspended, limits) and
  * the checks before the children, children.c ReconcilePods / ReconcileServices, status.c
- * UpdateJobStatus and the status helpers, plan.c the plan object and its actions. The documented
- * mode fixes the defects listed in SEMANTICS.md; the training-operator-1.9 mode reproduces them
- * (docs/semantics.md).
+ * UpdateJobStatus and the status helpers, actions.c the action list, plan.c the plan object.
+ * The documented mode fixes the defects listed in SEMANTICS.md; the training-operator-1.9 mode
+ * reproduces them (docs/semantics.md).
  */
 #ifndef TFJOB_PLAN_STEP_H
 #define TFJOB_PLAN_STEP_H
@@ -38,7 +38,7 @@ struct tfjob__action {
 	int64_t index;   /* a create: the child's replica index */
 };
 
-/* What a plan keeps to render its creates on demand (plan.c). */
+/* What a plan keeps to render its creates on demand (actions.c). */
 struct tfjob__plan_renderer;
 
 struct tfjob_plan {
@@ -108,7 +108,7 @@ typedef struct ctx {
 #define TFJOB__PLAN_TYPE_COUNT 5
 extern const char *const tfjob__plan_all_types[TFJOB__PLAN_TYPE_COUNT];
 
-/* ---- plan.c: the plan's actions (each returns 0 or TFJOB_ENOMEM through c->err) ---- */
+/* ---- actions.c: the plan's actions (each returns 0 or TFJOB_ENOMEM through c->err) ---- */
 
 /* Append an event action (reason and message are copied). */
 int tfjob__plan_event(ctx *c, tfjob_event_type type, const char *reason, const char *message);
@@ -126,6 +126,11 @@ int tfjob__plan_create(ctx *c, const char *type, int64_t index, tfjob_object_kin
 void tfjob__plan_requeue(ctx *c, int64_t secs);
 /* Release what one action owns. */
 void tfjob__plan_action_clear(struct tfjob__action *a);
+/* The object of a create action, kept or rendered now: a new reference. */
+int tfjob__plan_action_object_of(json_t **out, const tfjob_plan *plan, const struct tfjob__action *a,
+                                 tfjob_error **err);
+/* Free what a plan keeps to render its creates (NULL: nothing). */
+void tfjob__plan_renderer_free(struct tfjob__plan_renderer *r);
 
 /* ---- step.c ---- */
 

@@ -20,6 +20,12 @@
 
 #define TFJOB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Whether snprintf's result n means the whole text fit in size bytes (no error, no cut). */
+static inline bool tfjob__fits(int n, size_t size)
+{
+	return n >= 0 && (size_t)n < size;
+}
+
 struct tfjob_error {
 	int code;
 	char *message;

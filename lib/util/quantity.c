@@ -20,17 +20,21 @@ static tfjob__i128 pow10_128(int n)
 	return p;
 }
 
-int tfjob__quantity_parse(tfjob__quantity *out, const char *text)
+/* The digits of a quantity (sign already read): 36 significant digits kept in mant, the rest
+ * only rounds. Advances *s past them. */
+struct qdigits {
+	tfjob__i128 mant;
+	int frac;             /* digits after the point kept in mant */
+	int skipped;          /* integer digits dropped past the precision kept */
+	bool nonzero_dropped; /* a non-zero digit was dropped: round away from zero */
+};
+
+static int read_digits(struct qdigits *d, const char **sp)
 {
-	if (!text)
-		return TFJOB_EINVAL;
-	const char *s = text;
-	bool neg = false;
-	if (*s == '+' || *s == '-')
-		neg = *s++ == '-';
-	tfjob__i128 mant = 0;
-	int digits = 0, frac = 0, skipped = 0; /* skipped: integer digits dropped past the precision kept */
-	bool seen_dot = false, nonzero_dropped = false;
+	const char *s = *sp;
+	int digits = 0;
+	bool seen_dot = false;
+	memset(d, 0, sizeof(*d));
 	for (; (*s >= '0' && *s <= '9') || *s == '.'; s++) {
 		if (*s == '.') {
 			if (seen_dot)
@@ -39,23 +43,44 @@ int tfjob__quantity_parse(tfjob__quantity *out, const char *text)
 			continue;
 		}
 		digits++;
-		if (mant >= pow10_128(36)) { /* keep 36 significant digits; the rest only rounds */
-			if (seen_dot)
-				nonzero_dropped |= *s != '0';
-			else
-				skipped++;
-			if (!seen_dot && *s != '0')
-				nonzero_dropped = true;
+		if (d->mant >= pow10_128(36)) {
+			d->nonzero_dropped |= *s != '0';
+			if (!seen_dot)
+				d->skipped++;
 			continue;
 		}
-		mant = mant * 10 + (*s - '0');
+		d->mant = d->mant * 10 + (*s - '0');
 		if (seen_dot)
-			frac++;
+			d->frac++;
 	}
-	if (digits == 0)
+	*sp = s;
+	return digits ? 0 : TFJOB_EINVAL;
+}
+
+/* A decimal exponent "e3", "E-2" (s at the 'e'): *exp10 moves by it. */
+static int read_exponent(int *exp10, const char *s)
+{
+	const char *e = s + 1;
+	bool eneg = false;
+	if (*e == '+' || *e == '-')
+		eneg = *e++ == '-';
+	if (!(*e >= '0' && *e <= '9'))
 		return TFJOB_EINVAL;
-	int exp10 = -frac + skipped, exp2 = 0;
-	tfjob__qformat format = TFJOB__QF_DECIMAL_SI;
+	int ev = 0;
+	for (; *e >= '0' && *e <= '9'; e++) {
+		if (ev > 1000)
+			return TFJOB_ELIMIT;
+		ev = ev * 10 + (*e - '0');
+	}
+	if (*e)
+		return TFJOB_EINVAL;
+	*exp10 += eneg ? -ev : ev;
+	return 0;
+}
+
+/* The suffix s: an exponent or one of Kubernetes' SI and binary suffixes. */
+static int read_suffix(int *exp10, int *exp2, tfjob__qformat *format, const char *s)
+{
 	static const struct { const char *suffix; int exp10, exp2; tfjob__qformat f; } suffixes[] = {
 		{ "Ki", 0, 10, TFJOB__QF_BINARY_SI }, { "Mi", 0, 20, TFJOB__QF_BINARY_SI }, { "Gi", 0, 30, TFJOB__QF_BINARY_SI },
 		{ "Ti", 0, 40, TFJOB__QF_BINARY_SI }, { "Pi", 0, 50, TFJOB__QF_BINARY_SI }, { "Ei", 0, 60, TFJOB__QF_BINARY_SI },
@@ -64,68 +89,73 @@ int tfjob__quantity_parse(tfjob__quantity *out, const char *text)
 		{ "G", 9, 0, TFJOB__QF_DECIMAL_SI },  { "T", 12, 0, TFJOB__QF_DECIMAL_SI }, { "P", 15, 0, TFJOB__QF_DECIMAL_SI },
 		{ "E", 18, 0, TFJOB__QF_DECIMAL_SI },
 	};
-	bool matched = false;
-	if ((*s == 'e' || *s == 'E') && s[1] != '\0' && (s[1] == '+' || s[1] == '-' || (s[1] >= '0' && s[1] <= '9'))) {
-		const char *e = s + 1;
-		bool eneg = false;
-		if (*e == '+' || *e == '-')
-			eneg = *e++ == '-';
-		if (!(*e >= '0' && *e <= '9'))
-			return TFJOB_EINVAL;
-		int ev = 0;
-		for (; *e >= '0' && *e <= '9'; e++) {
-			if (ev > 1000)
-				return TFJOB_ELIMIT;
-			ev = ev * 10 + (*e - '0');
-		}
-		if (*e)
-			return TFJOB_EINVAL;
-		exp10 += eneg ? -ev : ev;
-		format = TFJOB__QF_DECIMAL_EXPONENT;
-		matched = true;
-	} else {
-		for (size_t i = 0; i < TFJOB_ARRAY_LEN(suffixes); i++)
-			if (!strcmp(s, suffixes[i].suffix)) {
-				exp10 += suffixes[i].exp10;
-				exp2 = suffixes[i].exp2;
-				format = suffixes[i].f;
-				matched = true;
-				break;
-			}
+	*exp2 = 0;
+	if ((*s == 'e' || *s == 'E') && (s[1] == '+' || s[1] == '-' || (s[1] >= '0' && s[1] <= '9'))) {
+		*format = TFJOB__QF_DECIMAL_EXPONENT;
+		return read_exponent(exp10, s);
 	}
-	if (!matched)
-		return TFJOB_EINVAL;
-	/* nanos = mant * 10^(exp10 + 9) * 2^exp2, rounded away from zero */
-	int e = exp10 + 9;
-	tfjob__i128 v = mant;
-	bool inexact = nonzero_dropped;
-	if (v != 0) {
-		for (int i = 0; i < exp2; i++) {
-			if (v > TFJOB__QUANTITY_MAX_NANOS)
-				return TFJOB_ELIMIT;
-			v *= 2;
+	for (size_t i = 0; i < TFJOB_ARRAY_LEN(suffixes); i++)
+		if (!strcmp(s, suffixes[i].suffix)) {
+			*exp10 += suffixes[i].exp10;
+			*exp2 = suffixes[i].exp2;
+			*format = suffixes[i].f;
+			return 0;
 		}
-		if (e > 0) {
-			for (int i = 0; i < e; i++) {
-				if (v > TFJOB__QUANTITY_MAX_NANOS)
-					return TFJOB_ELIMIT;
-				v *= 10;
-			}
-		} else if (e < 0) {
-			if (-e > 38) {
-				v = 0;
-				inexact = true;
-			} else {
-				tfjob__i128 p = pow10_128(-e);
-				inexact |= v % p != 0;
-				v /= p;
-			}
-		}
-		if (inexact)
-			v += 1;
+	return TFJOB_EINVAL;
+}
+
+/* nanos = mant * 10^e * 2^exp2, rounded away from zero when inexact; ELIMIT past the maximum. */
+static int scale_to_nanos(tfjob__i128 *out, tfjob__i128 v, int e, int exp2, bool inexact)
+{
+	if (v == 0) {
+		*out = 0;
+		return 0;
+	}
+	for (int i = 0; i < exp2; i++) {
 		if (v > TFJOB__QUANTITY_MAX_NANOS)
 			return TFJOB_ELIMIT;
+		v *= 2;
 	}
+	for (int i = 0; i < e; i++) {
+		if (v > TFJOB__QUANTITY_MAX_NANOS)
+			return TFJOB_ELIMIT;
+		v *= 10;
+	}
+	if (e < -38) {
+		v = 0;
+		inexact = true;
+	} else if (e < 0) {
+		tfjob__i128 p = pow10_128(-e);
+		inexact |= v % p != 0;
+		v /= p;
+	}
+	if (inexact)
+		v += 1;
+	if (v > TFJOB__QUANTITY_MAX_NANOS)
+		return TFJOB_ELIMIT;
+	*out = v;
+	return 0;
+}
+
+int tfjob__quantity_parse(tfjob__quantity *out, const char *text)
+{
+	if (!text)
+		return TFJOB_EINVAL;
+	const char *s = text;
+	bool neg = false;
+	if (*s == '+' || *s == '-')
+		neg = *s++ == '-';
+	struct qdigits d;
+	int rc = read_digits(&d, &s);
+	int exp10 = -d.frac + d.skipped, exp2 = 0;
+	tfjob__qformat format = TFJOB__QF_DECIMAL_SI;
+	if (!rc)
+		rc = read_suffix(&exp10, &exp2, &format, s);
+	tfjob__i128 v = 0;
+	if (!rc)
+		rc = scale_to_nanos(&v, d.mant, exp10 + 9, exp2, d.nonzero_dropped);
+	if (rc)
+		return rc;
 	out->nanos = neg ? -v : v;
 	out->format = format;
 	return 0;

@@ -269,77 +269,88 @@ static void add_newline(tfjob__sbuf *b, unsigned int indent)
 }
 
 /* indent: spaces per level, 0 = compact; depth: the current level. */
+static void add_value(tfjob__sbuf *b, const json_t *v, unsigned int indent, bool sort, unsigned int depth);
+
+/* One member of an object, after the separator of the one before it. */
+static void add_member(tfjob__sbuf *b, size_t i, const char *key, const json_t *val, unsigned int indent, bool sort,
+                       unsigned int depth)
+{
+	if (i)
+		tfjob__sbuf_addc(b, ',');
+	if (indent)
+		add_newline(b, indent * (depth + 1));
+	add_json_string(b, key, strlen(key), false);
+	if (indent)
+		tfjob__sbuf_add(b, ": ", 2);
+	else
+		tfjob__sbuf_addc(b, ':');
+	add_value(b, val, indent, sort, depth + 1);
+}
+
+/* The members of a non-empty object, in its order or sorted by key. */
+static void add_members(tfjob__sbuf *b, const json_t *v, unsigned int indent, bool sort, unsigned int depth)
+{
+	size_t n = json_object_size(v), i = 0;
+	const char *key;
+	json_t *val;
+	if (!sort) {
+		json_object_foreach((json_t *)v, key, val) add_member(b, i++, key, val, indent, sort, depth);
+		return;
+	}
+	const char **keys = malloc(n * sizeof(*keys));
+	if (!keys) {
+		b->oom = true;
+		return;
+	}
+	json_object_foreach((json_t *)v, key, val) keys[i++] = key;
+	qsort(keys, n, sizeof(*keys), compare_keys);
+	for (i = 0; i < n; i++)
+		add_member(b, i, keys[i], json_object_get(v, keys[i]), indent, sort, depth);
+	free(keys);
+}
+
+static void add_object(tfjob__sbuf *b, const json_t *v, unsigned int indent, bool sort, unsigned int depth)
+{
+	if (json_object_size(v) == 0) {
+		tfjob__sbuf_add(b, "{}", 2);
+		return;
+	}
+	tfjob__sbuf_addc(b, '{');
+	add_members(b, v, indent, sort, depth);
+	if (indent)
+		add_newline(b, indent * depth);
+	tfjob__sbuf_addc(b, '}');
+}
+
+static void add_array(tfjob__sbuf *b, const json_t *v, unsigned int indent, bool sort, unsigned int depth)
+{
+	size_t n = json_array_size(v);
+	if (n == 0) {
+		tfjob__sbuf_add(b, "[]", 2);
+		return;
+	}
+	tfjob__sbuf_addc(b, '[');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			tfjob__sbuf_addc(b, ',');
+		if (indent)
+			add_newline(b, indent * (depth + 1));
+		add_value(b, json_array_get(v, i), indent, sort, depth + 1);
+	}
+	if (indent)
+		add_newline(b, indent * depth);
+	tfjob__sbuf_addc(b, ']');
+}
+
 static void add_value(tfjob__sbuf *b, const json_t *v, unsigned int indent, bool sort, unsigned int depth)
 {
 	switch (json_typeof(v)) {
-	case JSON_OBJECT: {
-		size_t n = json_object_size(v);
-		if (n == 0) {
-			tfjob__sbuf_add(b, "{}", 2);
-			break;
-		}
-		tfjob__sbuf_addc(b, '{');
-		const char **keys = NULL;
-		if (sort) {
-			keys = malloc(n * sizeof(*keys));
-			if (!keys) {
-				b->oom = true;
-				return;
-			}
-			size_t i = 0;
-			const char *key;
-			json_t *val;
-			json_object_foreach((json_t *)v, key, val) keys[i++] = key;
-			qsort(keys, n, sizeof(*keys), compare_keys);
-		}
-		size_t i = 0;
-		const char *key;
-		json_t *val;
-		for (void *it = json_object_iter((json_t *)v); i < n; i++) {
-			if (sort) {
-				key = keys[i];
-				val = json_object_get(v, key);
-			} else {
-				key = json_object_iter_key(it);
-				val = json_object_iter_value(it);
-				it = json_object_iter_next((json_t *)v, it);
-			}
-			if (i)
-				tfjob__sbuf_addc(b, ',');
-			if (indent)
-				add_newline(b, indent * (depth + 1));
-			add_json_string(b, key, strlen(key), false);
-			if (indent)
-				tfjob__sbuf_add(b, ": ", 2);
-			else
-				tfjob__sbuf_addc(b, ':');
-			add_value(b, val, indent, sort, depth + 1);
-		}
-		free(keys);
-		if (indent)
-			add_newline(b, indent * depth);
-		tfjob__sbuf_addc(b, '}');
+	case JSON_OBJECT:
+		add_object(b, v, indent, sort, depth);
 		break;
-	}
-	case JSON_ARRAY: {
-		size_t n = json_array_size(v);
-		if (n == 0) {
-			tfjob__sbuf_add(b, "[]", 2);
-			break;
-		}
-		tfjob__sbuf_addc(b, '[');
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				tfjob__sbuf_addc(b, ',');
-			if (indent)
-				add_newline(b, indent * (depth + 1));
-			add_value(b, json_array_get(v, i), indent, sort, depth + 1);
-		}
-		if (indent)
-			add_newline(b, indent * depth);
-		tfjob__sbuf_addc(b, ']');
+	case JSON_ARRAY:
+		add_array(b, v, indent, sort, depth);
 		break;
-	}
 	case JSON_STRING:
 		add_json_string(b, json_string_value(v), json_string_length(v), false);
 		break;

@@ -41,6 +41,8 @@ TFJOB__VERSIONED_DEFINE(tfjob__memory_options_v, tfjob_memory_options, TFJOB_MEM
                         TFJOB_MEMORY_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_memory_options, default_namespace));
 TFJOB__VERSIONED_DEFINE(tfjob__kube_options_v, tfjob_kube_options, TFJOB_KUBE_OPTIONS_VERSION,
                         TFJOB_KUBE_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_kube_options, user_agent));
+TFJOB__VERSIONED_DEFINE(tfjob__pod_log_options_v, tfjob_pod_log_options, TFJOB_POD_LOG_OPTIONS_VERSION,
+                        TFJOB_POD_LOG_OPTIONS_INIT, TFJOB__SIZE_THROUGH(tfjob_pod_log_options, limit_bytes));
 TFJOB__VERSIONED_DEFINE(tfjob__controller_hooks_v, tfjob_controller_hooks, TFJOB_CONTROLLER_HOOKS_VERSION,
                         TFJOB_CONTROLLER_HOOKS_INIT, TFJOB__SIZE_THROUGH(tfjob_controller_hooks, payload));
 TFJOB__VERSIONED_DEFINE(tfjob__controller_options_v, tfjob_controller_options, TFJOB_CONTROLLER_OPTIONS_VERSION,
@@ -62,5 +64,5 @@ const tfjob__versioned *const tfjob__versioned_all[] = {
 	&tfjob__list_options_v,      &tfjob__delete_options_v,     &tfjob__watch_options_v,     &tfjob__apply_options_v,
 	&tfjob__transport_backend_v, &tfjob__memory_options_v,     &tfjob__kube_options_v,
 	&tfjob__controller_hooks_v,  &tfjob__controller_options_v, &tfjob__controller_metrics_v,
-	&tfjob__local_options_v,     &tfjob__local_run_options_v,  NULL,
+	&tfjob__local_options_v,     &tfjob__local_run_options_v,  &tfjob__pod_log_options_v,   NULL,
 };

@@ -22,6 +22,7 @@ extern const tfjob__versioned tfjob__watch_options_v;
 extern const tfjob__versioned tfjob__transport_backend_v;
 extern const tfjob__versioned tfjob__memory_options_v;
 extern const tfjob__versioned tfjob__kube_options_v;
+extern const tfjob__versioned tfjob__pod_log_options_v;
 extern const tfjob__versioned tfjob__controller_hooks_v;
 extern const tfjob__versioned tfjob__controller_options_v;
 extern const tfjob__versioned tfjob__controller_metrics_v;

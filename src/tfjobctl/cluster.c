@@ -196,6 +196,13 @@ const char *ctl_job_state(const json_t *job)
 	return t ? t : "";
 }
 
+const char *ctl_job_foreign_manager(const json_t *job)
+{
+	const char *m = json_string_value(
+		json_object_get(json_object_get(json_object_get(job, "spec"), "runPolicy"), "managedBy"));
+	return m && m[0] && strcmp(m, TFJOB_MANAGED_BY_TRAINING_OPERATOR) ? m : NULL;
+}
+
 int ctl_targets_of(struct ctl_target **out, size_t *n, int argc, char **argv, const struct ctl_inputs *in,
                    const char *command)
 {

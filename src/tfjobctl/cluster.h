@@ -71,5 +71,8 @@ json_t *ctl_parse_json(const char *text);
 void ctl_age(char *buf, size_t size, const char *timestamp, time_t now);
 /* The TFJob's state column: the type of its last condition, or "". */
 const char *ctl_job_state(const json_t *job);
+/* spec.runPolicy.managedBy when it names another controller than the training operator (which
+ * then leaves the job alone: no pods, no status from it), else NULL. */
+const char *ctl_job_foreign_manager(const json_t *job);
 
 #endif

@@ -190,20 +190,61 @@ static void print_pod_template(const json_t *rs, const tfjob_job *job, const cha
 	free(tf_config);
 }
 
+/* A field name as kubectl describe titles it: "cleanPodPolicy" is "Clean Pod Policy" ("ttl..." is "TTL"). */
+static void field_title(char *buf, size_t size, const char *key)
+{
+	size_t n = 0;
+	if (!strncmp(key, "ttl", 3)) {
+		n = (size_t)snprintf(buf, size, "TTL");
+		key += 3;
+	}
+	for (const char *c = key; *c && n + 3 < size; c++) {
+		if (c == key && !n)
+			buf[n++] = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+		else if (*c >= 'A' && *c <= 'Z') {
+			buf[n++] = ' ';
+			buf[n++] = *c;
+		} else
+			buf[n++] = *c;
+	}
+	buf[n] = '\0';
+}
+
+/* An object's fields as kubectl describe prints them: "Title:  value" aligned, objects nested. */
+static void print_fields(const json_t *obj, int indent)
+{
+	const char *key;
+	json_t *v;
+	size_t width = 0;
+	json_object_foreach((json_t *)obj, key, v) {
+		char title[128];
+		field_title(title, sizeof(title), key);
+		if (!json_is_object(v) && strlen(title) > width)
+			width = strlen(title);
+	}
+	json_object_foreach((json_t *)obj, key, v) {
+		char title[128];
+		field_title(title, sizeof(title), key);
+		if (json_is_object(v)) {
+			printf("%*s%s:\n", indent, "", title);
+			print_fields(v, indent + 2);
+			continue;
+		}
+		char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		printf("%*s%s:%*s  %s\n", indent, "", title, (int)(width - strlen(title)), "",
+		       s ? s : json_string_value(v));
+		free(s);
+	}
+}
+
 static void print_spec(const json_t *job, const tfjob_job *parsed)
 {
 	const json_t *spec = json_object_get(job, "spec");
 	printf("Spec:\n");
 	const json_t *rp = json_object_get(spec, "runPolicy");
-	if (rp) {
+	if (json_object_size(rp)) {
 		printf("  Run Policy:\n");
-		const char *key;
-		json_t *v;
-		json_object_foreach((json_t *)rp, key, v) {
-			char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-			printf("    %s: %s\n", key, json_is_string(v) ? json_string_value(v) : (s ? s : ""));
-			free(s);
-		}
+		print_fields(rp, 4);
 	}
 	if (json_object_get(spec, "successPolicy"))
 		printf("  Success Policy:  %s\n", str(spec, "successPolicy"));
@@ -222,7 +263,15 @@ static void print_status(const json_t *job)
 {
 	const json_t *st = json_object_get(job, "status");
 	printf("Status:\n");
+	const char *manager = ctl_job_foreign_manager(job);
+	if (manager)
+		printf("  Managed By:  %s (spec.runPolicy.managedBy): that controller runs this job and writes its\n"
+		       "               status, the training operator leaves it alone%s\n",
+		       manager, json_object_size(st) ? "" : " (no status written yet)");
 	const json_t *conds = json_object_get(st, "conditions");
+	if (!json_array_size(conds) && !manager)
+		printf("  No status yet: 'tfjobctl diagnose %s' says which step fails (operator, pods, scheduling).\n",
+		       str(json_object_get(job, "metadata"), "name"));
 	if (json_array_size(conds)) {
 		printf("  Conditions:\n    %-10s %-7s %-22s %-21s %s\n", "Type", "Status", "Reason", "Last Transition Time",
 		       "Message");

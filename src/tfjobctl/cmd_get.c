@@ -16,8 +16,10 @@ void usage_get(FILE *out)
 	        "usage: tfjobctl get [NAME...|-f FILE...] [-o json|yaml|wide|name] [-l SELECTOR] [-A]\n"
 	        "                    [--chunk-size N] [--kubeconfig F] [--context C] [-n NS]\n\n"
 	        "Show the TFJobs of a namespace (or those named) from the cluster, as kubectl would: a\n"
-	        "table NAME STATE AGE (wide: also the replicas and the clean pod policy), the objects\n"
-	        "(one object for one NAME, else a List), or their names (tfjob.kubeflow.org/NAME).\n\n"
+	        "table NAME STATE AGE (wide: also the replicas, the clean pod policy and runPolicy.managedBy),\n"
+	        "the objects (one object for one NAME, else a List), or their names\n"
+	        "(tfjob.kubeflow.org/NAME). A TFJob that runPolicy.managedBy hands to another controller\n"
+	        "and that has no status yet gets a note on stderr saying so.\n\n"
 	        "  -o, --output F  'json', 'yaml', 'wide' or 'name' (default: the table)\n"
 	        "  -f, --filename F  the TFJobs of a file, a directory (its .yaml, .yml and .json files) or\n"
 	        "                  '-', repeatable: each by its name, in its own namespace if it has one\n"
@@ -47,7 +49,7 @@ static void replicas_summary(char *buf, size_t size, const json_t *job)
 static void print_table(const json_t *items, int wide, int all_ns, int no_headers)
 {
 	time_t now = time(NULL);
-	struct ctl_table tb = { 0, (size_t)(3 + (all_ns ? 1 : 0) + (wide ? 2 : 0)), NULL };
+	struct ctl_table tb = { 0, (size_t)(3 + (all_ns ? 1 : 0) + (wide ? 3 : 0)), NULL };
 	const char *head[CTL_TABLE_MAX_COLS];
 	size_t n = 0;
 	if (all_ns)
@@ -58,6 +60,7 @@ static void print_table(const json_t *items, int wide, int all_ns, int no_header
 	if (wide) {
 		head[n++] = "REPLICAS";
 		head[n++] = "CLEAN-POD-POLICY";
+		head[n++] = "MANAGED-BY";
 	}
 	if (!no_headers)
 		ctl_table_add(&tb, head);
@@ -80,10 +83,21 @@ static void print_table(const json_t *items, int wide, int all_ns, int no_header
 				json_object_get(json_object_get(json_object_get(job, "spec"), "runPolicy"), "cleanPodPolicy"));
 			row[n++] = reps;
 			row[n++] = cpp ? cpp : "<default>";
+			const char *m = json_string_value(
+				json_object_get(json_object_get(json_object_get(job, "spec"), "runPolicy"), "managedBy"));
+			row[n++] = m && m[0] ? m : "<default>";
 		}
 		ctl_table_add(&tb, row);
 	}
 	ctl_table_print(stdout, &tb);
+	/* An empty STATE has a reason to show: another controller runs the job (runPolicy.managedBy). */
+	json_array_foreach(items, i, job) {
+		const char *manager = ctl_job_foreign_manager(job);
+		if (manager && !ctl_job_state(job)[0])
+			fprintf(stderr, "Note: tfjob/%s is managed by %s (spec.runPolicy.managedBy): the training operator "
+			                "leaves it to that controller, which has written no status yet\n",
+			        json_string_value(json_object_get(json_object_get(job, "metadata"), "name")), manager);
+	}
 }
 
 /* As kubectl (without --show-managed-fields): no metadata.managedFields; kind and apiVersion set. */

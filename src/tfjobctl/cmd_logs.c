@@ -16,6 +16,7 @@
 
 #include "local_view.h"
 #include "log_times.h"
+#include "logs_cluster.h"
 
 /* The one container of a pod the local runner runs, as kubectl logs -c and --prefix name it. */
 #define LOCAL_CONTAINER "tensorflow"
@@ -30,27 +31,39 @@ static void on_signal(int sig)
 
 void usage_logs(FILE *out)
 {
-	fprintf(out, "usage: tfjobctl logs [--compat C] [-f] [--tail N] [--since D|--since-time T] [--timestamps]\n"
-	             "                     [--prefix] RUN POD\n"
-	             "       tfjobctl logs [same options] RUN --all\n\n"
-	             "Print the log (stdout and stderr) of replica POD of the local run in directory RUN\n"
-	             "(tfjobctl run). POD is the pod name (dist-worker-0) or its type-index (worker-0).\n\n"
+	fprintf(out, "usage: tfjobctl logs [-f] [--tail N] [--since D|--since-time T] [--timestamps] [--prefix]\n"
+	             "                     JOB [REPLICA] [--replica-type T] [--replica-index I] [--all] [--previous]\n"
+	             "                     [-c C] [--kubeconfig F] [--context C] [-n NS]\n"
+	             "       tfjobctl logs [same options] RUN POD|--all\n\n"
+	             "Print the log of replicas of TFJob JOB in the cluster, read through the API server\n"
+	             "(GET pods/NAME/log, as kubectl logs), or of the local run in directory RUN (tfjobctl run).\n"
+	             "The first argument is a local run when it is a directory and no cluster flag is given.\n"
+	             "REPLICA is TYPE-INDEX (worker-1, chief-0) or the pod's name (JOB-worker-1); without\n"
+	             "it, the job's one pod, or those --replica-type/--replica-index select (several: --all).\n"
+	             "POD of a local run is the pod name (dist-worker-0) or its type-index (worker-0).\n\n"
 	             "  -f, --follow    keep printing what the replica writes until it has ended (its pod is\n"
-	             "                  Succeeded, Failed or gone, or its process is) or Ctrl-C (exit 130)\n"
+	             "                  Succeeded, Failed or gone, or its process is; in the cluster: its\n"
+	             "                  container) or Ctrl-C (exit 130)\n"
 	             "  --all           every replica's log, in pod name order (with -f: as they write,\n"
 	             "                  line by line); implies --prefix\n"
+	             "  --replica-type T, --replica-index I  (cluster) the replicas of type T (worker, ps,\n"
+	             "                  chief, ...), of index I\n"
+	             "  --previous      (cluster) the log of the container's previous instance, before its\n"
+	             "                  last restart\n"
 	             "  --tail N        only the last N lines of each log (then what follows, with -f);\n"
 	             "                  -1 (default): all\n"
 	             "  --since D       only the lines written in the last D (10s, 5m, 1h30m; a number: seconds)\n"
 	             "  --since-time T  only the lines written at or after T (RFC 3339, 2026-05-01T10:00:00Z)\n"
-	             "  --timestamps    begin each line with the time it was written (RFC 3339, UTC, ms), after\n"
-	             "                  the prefix; times come from the run's index of the log, <pod>.log.times\n"
-	             "                  (docs/local.md): the time the runner saw the line, within about 0.1 s\n"
-	             "  --prefix        begin each line with [pod/NAME/tensorflow], as kubectl logs --prefix\n"
-	             "  -c, --container tensorflow  accepted, as kubectl logs takes it: the container run locally\n"
-	             "  --compat C      'documented' or 'training-operator-1.9': accepted as by every command;\n"
-	             "                  a log does not depend on it\n\n"
-	             "Exit status: 0 ok, 2 usage error or no such log.\n");
+	             "  --timestamps    begin each line with the time it was written (RFC 3339, UTC), after\n"
+	             "                  the prefix. Local: ms, from the run's index of the log, <pod>.log.times\n"
+	             "                  (docs/local.md), within about 0.1 s; cluster: the container runtime's\n"
+	             "  --prefix        begin each line with [pod/NAME/CONTAINER], as kubectl logs --prefix\n"
+	             "  -c, --container C  the container (default tensorflow, the one TensorFlow runs in);\n"
+	             "                  a local run has only tensorflow\n"
+	             CTL_CLUSTER_USAGE
+	             "                  (--compat is accepted, as by every command; a log does not depend on it)\n\n"
+	             "Exit status: 0 ok, 1 the server answered with an error (no such TFJob or pod, a\n"
+	             "container not started), 2 usage error, no such log or connection error, 130 interrupted.\n");
 }
 
 /* The pod is still running (or about to) according to pods.json. */
@@ -331,11 +344,20 @@ static int print_logs(struct source *src, size_t n, const char *run, const struc
 	return stop_following ? EXIT_INTERRUPTED : EXIT_OK;
 }
 
+/* Whether path is a directory (a local run). */
+static bool is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+enum { OPT_PREVIOUS = 0x2000, OPT_REPLICA_TYPE, OPT_REPLICA_INDEX };
+
 int cmd_logs(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		CTL_CLUSTER_LONGOPTS,
 		{ "follow", no_argument, NULL, 'f' },
-		{ "compat", required_argument, NULL, 'm' },
 		{ "container", required_argument, NULL, 'c' },
 		{ "all", no_argument, NULL, 'A' },
 		{ "prefix", no_argument, NULL, 'P' },
@@ -343,14 +365,23 @@ int cmd_logs(int argc, char **argv)
 		{ "since", required_argument, NULL, 'S' },
 		{ "since-time", required_argument, NULL, 'U' },
 		{ "timestamps", no_argument, NULL, 't' },
+		{ "previous", no_argument, NULL, OPT_PREVIOUS },
+		{ "replica-type", required_argument, NULL, OPT_REPLICA_TYPE },
+		{ "replica-index", required_argument, NULL, OPT_REPLICA_INDEX },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct log_flags lf = { .tail = -1, .since_ms = -1 };
-	bool all = false;
-	tfjob_compat compat;
+	struct ctl_cluster cl = { 0 };
+	struct ctl_logs_args ca = { .tail = -1 };
+	bool all = false, cluster_only = false;
+	const char *container = NULL;
 	int ch;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":fc:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":fc:n:", longopts, NULL)) != -1) {
+		if (ctl_cluster_option(&cl, ch, optarg)) {
+			cluster_only = cluster_only || ch != CTL_OPT_COMPAT;
+			continue;
+		}
 		if (ch == 'f')
 			lf.follow = true;
 		else if (ch == 'A')
@@ -363,20 +394,52 @@ int cmd_logs(int argc, char **argv)
 		} else if (ch == 'S' || ch == 'U') {
 			if (!parse_since(&lf.since_ms, ch == 'S' ? "--since" : "--since-time", optarg))
 				return EXIT_USAGE;
+			long ms = 0;
+			ca.since_seconds = ch == 'S' && ctl_parse_duration_ms(&ms, optarg) ? (ms + 999) / 1000 : 0;
+			ca.since_time = ch == 'U' ? optarg : NULL;
 		} else if (ch == 't') {
 			lf.timestamps = true;
-		} else if (ch == 'm') {
-			if (!ctl_parse_compat(&compat, optarg))
-				return EXIT_USAGE;
 		} else if (ch == 'c') {
-			if (strcmp(optarg, LOCAL_CONTAINER))
-				return ctl_fail("logs: container '%s' is not run locally: a local replica is its pod's "
-				                "%s container (docs/local.md)", optarg, LOCAL_CONTAINER);
+			container = ctl_flag_value(optarg);
+		} else if (ch == OPT_PREVIOUS) {
+			ca.previous = cluster_only = true;
+		} else if (ch == OPT_REPLICA_TYPE) {
+			ca.replica_type = optarg;
+			cluster_only = true;
+		} else if (ch == OPT_REPLICA_INDEX) {
+			ca.replica_index = optarg;
+			cluster_only = true;
 		} else if (ch == ':')
 			return ctl_fail("logs: option '%s' needs a value", argv[optind - 1]);
 		else
 			return ctl_fail("logs: unknown option '%s' (see tfjobctl logs --help)", argv[optind - 1]);
 	}
+	if (cl.bad)
+		return EXIT_USAGE;
+	if (optind < argc && (cluster_only || !is_dir(argv[optind]))) {
+		/* A TFJob of the cluster. */
+		if (strchr(argv[optind], '/') && strncmp(argv[optind], "tfjob", 5) && is_dir(argv[optind]))
+			return ctl_fail("logs: '%s' is a local run directory: --previous, --replica-type, --replica-index "
+			                "and the cluster flags are for a TFJob in the cluster", argv[optind]);
+		if (strchr(argv[optind], '/') && strncmp(argv[optind], "tfjob", 5))
+			return ctl_fail("logs: no local run directory '%s' (tfjobctl run makes one), and it is not a "
+			                "TFJob (NAME or tfjob.kubeflow.org/NAME)", argv[optind]);
+		if (optind + (all ? 1 : 2) < argc || (all && optind + 1 != argc))
+			return ctl_fail(all ? "logs: expected JOB with --all, no REPLICA (see tfjobctl logs --help)"
+			                    : "logs: expected JOB [REPLICA] (see tfjobctl logs --help)");
+		ca.job = argv[optind];
+		ca.replica = optind + 1 < argc ? argv[optind + 1] : NULL;
+		ca.container = container;
+		ca.all = all || ((ca.replica_type || ca.replica_index) && !ca.replica);
+		ca.follow = lf.follow;
+		ca.timestamps = lf.timestamps;
+		ca.prefix = lf.prefix;
+		ca.tail = lf.tail;
+		return ctl_logs_cluster(&cl, &ca);
+	}
+	if (container && strcmp(container, LOCAL_CONTAINER))
+		return ctl_fail("logs: container '%s' is not run locally: a local replica is its pod's "
+		                "%s container (docs/local.md)", container, LOCAL_CONTAINER);
 	if (optind != argc - (all ? 1 : 2))
 		return ctl_fail(all ? "logs: expected RUN with --all (see tfjobctl logs --help)"
 		                    : "logs: expected RUN and POD (see tfjobctl logs --help)");

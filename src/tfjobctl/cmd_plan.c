@@ -149,7 +149,53 @@ static int load_plan_job(tfjob_job **job, const char *path)
 	return ctl_load_job(job, path) ? EXIT_USAGE : EXIT_OK;
 }
 
-int cmd_plan(int argc, char **argv)
+/* What `tfjobctl plan` was asked for. */
+struct plan_args {
+	enum ctl_format format;
+	tfjob_plan_options opts;
+	tfjob_render_options ropts;
+	const char *job_path, *pods_path, *services_path, *now, *pg_path;
+};
+
+static int parse_requeues(int64_t *out, const char *text)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	if (errno || end == text || *end || v < 0)
+		return ctl_fail("plan: --requeues needs a non-negative integer, got '%s'", text);
+	*out = v;
+	return EXIT_OK;
+}
+
+/* One option of the command line into a; EXIT_OK or the exit status of a usage error. */
+static int plan_option(struct plan_args *a, int ch, char **argv)
+{
+	switch (ch) {
+	case 'j':
+	case 'f':
+		if (a->job_path)
+			return ctl_fail("plan: one TFJob only: --job (or -f) is given twice");
+		a->job_path = optarg;
+		return EXIT_OK;
+	case 'o':
+		return ctl_parse_format(&a->format, optarg, CTL_FORMAT_BIT(CTL_FORMAT_JSON) | CTL_FORMAT_BIT(CTL_FORMAT_YAML) |
+		                                            CTL_FORMAT_BIT(CTL_FORMAT_NAME) | CTL_FORMAT_BIT(CTL_FORMAT_WIDE),
+		                        "plan") ? EXIT_OK : EXIT_USAGE;
+	case 'p': a->pods_path = optarg; return EXIT_OK;
+	case 's': a->services_path = optarg; return EXIT_OK;
+	case 'n': a->now = optarg; return EXIT_OK;
+	case 'd': a->ropts.cluster_domain = optarg; return EXIT_OK;
+	case 'G': a->pg_path = optarg; return EXIT_OK;
+	case 'g': return ctl_parse_gang(&a->ropts.gang_scheduler, optarg) ? EXIT_OK : EXIT_USAGE;
+	case 'r': return parse_requeues(&a->opts.requeues, optarg);
+	case 'c': return ctl_parse_compat(&a->opts.compat, optarg) ? EXIT_OK : EXIT_USAGE;
+	case ':': return ctl_fail("plan: option '%s' needs a value", argv[optind - 1]);
+	default: return ctl_fail("plan: unknown option '%s' (see tfjobctl plan --help)", argv[optind - 1]);
+	}
+}
+
+static int parse_plan_args(struct plan_args *a, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, 'j' },
@@ -165,99 +211,71 @@ int cmd_plan(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
-	enum ctl_format format = CTL_FORMAT_DEFAULT;
-	tfjob_plan_options opts = TFJOB_PLAN_OPTIONS_INIT;
-	tfjob_render_options ropts = TFJOB_RENDER_OPTIONS_INIT;
-	opts.render = &ropts;
-	const char *job_path = NULL, *pods_path = NULL, *services_path = NULL, *now = NULL, *pg_path = NULL;
-	int ch;
+	int ch, status;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":f:o:", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'j':
-		case 'f':
-			if (job_path)
-				return ctl_fail("plan: one TFJob only: --job (or -f) is given twice");
-			job_path = optarg;
-			break;
-		case 'o':
-			if (!ctl_parse_format(&format, optarg, CTL_FORMAT_BIT(CTL_FORMAT_JSON) | CTL_FORMAT_BIT(CTL_FORMAT_YAML) |
-			                                       CTL_FORMAT_BIT(CTL_FORMAT_NAME) | CTL_FORMAT_BIT(CTL_FORMAT_WIDE), "plan"))
-				return EXIT_USAGE;
-			break;
-		case 'p': pods_path = optarg; break;
-		case 's': services_path = optarg; break;
-		case 'n': now = optarg; break;
-		case 'd': ropts.cluster_domain = optarg; break;
-		case 'G': pg_path = optarg; break;
-		case 'g':
-			if (!ctl_parse_gang(&ropts.gang_scheduler, optarg))
-				return EXIT_USAGE;
-			break;
-		case 'r': {
-			char *end;
-			errno = 0;
-			long long v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0)
-				return ctl_fail("plan: --requeues needs a non-negative integer, got '%s'", optarg);
-			opts.requeues = v;
-			break;
-		}
-		case 'c':
-			if (!ctl_parse_compat(&opts.compat, optarg))
-				return EXIT_USAGE;
-			break;
-		case ':':
-			return ctl_fail("plan: option '%s' needs a value", argv[optind - 1]);
-		default:
-			return ctl_fail("plan: unknown option '%s' (see tfjobctl plan --help)", argv[optind - 1]);
-		}
-	}
+	while ((ch = getopt_long(argc, argv, ":f:o:", longopts, NULL)) != -1)
+		if ((status = plan_option(a, ch, argv)) != EXIT_OK)
+			return status;
 	if (optind != argc)
 		return ctl_fail("plan: unexpected argument '%s' (see tfjobctl plan --help)", argv[optind]);
-	if (!job_path)
+	if (!a->job_path)
 		return ctl_fail("plan: --job FILE is required (see tfjobctl plan --help)");
-	int stdin_uses = !strcmp(job_path, "-") + (pods_path && !strcmp(pods_path, "-")) +
-	                 (services_path && !strcmp(services_path, "-")) + (pg_path && !strcmp(pg_path, "-"));
+	int stdin_uses = !strcmp(a->job_path, "-") + (a->pods_path && !strcmp(a->pods_path, "-")) +
+	                 (a->services_path && !strcmp(a->services_path, "-")) + (a->pg_path && !strcmp(a->pg_path, "-"));
 	if (stdin_uses > 1)
 		return ctl_fail("plan: only one of --job, --pods, --services and --pod-group can be '-' (standard input)");
-	if (pg_path && ropts.gang_scheduler == TFJOB_GANG_NONE)
+	if (a->pg_path && a->ropts.gang_scheduler == TFJOB_GANG_NONE)
 		return ctl_fail("plan: --pod-group needs --gang-scheduler");
-	if (ctl_parse_now(&opts.now, now))
-		return EXIT_USAGE;
+	return ctl_parse_now(&a->opts.now, a->now) ? EXIT_USAGE : EXIT_OK;
+}
 
-	tfjob_job *job = NULL;
-	if (load_plan_job(&job, job_path))
-		return EXIT_USAGE;
-	tfjob_objects *pods = NULL, *services = NULL;
-	int status = EXIT_USAGE;
-	char *pg = NULL;
-	size_t pg_len;
-	if (load_objects(&pods, pods_path) || load_objects(&services, services_path) ||
-	    (pg_path && ctl_read_file(&pg, &pg_len, pg_path, TFJOB_DEFAULT_MAX_INPUT_BYTES)))
-		goto out;
-	opts.pod_group_json = pg;
+/* Plan one step of the job over the observed children and print it. */
+static int print_one_plan(tfjob_job *job, tfjob_objects *pods, tfjob_objects *services, struct plan_args *a)
+{
 	tfjob_plan *plan = NULL;
 	tfjob_error *err = NULL;
 	char *text = NULL;
-	int rc = tfjob_plan_new_with_objects(&plan, job, pods, services, &opts, &err);
-	if (rc == 0 && format == CTL_FORMAT_DEFAULT)
+	int rc = tfjob_plan_new_with_objects(&plan, job, pods, services, &a->opts, &err);
+	if (rc == 0 && a->format == CTL_FORMAT_DEFAULT)
 		/* streamed: the created children of a large job (gigabytes) are rendered one at a time */
 		rc = tfjob_plan_write_json(plan, TFJOB_JSON_COMPACT, ctl_write_stdout, NULL, &err);
 	else if (rc == 0)
 		rc = tfjob_plan_to_json(&text, plan, TFJOB_JSON_COMPACT, &err);
+	tfjob_plan_free(plan);
 	if (rc) {
-		tfjob_plan_free(plan);
 		ctl_fail_err(err);
-		goto out;
+		return EXIT_USAGE;
 	}
-	if (format == CTL_FORMAT_DEFAULT)
+	if (a->format == CTL_FORMAT_DEFAULT)
 		ctl_write_stdout("\n", 1, NULL);
 	else
-		print_plan(text, format);
-	tfjob_plan_free(plan);
-	status = EXIT_OK;
-out:
+		print_plan(text, a->format);
+	return EXIT_OK;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	struct plan_args a = { .format = CTL_FORMAT_DEFAULT };
+	tfjob_plan_options pinit = TFJOB_PLAN_OPTIONS_INIT;
+	tfjob_render_options rinit = TFJOB_RENDER_OPTIONS_INIT;
+	a.opts = pinit;
+	a.ropts = rinit;
+	int status = parse_plan_args(&a, argc, argv);
+	if (status != EXIT_OK)
+		return status;
+	a.opts.render = &a.ropts;
+	tfjob_job *job = NULL;
+	if (load_plan_job(&job, a.job_path))
+		return EXIT_USAGE;
+	tfjob_objects *pods = NULL, *services = NULL;
+	char *pg = NULL;
+	size_t pg_len;
+	status = EXIT_USAGE;
+	if (!load_objects(&pods, a.pods_path) && !load_objects(&services, a.services_path) &&
+	    !(a.pg_path && ctl_read_file(&pg, &pg_len, a.pg_path, TFJOB_DEFAULT_MAX_INPUT_BYTES))) {
+		a.opts.pod_group_json = pg;
+		status = print_one_plan(job, pods, services, &a);
+	}
 	free(pg);
 	tfjob_objects_free(pods);
 	tfjob_objects_free(services);

@@ -19,7 +19,8 @@ void usage_validate(FILE *out)
 	        "With -f, one result per TFJob: \"tfjob/NAME valid\", or a line per error\n"
 	        "\"FILE:LINE:COLUMN: tfjob/NAME: FIELD: ...\" (where the field is written), else\n"
 	        "\"FILE:LINE: tfjob/NAME: FIELD: ...\" (LINE: where its document starts).\n"
-	        "FILE's errors read \"FILE:LINE:COLUMN: FIELD: ...\", or \"FILE: FIELD: ...\".\n\n"
+	        "FILE's errors read \"FILE:LINE:COLUMN: FIELD: ...\", or \"FILE: FIELD: ...\"; when FILE\n"
+	        "holds several TFJobs, each error starts with its TFJob: TFJob \"NAME\": FILE:...\n\n"
 	        "  -f, --filename F  a file, a directory (its .yaml, .yml and .json files, in name order)\n"
 	        "                  or '-' for standard input; repeatable; multi-document YAML streams\n"
 	        "  --old OLD       the stored TFJob: also apply the update rules (immutable fields)\n"
@@ -52,18 +53,22 @@ static int warn_valid(const tfjob_job *job, const tfjob_field_errors *errs, cons
 
 /* The text result of a document: the -f form's "tfjob/NAME valid" or "FILE:LINE:COLUMN: tfjob/NAME: error"
  * lines, or the positional FILE's "FILE: TFJob NAME is valid" / "FILE:LINE:COLUMN: error" (its line is 0). */
-static void print_text(const tfjob_field_errors *errs, const struct ctl_doc *d)
+static void print_text(const tfjob_field_errors *errs, const struct ctl_doc *d, size_t docs)
 {
 	size_t n = tfjob_field_errors_count(errs);
 	if (n == 0 && d->line)
 		printf("tfjob/%s valid\n", ctl_job_label(d->job));
 	else if (n == 0)
 		printf("%s: TFJob %s is valid\n", d->file, tfjob_job_name(d->job) ? tfjob_job_name(d->job) : "(unnamed)");
-	ctl_print_doc_errors(stdout, errs, d, "");
+	/* A positional FILE holding several TFJobs: each error names its TFJob ('TFJob "b": FILE:...'). */
+	char prefix[300] = "";
+	if (!d->line && docs > 1)
+		snprintf(prefix, sizeof(prefix), "TFJob \"%s\": ", ctl_job_label(d->job));
+	ctl_print_doc_errors(stdout, errs, d, prefix);
 }
 
 /* Validate one document and print its result; its exit status. */
-static int validate_doc(const struct ctl_doc *d, const tfjob_validate_options *opts, bool json,
+static int validate_doc(const struct ctl_doc *d, size_t docs, const tfjob_validate_options *opts, bool json,
                         const struct warn_flags *warn)
 {
 	tfjob_field_errors *errs = NULL;
@@ -73,7 +78,7 @@ static int validate_doc(const struct ctl_doc *d, const tfjob_validate_options *o
 	int rc = EXIT_OK;
 	char *text = NULL;
 	if (!json)
-		print_text(errs, d);
+		print_text(errs, d, docs);
 	else if (tfjob_field_errors_to_json(&text, errs, TFJOB_JSON_COMPACT, &err))
 		rc = ctl_fail_err(err);
 	else
@@ -156,7 +161,7 @@ int cmd_validate(int argc, char **argv)
 	struct ctl_inputs in = { 0 };
 	int status = ctl_inputs_of_command(&in, &sources, argc, argv, "validate");
 	for (size_t i = 0; i < in.count; i++) {
-		int rc = validate_doc(&in.docs[i], &opts, json, &warn);
+		int rc = validate_doc(&in.docs[i], in.count, &opts, json, &warn);
 		if (rc > status)
 			status = rc;
 	}

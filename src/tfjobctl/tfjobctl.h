@@ -180,6 +180,8 @@ int cmd_run(int argc, char **argv);
 void usage_run(FILE *out);
 int cmd_logs(int argc, char **argv);
 void usage_logs(FILE *out);
+int cmd_diagnose(int argc, char **argv);
+void usage_diagnose(FILE *out);
 /* tfjobctl get --run-dir DIR: a local run's state (local_view.c). */
 int cmd_get_run_dir(int argc, char **argv);
 void usage_get_run_dir(FILE *out);

@@ -81,6 +81,15 @@ run 2 "validate FILE multi" -- validate "$TMP/multi.yaml"
 [ ! -s "$TMP/out" ] && ok || bad "positional FILE with a bad document printed: $(cat "$TMP/out")"
 run 0 "validate FILE" -- validate "$TMP/one.yaml"
 same "validate FILE text" "$TMP/out" "$TMP/one.yaml: TFJob one is valid"
+# FILE holding several TFJobs: each error names its TFJob (-o json keeps its contract lines).
+run 1 "validate FILE, several TFJobs, one invalid" -- validate "$TMP/typo.yaml"
+same "validate FILE several: errors name the TFJob" "$TMP/out" "$TMP/typo.yaml: TFJob one is valid
+TFJob \"typo\": $TMP/typo.yaml:14:14: spec.tfReplicaSpecs[Worker].replica: Unsupported value: \"replica\": unknown field \"spec.tfReplicaSpecs.Worker.replica\"; did you mean \"replicas\"?"
+run 1 "validate -o json FILE, several TFJobs" -- validate -o json "$TMP/typo.yaml"
+pycheck "validate -o json FILE several: contract lines only" '
+import json, sys
+lines = [json.loads(l) for l in sys.stdin]
+assert [d["valid"] for d in lines] == [True, False] and all(list(d) == ["valid", "errors"] for d in lines), lines'
 
 # ---- default -o ----
 run 0 "default -o yaml" -- default -o yaml -f "$TMP/one.yaml" -f "$TMP/two.yaml"

@@ -2,7 +2,7 @@
 # The transport against a real kube-apiserver + etcd (tests/kube/harness.sh): the Check test
 # tests/test_kube_apiserver.c (every verb, conflicts, 422 causes, watch resume and 410 relist,
 # RBAC 403, token rotation, exec plugin, in-cluster, and the memory backend answering exactly as
-# the API server does), then tfjobctl apply/get/describe/watch/delete against the cluster.
+# the API server does), then tfjobctl apply/get/describe/watch/delete/logs/diagnose against the cluster.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=tests/suites/lib/kube-env.bash
@@ -135,9 +135,14 @@ check "a wrong token: kubectl's 401 message, exit 1" bash -c "[ $rc -eq 1 ] && g
 "$C" watch tfjob-simple -n kubeflow --timeout 60 "${K[@]}" >"$out" && rc=0 || rc=$?
 wait
 check "watch ends with exit 0 when the job succeeds" [ "$rc" -eq 0 ]
-check "watch printed the change" grep -q "MODIFIED.*tfjob-simple.*Succeeded" "$out"
+check "watch printed the change" grep -q "condition Succeeded=True TFJobSucceeded: done" "$out"
+check "watch ended with its summary" grep -q "^TFJob tfjob-simple Succeeded (TFJobSucceeded: done)" "$out"
 check "describe shows the condition" bash -c "'$C' describe tfjob-simple -n kubeflow ${K[*]} | grep -q 'TFJobSucceeded'"
 check "delete" bash -c "'$C' delete tfjob-simple -n kubeflow ${K[*]} | grep -qx 'tfjob.kubeflow.org \"tfjob-simple\" deleted'"
 "$C" get tfjob-simple -n kubeflow "${K[@]}" >/dev/null 2>"$out" && rc=0 || rc=$?
 check "get after delete: NotFound, exit 1" bash -c "[ $rc -eq 1 ] && grep -q 'Error from server (NotFound)' '$out'"
+# logs JOB REPLICA through the API server's pods/NAME/log, to a stand-in kubelet's log endpoint.
+TFJOBCTL="$C" python3 tests/kube/logs_e2e.py || fail=1
+# diagnose JOB: each step made to fail in turn with real objects, then all well.
+TFJOBCTL="$C" python3 tests/kube/diagnose_e2e.py || fail=1
 [ "$fail" -eq 0 ]

@@ -9,8 +9,15 @@ root=$PWD
 cd bindings/go
 go vet ./...
 go test -count=1 -race ./...
-go test -count=1 -run='^$' -fuzz=FuzzParse -fuzztime="${GO_FUZZ_SECONDS:-20}s" ./tfjob
-go test -count=1 -run='^$' -fuzz=FuzzPlan -fuzztime="${GO_FUZZ_SECONDS:-20}s" ./tfjob
+# The fuzz budget is a number of inputs, not a time: with a time (-fuzztime=20s), Go 1.26's fuzz
+# coordinator can end a run that found nothing with "context deadline exceeded" when the machine
+# is loaded (its deadline races the workers' shutdown; fixed in Go 1.27). A count has no deadline
+# to race: a loaded machine only takes longer. 150000 inputs take about 15 s here. A failure is
+# then a real one, and its input is kept under tfjob/testdata/fuzz/ to replay with go test.
+# GO_FUZZ_TIME overrides the budget (e.g. 10m for a long local run, or 1000000x).
+fuzz_budget="${GO_FUZZ_TIME:-150000x}"
+go test -count=1 -run='^$' -fuzz=FuzzParse -fuzztime="$fuzz_budget" ./tfjob
+go test -count=1 -run='^$' -fuzz=FuzzPlan -fuzztime="$fuzz_budget" ./tfjob
 # The example Go operator runs a job to success on its fake cluster (its own loop on PlanStep).
 cd ../../examples/go-operator
 go vet .

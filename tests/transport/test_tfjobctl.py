@@ -299,6 +299,26 @@ class TfjobctlTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("missing", p.stderr)
 
+    def test_global_flags_before_the_command(self):
+        # As kubectl: -n/--namespace, --context, --kubeconfig, --request-timeout before COMMAND.
+        lst = {"kind": "TFJobList", "apiVersion": "kubeflow.org/v1", "metadata": {"resourceVersion": "9"},
+               "items": [job("a", ns="team", state="Running")]}
+        self.rules({"method": "GET", "path": BASE + "/team/tfjobs", "times": -1, "body": lst})
+        for pre in (["-n", "team"], ["--namespace=team"], ["-nteam"], ["--context", "other"],
+                    ["--request-timeout", "5s", "-n", "team"]):
+            p = subprocess.run([TFJOBCTL, "--kubeconfig", self.kubeconfig] + pre + ["get", "-o", "name"],
+                               capture_output=True, text=True)
+            self.assertEqual((p.returncode, p.stdout), (0, "tfjob.kubeflow.org/a\n"), (pre, p.stderr))
+        # After the command as well, and both: the last one wins, as with pflag.
+        rc, out, err = self.run_ctl("-n", "nope", "get", "-n", "team", "-o", "name")
+        self.assertEqual((rc, out), (0, "tfjob.kubeflow.org/a\n"), err)
+        self.assertTrue(all(e["path"].startswith(BASE + "/team/") for e in self.log()), self.log())
+        # A flag without its value, or no command after the flags: a usage error, exit 2.
+        for argv in (["-n"], ["-n", "team"], ["--kubeconfig"]):
+            p = subprocess.run([TFJOBCTL] + argv, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, argv)
+            self.assertIn("tfjobctl --help", p.stderr)
+
     def test_apply_create_then_configure(self):
         path = os.path.join(ROOT, "examples", "tfjob-simple.yaml")
         # As kubectl apply: read first; NotFound, so create.
@@ -542,6 +562,253 @@ class TfjobctlTest(unittest.TestCase):
         self.assertLess(out.index("SuccessfulCreatePod"), out.index("Later"))
         self.assertRegex(out, r"Later +\S+ \(x3 over \S+\) +other-controller +second")
 
+    def test_run_policy_and_managed_by(self):
+        # kubectl describe's style: "Run Policy:" then titled, aligned fields, objects nested.
+        x = job("x")
+        x["spec"]["runPolicy"] = {"cleanPodPolicy": "Running", "ttlSecondsAfterFinished": 600, "backoffLimit": 3,
+                                  "managedBy": "kueue.x-k8s.io/multikueue",
+                                  "schedulingPolicy": {"minAvailable": 2, "queue": "q"}}
+        lst = {"kind": "TFJobList", "apiVersion": "kubeflow.org/v1", "metadata": {"resourceVersion": "9"},
+               "items": [x, job("y", state="Running")]}
+        self.rules({"path": BASE + "/default/tfjobs/x", "times": -1, "body": x},
+                   {"path": BASE + "/default/tfjobs", "times": -1, "body": lst},
+                   {"path": "/api/v1/namespaces/default/events", "body": {"kind": "EventList", "items": []}})
+        rc, out, err = self.run_ctl("describe", "x")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("""  Run Policy:
+    Clean Pod Policy:            Running
+    TTL Seconds After Finished:  600
+    Backoff Limit:               3
+    Managed By:                  kueue.x-k8s.io/multikueue
+    Scheduling Policy:
+      Min Available:  2
+      Queue:          q
+""", out)
+        self.assertIn("Status:\n  Managed By:  kueue.x-k8s.io/multikueue (spec.runPolicy.managedBy): that controller", out)
+        self.assertIn("(no status written yet)", out)
+        # get: the empty STATE explained on stderr; -o wide has a MANAGED-BY column.
+        rc, out, err = self.run_ctl("get")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(out.splitlines()[1].split()), 2, out)  # x: NAME and AGE, no STATE
+        self.assertEqual(out.splitlines()[2].split()[:2], ["y", "Running"])
+        self.assertIn("Note: tfjob/x is managed by kueue.x-k8s.io/multikueue (spec.runPolicy.managedBy)", err)
+        self.assertNotIn("tfjob/y", err)
+        rc, out, err = self.run_ctl("get", "-o", "wide")
+        self.assertEqual(out.splitlines()[0].split()[-1], "MANAGED-BY")
+        self.assertEqual(out.splitlines()[1].split()[-1], "kueue.x-k8s.io/multikueue")
+        self.assertEqual(out.splitlines()[2].split()[-1], "<default>")
+        # -o name/json stay machine output: no note.
+        rc, out, err = self.run_ctl("get", "-o", "name")
+        self.assertEqual((rc, err), (0, ""))
+
+    def pod(self, job_name, rtype, index, containers=("tensorflow",)):
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "%s-%s-%d" % (job_name, rtype, index), "namespace": "default",
+                             "labels": {"training.kubeflow.org/job-name": job_name,
+                                        "training.kubeflow.org/replica-type": rtype,
+                                        "training.kubeflow.org/replica-index": str(index)}},
+                "spec": {"containers": [{"name": c, "image": "tf"} for c in containers]}}
+
+    def test_logs_of_a_cluster_job(self):
+        pods = "/api/v1/namespaces/default/pods"
+        both = {"kind": "PodList", "apiVersion": "v1", "metadata": {},
+                "items": [self.pod("w", "worker", 1), self.pod("w", "worker", 0)]}
+        one = {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [self.pod("w", "worker", 1)]}
+        text = {"content_type": "text/plain"}
+        self.rules({"path": BASE + "/default/tfjobs/w", "times": -1, "body": job("w", state="Running")},
+                   {"path": BASE + "/default/tfjobs/nope", "times": -1, "status": 404,
+                    "body": status(404, "NotFound", 'tfjobs.kubeflow.org "nope" not found')},
+                   {"path": pods, "query": "replica-index%3D1", "times": -1, "body": one},
+                   {"path": pods, "times": -1, "body": both},
+                   dict(text, path=pods + "/w-worker-1/log", query="previous=true", times=1, body="before restart\n"),
+                   dict(text, path=pods + "/w-worker-1/log", query="follow=true", times=1,
+                        chunks=["b1\nb", "2\n", "b3"], chunk_delay_ms=100),
+                   dict(text, path=pods + "/w-worker-0/log", query="follow=true", times=1,
+                        chunks=["a1\n", "a2\n"], chunk_delay_ms=150),
+                   dict(text, path=pods + "/w-worker-1/log", times=-1, body="step 1\nstep 2\n"),
+                   dict(text, path=pods + "/w-worker-0/log", times=1, status=400,
+                        body=status(400, "BadRequest",
+                                    'container "tensorflow" in pod "w-worker-0" is waiting to start: '
+                                    'ContainerCreating')),
+                   dict(text, path=pods + "/w-worker-0/log", times=-1, body="zero\n"))
+        # One replica by TYPE-INDEX: its log as the server sends it, the options as query parameters.
+        rc, out, err = self.run_ctl("logs", "w", "worker-1", "--tail", "5", "--timestamps", "--since", "90s")
+        self.assertEqual((rc, out), (0, "step 1\nstep 2\n"), err)
+        log = self.log()
+        self.assertEqual(log[0]["path"], BASE + "/default/tfjobs/w")
+        self.assertIn("labelSelector=training.kubeflow.org%2Fjob-name%3Dw%2Ctraining.kubeflow.org%2F"
+                      "replica-type%3Dworker%2Ctraining.kubeflow.org%2Freplica-index%3D1", log[1]["query"])
+        self.assertEqual(log[2]["path"], pods + "/w-worker-1/log")
+        for q in ("container=tensorflow", "tailLines=5", "timestamps=true", "sinceSeconds=90"):
+            self.assertIn(q, log[2]["query"])
+        self.assertNotIn("follow", log[2]["query"])
+        # The pod's own name, --previous, the global -n before the command.
+        rc, out, err = self.run_ctl("-n", "default", "logs", "w", "w-worker-1", "--previous")
+        self.assertEqual((rc, out), (0, "before restart\n"), err)
+        # Several pods: one must be named, or --all (prefixed, pod name order).
+        rc, out, err = self.run_ctl("logs", "w")
+        self.assertEqual(rc, 2)
+        self.assertIn("TFJob w has 2 pods (worker-0, worker-1)", err)
+        rc, out, err = self.run_ctl("logs", "w", "--all")
+        self.assertEqual(rc, 1)  # worker-0's container has not started: the server's message, exit 1
+        self.assertIn('is waiting to start: ContainerCreating', err)
+        self.assertEqual(out, "[pod/w-worker-1/tensorflow] step 1\n[pod/w-worker-1/tensorflow] step 2\n")
+        rc, out, err = self.run_ctl("logs", "w", "--replica-type", "Worker")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.splitlines(), ["[pod/w-worker-0/tensorflow] zero", "[pod/w-worker-1/tensorflow] step 1",
+                                            "[pod/w-worker-1/tensorflow] step 2"])
+        # -f --all: every log streamed at once, whole lines, the last one without its newline too.
+        rc, out, err = self.run_ctl("logs", "w", "--all", "-f")
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertEqual(sorted(lines), ["[pod/w-worker-0/tensorflow] a1", "[pod/w-worker-0/tensorflow] a2",
+                                         "[pod/w-worker-1/tensorflow] b1", "[pod/w-worker-1/tensorflow] b2",
+                                         "[pod/w-worker-1/tensorflow] b3"])
+        self.assertLess(lines.index("[pod/w-worker-1/tensorflow] b1"), lines.index("[pod/w-worker-1/tensorflow] b2"))
+        # Errors: no such TFJob (exit 1), a replica that is not TYPE-INDEX (exit 2).
+        rc, out, err = self.run_ctl("logs", "nope", "worker-0")
+        self.assertEqual(rc, 1)
+        self.assertIn('"nope" not found', err)
+        rc, out, err = self.run_ctl("logs", "w", "worker")
+        self.assertEqual(rc, 2)
+        self.assertIn("TYPE-INDEX", err)
+        rc, out, err = self.run_ctl("logs", "./no-such-run", "worker-0")
+        self.assertEqual(rc, 2)
+        self.assertIn("no local run directory", err)
+        rc, out, err = self.run_ctl("logs", self.dir, "worker-0")  # a directory, with cluster flags
+        self.assertEqual(rc, 2)
+        self.assertIn("is a local run directory: --previous, --replica-type", err)
+
+    def test_logs_follow_ctrl_c_exits_130(self):
+        pods = "/api/v1/namespaces/default/pods"
+        self.rules({"path": BASE + "/default/tfjobs/w", "body": job("w", state="Running")},
+                   {"path": pods, "body": {"kind": "PodList", "items": [self.pod("w", "worker", 0)]}},
+                   {"path": pods + "/w-worker-0/log", "content_type": "text/plain", "chunks": ["up\n"],
+                    "hang_ms": 20000})
+        p = subprocess.Popen([TFJOBCTL, "logs", "w", "-f", "--kubeconfig", self.kubeconfig], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.stdout.readline(), "up\n")
+        p.send_signal(signal.SIGINT)
+        start = time.time()
+        rc = p.wait(timeout=10)
+        p.stdout.close()
+        p.stderr.close()
+        self.assertEqual(rc, 130)
+        self.assertLess(time.time() - start, 4)
+
+    def diagnose(self, obj, pods=(), events=(), lease=None, lease_status=200):
+        """Run diagnose on obj with these pods, Events (of the namespace) and leader Lease."""
+        self.setUp()
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+        leases = [] if lease is None else [{"metadata": {"name": "1ca428e5.training-operator.kubeflow.org",
+                                                         "namespace": "kubeflow"},
+                                            "spec": dict({"holderIdentity": "op-1", "leaseDurationSeconds": 15,
+                                                          "renewTime": now}, **lease)}]
+        self.rules({"path": BASE + "/default/tfjobs/" + obj["metadata"]["name"], "body": obj},
+                   {"path": "/apis/coordination.k8s.io/v1/leases", "status": lease_status,
+                    "body": {"kind": "LeaseList", "items": leases} if lease_status == 200 else
+                    status(lease_status, "Forbidden", "leases is forbidden")},
+                   {"path": "/api/v1/namespaces/default/pods", "body": {"kind": "PodList", "items": list(pods)}},
+                   {"path": "/api/v1/namespaces/default/events", "body": {"kind": "EventList", "items": list(events)}})
+        return self.run_ctl("diagnose", obj["metadata"]["name"])
+
+    def test_diagnose(self):
+        # No status and no leader Lease: the operator is not running.
+        rc, out, err = self.diagnose(job("d"))
+        self.assertEqual(rc, 1, err)
+        self.assertIn("[ok]   spec        valid", out)
+        self.assertIn("[FAIL] controller  no leader Lease 1ca428e5.training-operator.kubeflow.org: is tfjob-operator "
+                      "running", out)
+        self.assertIn("Result: the step that fails is controller: no leader Lease", out)
+        q = [e["query"] for e in self.log() if "leases" in e["path"]][0]
+        self.assertIn("fieldSelector=metadata.name%3D1ca428e5.training-operator.kubeflow.org", q)
+        # A Lease not renewed for a minute: nobody leads.
+        old = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(time.time() - 70))
+        rc, out, err = self.diagnose(job("d"), lease={"renewTime": old})
+        self.assertEqual(rc, 1, err)
+        self.assertRegex(out, r"\[FAIL\] controller  the leader Lease kubeflow/1ca428e5.training-operator.kubeflow.org "
+                              r"is held by op-1, renewed 1m1\ds ago: no operator is leading")
+        # A live leader but no status yet.
+        rc, out, err = self.diagnose(job("d"), lease={})
+        self.assertEqual(rc, 1, err)
+        self.assertRegex(out, r"\[ok\]   controller  the leader Lease kubeflow/\S+ is held by op-1, renewed \ds ago")
+        self.assertIn("[FAIL] status      none: no operator has taken the job", out)
+        # Pods not created: the job's Warning Events say why.
+        running = job("d", state="Running")
+        ev = [{"type": "Warning", "reason": "FailedCreatePod", "involvedObject": {"kind": "TFJob", "name": "d"},
+               "message": 'Error creating: pods "d-worker-0" is forbidden: exceeded quota: q', "count": 4}]
+        rc, out, err = self.diagnose(running, events=ev, lease={})
+        self.assertEqual(rc, 1, err)
+        self.assertIn("[ok]   status      Running (TFJobRunning: now Running)", out)
+        self.assertIn("[FAIL] pods        0 of 2 created: the operator could not create the others", out)
+        self.assertIn('Event FailedCreatePod TFJob/d: Error creating: pods "d-worker-0" is forbidden: exceeded quota: q (x4)',
+                      out)
+        # A pod the scheduler cannot place.
+        p0, p1 = self.pod("d", "worker", 0), self.pod("d", "worker", 1)
+        p0["spec"]["nodeName"] = "n1"
+        p0["status"] = {"phase": "Running", "containerStatuses": [{"name": "tensorflow", "restartCount": 0,
+                                                                     "state": {"running": {}}}]}
+        p1["status"] = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+                        "reason": "Unschedulable", "message": "0/3 nodes are available: 3 Insufficient cpu."}]}
+        rc, out, err = self.diagnose(running, pods=[p0, p1], lease={})
+        self.assertEqual(rc, 1, err)
+        self.assertIn("[ok]   pods        2 of 2 created", out)
+        self.assertIn("[FAIL] scheduling  pod d-worker-1 is not scheduled: Unschedulable: 0/3 nodes are available: "
+                      "3 Insufficient cpu.", out)
+        self.assertIn("[--]   containers  not judged while a pod waits for a node", out)
+        # Image pull errors and a missing Secret: the containers' waiting reasons.
+        p1["spec"]["nodeName"] = "n1"
+        p1["status"] = {"phase": "Pending", "containerStatuses": [{"name": "tensorflow", "restartCount": 0, "state": {
+            "waiting": {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "tf:nope"'}}}]}
+        p0["status"]["containerStatuses"][0]["state"] = {"waiting": {"reason": "CreateContainerConfigError",
+                                                                     "message": 'secret "creds" not found'}}
+        rc, out, err = self.diagnose(running, pods=[p0, p1], lease={})
+        self.assertEqual(rc, 1, err)
+        self.assertIn("[ok]   scheduling  every pod is on a node", out)
+        self.assertIn('[FAIL] containers  pod d-worker-0: container tensorflow is waiting: CreateContainerConfigError: '
+                      'secret "creds" not found', out)
+        self.assertIn('pod d-worker-1: container tensorflow is waiting: ImagePullBackOff: Back-off pulling image "tf:nope"',
+                      out)
+        # A volume that cannot be mounted: the pod stays Pending on its node; its Events say why.
+        p1["status"] = {"phase": "Pending"}
+        p0["status"] = {"phase": "Running", "containerStatuses": [{"name": "tensorflow", "restartCount": 2,
+                        "state": {"running": {}}, "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}
+        mount = [{"type": "Warning", "reason": "FailedMount", "involvedObject": {"kind": "Pod", "name": "d-worker-1"},
+                  "message": 'MountVolume.SetUp failed for volume "data" : configmap "cfg" not found'}]
+        rc, out, err = self.diagnose(running, pods=[p0, p1], events=mount, lease={})
+        self.assertEqual(rc, 1, err)
+        self.assertIn('[FAIL] containers  pod d-worker-1 is Pending: FailedMount: MountVolume.SetUp failed for volume '
+                      '"data" : configmap "cfg" not found', out)
+        # All well; restarts are noted, exit 0.
+        p1["status"] = {"phase": "Running", "containerStatuses": [{"name": "tensorflow", "restartCount": 0,
+                                                                     "state": {"running": {}}}]}
+        rc, out, err = self.diagnose(running, pods=[p0, p1], lease={})
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("pod d-worker-0: 2 restarts, last exit 137 OOMKilled", out)
+        self.assertIn("Result: no step fails", out)
+        # Leases that cannot be read: said, not fatal.
+        rc, out, err = self.diagnose(running, pods=[p1], lease_status=403)
+        self.assertIn("[note] controller  cannot read the Lease", out)
+        # An invalid spec; a job another controller manages (exit 0, nothing else judged).
+        bad = job("d")
+        del bad["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["image"]
+        rc, out, err = self.diagnose(bad)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("[FAIL] spec        invalid: the operator will not run it (1 error)", out)
+        self.assertIn("spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Required value", out)
+        other = job("d")
+        other["spec"]["runPolicy"]["managedBy"] = "kueue.x-k8s.io/multikueue"
+        rc, out, err = self.diagnose(other)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("[note] controller  runPolicy.managedBy is kueue.x-k8s.io/multikueue", out)
+        self.assertIn("Result: no step fails (the training operator does not run this job)", out)
+        # describe points at it when there is no status.
+        self.setUp()
+        self.rules({"path": BASE + "/default/tfjobs/d", "body": job("d")},
+                   {"path": "/api/v1/namespaces/default/events", "body": {"kind": "EventList", "items": []}})
+        rc, out, err = self.run_ctl("describe", "d")
+        self.assertIn("No status yet: 'tfjobctl diagnose d' says which step fails", out)
+
     def test_delete(self):
         self.rules({"method": "DELETE", "path": BASE + "/team/tfjobs/x", "body": {"kind": "Status", "status": "Success"}},
                    {"method": "DELETE", "path": BASE + "/team/tfjobs/y", "status": 404,
@@ -605,24 +872,93 @@ class TfjobctlTest(unittest.TestCase):
         self.assertIn("Name:        a", out)
         self.assertIn('"nope" not found', err)
 
+    def children(self, pods=(), job_events=(), pod_events=()):
+        """Rules for what watch's text view reads beside the TFJob: its pods and Events."""
+        ev = "/api/v1/namespaces/default/events"
+        return [{"path": "/api/v1/namespaces/default/pods", "times": -1,
+                 "body": {"kind": "PodList", "apiVersion": "v1", "items": list(pods)}},
+                {"path": ev, "query": "involvedObject.kind%3DTFJob", "times": -1,
+                 "body": {"kind": "EventList", "items": list(job_events)}},
+                {"path": ev, "query": "involvedObject.kind%3DPod", "times": -1,
+                 "body": {"kind": "EventList", "items": list(pod_events)}}]
+
     def test_watch_until_succeeded(self):
         def ev(t, obj):
             return json.dumps({"type": t, "object": obj}) + "\n"
         running = job("w", state="Running", rv="7")
         done = job("w", state="Succeeded", rv="9")
+        done["status"]["replicaStatuses"] = {"Worker": {"succeeded": 2}}
+        done["status"]["completionTime"] = "2020-01-01T00:03:25Z"
+        pod = self.pod("w", "worker", 0)
+        pod["status"] = {"phase": "Running", "containerStatuses": [
+            {"name": "tensorflow", "restartCount": 1, "state": {"running": {}},
+             "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}
+        pending = self.pod("w", "worker", 1)
+        pending["status"] = {"phase": "Pending", "conditions": [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+             "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}]}
+        other = self.pod("x", "worker", 0)
         self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", rv="5")},
                    {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true",
                     "chunks": [ev("MODIFIED", running)[:50], ev("MODIFIED", running)[50:],
                                ev("BOOKMARK", {"kind": "TFJob", "metadata": {"resourceVersion": "8"}}),
                                ev("MODIFIED", done)],
-                    "hang_ms": 5000})
+                    "chunk_delay_ms": 300, "hang_ms": 5000},
+                   *self.children([pod, pending], [
+                       {"metadata": {"uid": "e1"}, "type": "Normal", "reason": "SuccessfulCreatePod",
+                        "involvedObject": {"kind": "TFJob", "name": "w"}, "message": "Created pod: w-worker-0"}], [
+                       {"metadata": {"uid": "e2"}, "type": "Warning", "reason": "BackOff", "count": 3,
+                        "involvedObject": {"kind": "Pod", "name": "w-worker-0"}, "message": "Back-off restarting"},
+                       {"metadata": {"uid": "e3"}, "type": "Warning", "reason": "BackOff",
+                        "involvedObject": {"kind": "Pod", "name": "x-worker-0"}, "message": "not ours"}]))
         rc, out, err = self.run_ctl("watch", "w")
         self.assertEqual(rc, 0, err)
-        self.assertEqual([l.split() for l in out.splitlines()],
-                         [["ADDED", "w"], ["MODIFIED", "w", "Running"], ["MODIFIED", "w", "Succeeded"]])
-        q = self.log()[1]["query"]
+        # What the local run view shows, each line after the time (HH:MM:SS).
+        lines = [l.split(" ", 1)[1] if re.match(r"\d\d:\d\d:\d\d ", l) else l for l in out.splitlines()]
+        for want in ("TFJob default/w: no status yet",
+                     "replicas Worker: 0 of 2 active, 0 succeeded, 0 failed",
+                     "pod w-worker-0: Running, restarts 1, last exit 137 (OOMKilled)",
+                     "pod w-worker-1: Pending (Unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu.)",
+                     "condition Created=True TFJobCreated: created",
+                     "condition Running=True TFJobRunning: now Running",
+                     "replicas Worker: 2 of 2 active, 0 succeeded, 0 failed",
+                     "condition Succeeded=True TFJobSucceeded: now Succeeded",
+                     "replicas Worker: 0 of 2 active, 2 succeeded, 0 failed",
+                     "TFJob w Succeeded (TFJobSucceeded: now Succeeded) after 3m20s",
+                     "  replicas Worker: 0 of 2 active, 2 succeeded, 0 failed"):
+            self.assertIn(want, lines, out)
+        self.assertIn("Normal  SuccessfulCreatePod  TFJob/w: Created pod: w-worker-0", out)
+        self.assertIn("Warning BackOff              Pod/w-worker-0: Back-off restarting (x3)", out)
+        self.assertNotIn("not ours", out)
+        self.assertEqual(out.count("SuccessfulCreatePod"), 1, out)  # each Event once
+        self.assertEqual(out.count("condition Created=True"), 1, out)  # each change once
+        self.assertLess(lines.index("condition Running=True TFJobRunning: now Running"),
+                        lines.index("condition Succeeded=True TFJobSucceeded: now Succeeded"))
+        q = [e["query"] for e in self.log() if "watch=true" in e["query"]][0]
         self.assertIn("resourceVersion=5", q)
         self.assertIn("fieldSelector=metadata.name%3Dw", q)
+        pods_q = [e["query"] for e in self.log() if e["path"].endswith("/pods")][0]
+        self.assertIn("labelSelector=training.kubeflow.org%2Fjob-name%3Dw", pods_q)
+        # -o json: the TFJob's watch events only, one JSON line each (nothing else read).
+        self.setUp()
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", rv="5")},
+                   {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true",
+                    "chunks": [ev("MODIFIED", running), ev("MODIFIED", done)], "hang_ms": 5000})
+        rc, out, err = self.run_ctl("watch", "w", "-o", "json")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([(l["type"], l["object"]["metadata"]["resourceVersion"]) for l in map(json.loads, out.splitlines())],
+                         [("ADDED", "5"), ("MODIFIED", "7"), ("MODIFIED", "9")])
+        self.assertEqual([e["path"] for e in self.log()], [BASE + "/default/tfjobs/w", BASE + "/default/tfjobs"])
+
+    def test_watch_deleted(self):
+        ev = json.dumps({"type": "DELETED", "object": job("w", state="Running", rv="8")}) + "\n"
+        self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", state="Running", rv="5")},
+                   {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true", "chunks": [ev],
+                    "hang_ms": 5000}, *self.children())
+        rc, out, err = self.run_ctl("watch", "w")
+        self.assertEqual(rc, 1, err)
+        self.assertRegex(out, r"\d\d:\d\d:\d\d TFJob w was deleted\n")
+        self.assertIn("\nTFJob w was deleted (last seen: Running)\n", out)
 
     def test_watch_relists_on_gone_and_times_out(self):
         gone = json.dumps({"type": "ERROR", "object": status(410, "Expired", "too old")}) + "\n"
@@ -641,7 +977,7 @@ class TfjobctlTest(unittest.TestCase):
         self.setUp()
         self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", rv="5")},
                    {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true", "chunks": [],
-                    "hang_ms": 10000})
+                    "hang_ms": 10000}, *self.children())
         start = time.time()
         rc, out, err = self.run_ctl("watch", "w", "--timeout", "1")
         self.assertEqual(rc, 1)
@@ -651,12 +987,12 @@ class TfjobctlTest(unittest.TestCase):
     def test_watch_ctrl_c_exits_130(self):
         self.rules({"method": "GET", "path": BASE + "/default/tfjobs/w", "body": job("w", state="Running", rv="5")},
                    {"method": "GET", "path": BASE + "/default/tfjobs", "query": "watch=true", "chunks": [],
-                    "hang_ms": 20000})
+                    "hang_ms": 20000}, *self.children())
         p = subprocess.Popen([TFJOBCTL, "watch", "w", "--kubeconfig", self.kubeconfig], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-        # The first line (ADDED) is printed once the job was read: the watch is then under way.
+        # The first line is printed once the job was read: the watch is then under way.
         first = p.stdout.readline()
-        self.assertEqual(first.split()[:3], ["ADDED", "w", "Running"])
+        self.assertEqual(first.split()[1:4], ["TFJob", "default/w:", "Running"])
         p.send_signal(signal.SIGINT)
         start = time.time()
         rc = p.wait(timeout=10)

@@ -79,11 +79,15 @@ func TestControllerJobSucceeds(t *testing.T) {
 		t.Fatalf("latency buckets %d, reconciles %d", inBuckets, metrics.Reconciles)
 	}
 	// One status write per status change, none that changes nothing.
-	eventually(t, 5*time.Second, "status events", func() bool {
+	seen := func() int {
 		mu.Lock()
 		defer mu.Unlock()
-		return uint64(len(statuses)) == metrics.APICalls["update_status"]
-	})
+		return len(statuses)
+	}
+	writes := metrics.APICalls["update_status"]
+	if !within(5*time.Second, func() bool { return uint64(seen()) == writes }) {
+		t.Fatalf("%d status writes, %d status changes seen by the watch", writes, seen())
+	}
 	if text, err := c.MetricsText(); err != nil || !strings.Contains(text, "tfjob_controller_reconcile_total") {
 		t.Fatalf("metrics text: %v", err)
 	}

@@ -59,15 +59,28 @@ func setPod(t *testing.T, b *Backend, ns, name, phase string, exitCode int) {
 }
 
 // eventually polls cond every 5 ms for at most d.
+// patience stretches every wait of eventually: a wait ends as soon as its condition holds, so
+// a long limit costs a passing run nothing, and the suites run on loaded 2-core machines (the
+// race detector, other suites and builds beside them) where a few seconds are not enough.
+const patience = 6
+
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
+	if !within(d, cond) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// within reports whether cond holds within d (times patience), polling every 5 ms.
+func within(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d * patience)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			return false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return true
 }
 
 func names(items []Object) []string {

@@ -253,6 +253,19 @@ func TestParseOptionsAndParseAll(t *testing.T) {
 	} else {
 		j.Close()
 	}
+	// FirstLine: a document cut out of a larger file reports the file's line numbers.
+	broken := "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: [\n"
+	for _, c := range []struct {
+		first uint32
+		line  int
+	}{{0, 3}, {1, 3}, {40, 42}} {
+		e := new(Error)
+		if _, err := ParseWith([]byte(broken), ParseOptions{FirstLine: c.first}); !errors.As(err, &e) || e.Line < c.line {
+			t.Errorf("FirstLine %d: %v (line %d), want a parse error at line %d or after", c.first, err, e.Line, c.line)
+		} else if e.Line > c.line+1 {
+			t.Errorf("FirstLine %d: line %d, want %d or %d", c.first, e.Line, c.line, c.line+1)
+		}
+	}
 	// JSON is YAML, but the JSON parser refuses YAML.
 	if _, err := ParseWith([]byte(simple), ParseOptions{Format: FormatJSON, Filename: "x.json"}); !errors.Is(err, ErrParse) {
 		t.Errorf("YAML as JSON: %v, want ErrParse", err)

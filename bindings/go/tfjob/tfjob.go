@@ -208,6 +208,9 @@ type ParseOptions struct {
 	MaxAliases    uint32 // YAML alias references in one document; 0: 1000
 	MaxNodes      uint32 // values in one document after alias expansion; 0: 2000000
 	MaxDocuments  uint32 // documents in one stream; 0: 10000
+	// FirstLine is the line number of the data's first line, for text cut out of a larger file:
+	// error lines count from it. 0: 1, and an error about a whole document names no line.
+	FirstLine uint32
 }
 
 // parseCall runs a parse function of libtfjob on data with the options in C form.
@@ -229,6 +232,7 @@ func parseCall(data []byte, o ParseOptions, call func(buf *C.char, n C.size_t, o
 	opts.max_aliases = C.uint(o.MaxAliases)
 	opts.max_nodes = C.uint(o.MaxNodes)
 	opts.max_documents = C.uint(o.MaxDocuments)
+	opts.first_line = C.uint(o.FirstLine)
 	if o.Filename != "" {
 		cname := C.CString(o.Filename)
 		defer C.free(unsafe.Pointer(cname))
