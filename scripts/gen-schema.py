@@ -7,9 +7,10 @@ Inputs: scripts/schema/crd-tfjob.in.yaml (the TFJob CRD, with the Kubernetes def
 embeds named by $ref), scripts/schema/enums.yaml, and the Kubernetes OpenAPI v3 document
 api/openapi-spec/v3/api__v1_openapi.json of the k8s.io/kubernetes module pinned by
 tests/kube/tools/kube-apiserver/go.mod (found with `go mod download -json` unless --openapi
-names it). Outputs, both committed: examples/deploy/crd-tfjob.yaml and lib/core/schema_table.c.
-Both carry the same digest of the inputs; --check compares instead of writing (exit 1 on a
-difference). --check-digest needs no Go and no network: it checks that both outputs carry the
+names it). Outputs, all committed: the CRD, deploy/kustomize/base/crd-tfjob.yaml (also reached
+as examples/deploy/crd-tfjob.yaml, a symbolic link), the same text in the Helm chart
+(deploy/helm/tfjob-operator/crds/crd-tfjob.yaml), and lib/core/schema_table.c. All carry the same
+digest of the inputs; --check compares instead of writing (exit 1 on a difference). --check-digest needs no Go and no network: it checks that both outputs carry the
 digest of the committed inputs (the OpenAPI document by the sha256 recorded in them).
 """
 import argparse
@@ -26,7 +27,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FRAME = os.path.join(ROOT, "scripts/schema/crd-tfjob.in.yaml")
 ENUMS = os.path.join(ROOT, "scripts/schema/enums.yaml")
 GOMOD_DIR = os.path.join(ROOT, "tests/kube/tools/kube-apiserver")
-CRD_OUT = os.path.join(ROOT, "examples/deploy/crd-tfjob.yaml")
+CRD_OUT = os.path.join(ROOT, "deploy/kustomize/base/crd-tfjob.yaml")
+CRD_HELM_OUT = os.path.join(ROOT, "deploy/helm/tfjob-operator/crds/crd-tfjob.yaml")
 TABLE_OUT = os.path.join(ROOT, "lib/core/schema_table.c")
 OPENAPI_IN_MODULE = "api/openapi-spec/v3/api__v1_openapi.json"
 
@@ -39,11 +41,28 @@ SPECIAL = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": {"type": "string", "format": "date-time"},
     "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
 }
-# Keys of the upstream schemas that a CRD keeps. Defaults are left out: the server applies the
-# pod defaults when it creates the pods, and a defaulted key of a list map would have to be kept
-# with its list type; lists are atomic here.
-KEPT = ("type", "format", "description", "required", "enum", "x-kubernetes-int-or-string",
+# Keys of the upstream schemas that a CRD keeps (lists are atomic here: no list types). The
+# descriptions of the embedded Kubernetes definitions are left out of the CRD (they are the
+# pod's own, `kubectl explain pod.spec`): with them the CRD is over 500 KB, and `kubectl apply`
+# (client-side) cannot store it in its 256 KiB last-applied annotation. The shape, types,
+# required fields and allowed values stay: the server validates and prunes the pod template
+# exactly as before.
+KEPT = ("type", "format", "required", "enum", "x-kubernetes-int-or-string",
         "x-kubernetes-preserve-unknown-fields")
+
+
+def kept_default(parent, pname, p):
+    """The default of property pname of definition parent, as the CRD carries it, or None.
+
+    The OpenAPI document gives defaults of two kinds: the declared ones (+default= in the Go
+    types: ports[].protocol TCP, the empty name of a LocalObjectReference, rbd's pool, ...) and
+    the zero value of every non-pointer struct or required field (a {} or a "" the server never
+    applies to a pod). The CRD keeps scalar defaults of optional fields: the first kind, as
+    training-operator's CRD has them. A default on a required field would make it optional."""
+    d = p.get("default")
+    if d is None or isinstance(d, (dict, list)) or pname in parent.get("required", ()):
+        return None
+    return d
 
 
 def kube_version():
@@ -63,9 +82,10 @@ def find_openapi(version):
 class Expander:
     """Turns $ref'd OpenAPI v3 definitions into inline structural schemas."""
 
-    def __init__(self, defs, enums):
+    def __init__(self, defs, enums, for_crd):
         self.defs = defs
         self.enums = enums
+        self.for_crd = for_crd  # the CRD's form: with defaults; the table's: with descriptions
         self.used = set()
 
     def ref_name(self, ref):
@@ -86,10 +106,12 @@ class Expander:
         if "$ref" in s or "allOf" in s:
             ref = s["$ref"] if "$ref" in s else s["allOf"][0]["$ref"]
             out = self.definition(self.ref_name(ref), stack)
-            if "description" in s:
+            if "description" in s and not self.for_crd:
                 out["description"] = s["description"]
             return out
         out = {k: s[k] for k in KEPT if k in s}
+        if "description" in s and not self.for_crd:
+            out["description"] = s["description"]
         if "properties" in s:
             out["properties"] = {}
             for pname in sorted(s["properties"]):
@@ -98,6 +120,11 @@ class Expander:
                 if values:
                     check_enum(owner, pname, values, s["properties"][pname].get("description", ""))
                     p["enum"] = list(values)
+                default = kept_default(s, pname, s["properties"][pname]) if self.for_crd else None
+                if default is not None:
+                    if "enum" in p and default not in p["enum"]:
+                        sys.exit("gen-schema: %s.%s: default %r is not an allowed value" % (owner, pname, default))
+                    p["default"] = default
                 out["properties"][pname] = p
         if "additionalProperties" in s and isinstance(s["additionalProperties"], dict):
             out["additionalProperties"] = self.node(s["additionalProperties"], stack)
@@ -150,11 +177,24 @@ def scalar(v):
     return json.dumps(v)
 
 
+def flow(x):
+    """A leaf schema or a list of scalars on one line ({type: string}, [a, b]), or None."""
+    if isinstance(x, dict) and x and all(not isinstance(v, (dict, list)) for v in x.values()):
+        text = "{%s}" % ", ".join("%s: %s" % (scalar(k), scalar(v)) for k, v in x.items())
+    elif isinstance(x, list) and x and all(not isinstance(v, (dict, list)) for v in x):
+        text = "[%s]" % ", ".join(scalar(v) for v in x)
+    else:
+        return None
+    return text if len(text) <= 80 and "\n" not in text else None
+
+
 def emit(v, indent, out):
     pad = "  " * indent
     if isinstance(v, dict):
         for k, x in v.items():
-            if isinstance(x, (dict, list)) and x:
+            if flow(x) is not None:
+                out.append("%s%s: %s" % (pad, scalar(k), flow(x)))
+            elif isinstance(x, (dict, list)) and x:
                 out.append("%s%s:" % (pad, scalar(k)))
                 emit(x, indent + 1, out)
             else:
@@ -255,7 +295,7 @@ def read_bytes(path):
 def check_digest():
     """Both committed outputs name the same OpenAPI sha256 and carry the digest of the committed inputs."""
     found = []
-    for path in (CRD_OUT, TABLE_OUT):
+    for path in (CRD_OUT, CRD_HELM_OUT, TABLE_OUT):
         text = read_bytes(path).decode()
         sha = re.search(r"api__v1_openapi\.json \(sha256 ([0-9a-f]{64})\)", text)
         digest = re.search(r"schema-digest: ([0-9a-f]{64})", text)
@@ -263,14 +303,15 @@ def check_digest():
             print("gen-schema: %s has no generator header" % os.path.relpath(path, ROOT))
             return 1
         found.append((sha.group(1), digest.group(1)))
-    if found[0] != found[1]:
-        print("gen-schema: the CRD and the table come from different generator runs")
+    if len(set(found)) != 1:
+        print("gen-schema: the CRDs and the table come from different generator runs")
         return 1
     want = input_digest(found[0][0], read_bytes(FRAME), read_bytes(ENUMS))
     if found[0][1] != want:
         print("gen-schema: the committed outputs are not generated from the committed inputs (run scripts/gen-schema.py)")
         return 1
-    print("gen-schema: examples/deploy/crd-tfjob.yaml and lib/core/schema_table.c carry the inputs' digest")
+    print("gen-schema: %s, %s and %s carry the inputs' digest" % tuple(
+        os.path.relpath(p, ROOT) for p in (CRD_OUT, CRD_HELM_OUT, TABLE_OUT)))
     return 0
 
 
@@ -291,12 +332,12 @@ def main():
     defs = json.loads(openapi_bytes)["components"]["schemas"]
     frame = yaml.safe_load(frame_bytes)
     enums = yaml.safe_load(enums_bytes)
-    exp = Expander(defs, enums)
-    crd = expand_frame(frame, exp, for_table=False)
+    crd = expand_frame(frame, Expander(defs, enums, for_crd=True), for_table=False)
     versions = frame["spec"]["versions"]
     if len(versions) != 1:
         sys.exit("gen-schema: the frame must have exactly one version")
-    table_schema = expand_frame(versions[0]["schema"]["openAPIV3Schema"], exp, for_table=True)
+    table_schema = expand_frame(versions[0]["schema"]["openAPIV3Schema"], Expander(defs, enums, for_crd=False),
+                                for_table=True)
 
     origin = "k8s.io/kubernetes %s %s (sha256 %s)" % (version, OPENAPI_IN_MODULE,
                                                       hashlib.sha256(openapi_bytes).hexdigest())
@@ -312,6 +353,9 @@ def main():
         "# pruned. The rules of what a valid TFJob is (replica type names, restart policies, container",
         "# named \"tensorflow\", ...) live in the library (tfjobctl validate, the operator).",
         "#",
+        "# The descriptions of the embedded pod template are left out (kubectl explain pod.spec has",
+        "# them): the file stays small enough for a client-side `kubectl apply -f`.",
+        "#",
         "#   tests/kube/harness.sh start DIR    installs this file and waits until it is Established.",
         "# schema-digest: " + digest,
     ]
@@ -323,7 +367,7 @@ def main():
     header = "\n".join([
         "/*",
         " * GENERATED by scripts/gen-schema.py; do not edit. The TFJob structural schema (the same run",
-        " * wrote examples/deploy/crd-tfjob.yaml) from scripts/schema/crd-tfjob.in.yaml and",
+        " * wrote deploy/kustomize/base/crd-tfjob.yaml) from scripts/schema/crd-tfjob.in.yaml and",
         " * " + origin + ".",
         " * schema-digest: " + digest,
         " * SPDX-License-Identifier: Apache-2.0",
@@ -332,7 +376,7 @@ def main():
     table_text = table.c_text(root, header)
 
     status = 0
-    for path, text in ((CRD_OUT, crd_text), (TABLE_OUT, table_text)):
+    for path, text in ((CRD_OUT, crd_text), (CRD_HELM_OUT, crd_text), (TABLE_OUT, table_text)):
         rel = os.path.relpath(path, ROOT)
         if args.check:
             try:

@@ -2,8 +2,9 @@
 # A real Kubernetes API server (kube-apiserver + etcd) on loopback, for the test suites.
 # No kubelet, no controller-manager, no kubectl; nothing needs to be running beforehand.
 #
-#   tests/kube/harness.sh build        build kube-apiserver and etcd from the Go module proxy
-#                                      (tests/kube/tools/*/go.mod) unless cached; prints the paths
+#   tests/kube/harness.sh build        build kube-apiserver, etcd and kubectl from the Go module
+#                                      proxy (tests/kube/tools/*/go.mod) unless cached; prints
+#                                      the paths
 #   tests/kube/harness.sh start DIR    certificates, etcd, kube-apiserver, the TFJob CRD; returns
 #                                      when /readyz is ok and the CRD is Established; writes
 #                                      DIR/env, DIR/admin.kubeconfig, DIR/user.kubeconfig
@@ -51,6 +52,7 @@ mod_version() {  # MODFILE MODULE
 }
 KUBE_VERSION="$(mod_version "$TOOLS/kube-apiserver/go.mod" k8s.io/kubernetes)"
 ETCD_VERSION="$(mod_version "$TOOLS/etcd/go.mod" go.etcd.io/etcd/server/v3)"
+KUBECTL_VERSION="$(mod_version "$TOOLS/kubectl/go.mod" k8s.io/kubernetes)"
 
 # ---------------------------------------------------------------------------------- build
 
@@ -99,9 +101,15 @@ cmd_build() {
     k8s.io/kubernetes/cmd/kube-apiserver "$KUBE_VERSION" "$ld")"
   ETCD_BIN="$(build_one etcd "$TOOLS/etcd" . "$ETCD_VERSION" \
     "-X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION")"
+  # kubectl (the suites that apply manifests, tests/suites/46-deploy.sh): the same Kubernetes
+  # version as kube-apiserver, from its own recipe so that kube-apiserver's cache key stays.
+  [ "$KUBECTL_VERSION" = "$KUBE_VERSION" ] ||
+    die "tests/kube/tools/kubectl/go.mod pins k8s.io/kubernetes $KUBECTL_VERSION, kube-apiserver $KUBE_VERSION"
+  KUBECTL_BIN="$(build_one kubectl "$TOOLS/kubectl" k8s.io/kubernetes/cmd/kubectl "$KUBE_VERSION" "$ld")"
   exec 9>&-
   echo "KUBE_APISERVER_BIN=$KUBE_APISERVER_BIN"
   echo "ETCD_BIN=$ETCD_BIN"
+  echo "KUBECTL_BIN=$KUBECTL_BIN"
 }
 
 # ---------------------------------------------------------------------------------- certificates
@@ -289,6 +297,7 @@ KUBE_APISERVER_BIN=$KUBE_APISERVER_BIN
 ETCD_URL=$ETCD_URL
 ETCD_PID=$(cat "$DIR/run/etcd.pid")
 ETCD_BIN=$ETCD_BIN
+KUBECTL_BIN=$KUBECTL_BIN
 KUBE_SUPERVISOR_PID=$(cat "$DIR/run/supervisor.pid")
 KUBE_OWNER_PID=$owner
 KUBE_ADMIN_KUBECONFIG=$DIR/admin.kubeconfig

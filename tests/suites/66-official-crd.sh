@@ -3,8 +3,8 @@
 # (tests/kube/harness.sh) that serves training-operator v1.9.2's OWN TFJob CRD
 # (manifests/base/crds/kubeflow.org_tfjobs.yaml of the Go module github.com/kubeflow/training-operator
 # v1.9.2, from the Go module proxy through tests/diff's go.mod; never copied into the repository)
-# instead of examples/deploy/crd-tfjob.yaml: its full pod template schema (pruning, defaults such as
-# ports[].protocol TCP), runPolicy.suspend defaulted to false, the immutable queue rule.
+# instead of examples/deploy/crd-tfjob.yaml: its pod template schema with list types and
+# descriptions, its defaults (ports[].protocol TCP, runPolicy.suspend false), the immutable queue rule.
 # tests/kube/official_crd_e2e.py: apply of every examples/*.yaml (created, then unchanged, nothing
 # pruned), the operator's lifecycles (success, failure, suspend/resume, cleanPodPolicy + TTL) with
 # every status it writes stored as written, one status write per status change, tfjobctl
