@@ -199,16 +199,144 @@ static bool container_trouble(char *buf, size_t size, const json_t *cs)
 	return false;
 }
 
-static void check_children(struct diag *d, tfjob_transport *t, const json_t *job, const char *name)
+/* The replicas the spec asks for. */
+static int64_t replicas_wanted(const json_t *job)
 {
-	const json_t *spec = json_object_get(job, "spec");
 	int64_t want = 0;
 	const char *type;
 	json_t *rs;
-	json_object_foreach(json_object_get(spec, "tfReplicaSpecs"), type, rs) {
+	json_object_foreach(json_object_get(json_object_get(job, "spec"), "tfReplicaSpecs"), type, rs) {
 		json_t *r = json_object_get(rs, "replicas");
 		want += r ? json_integer_value(r) : 1;
 	}
+	return want;
+}
+
+/* Step "pods": were they all created? */
+static void check_pods_created(struct diag *d, const json_t *job, const char *name, size_t have, const json_t *events)
+{
+	int64_t want = replicas_wanted(job);
+	const char *state = ctl_job_state(job);
+	bool over = !strcmp(state, "Succeeded") || !strcmp(state, "Failed");
+	if ((int64_t)have < want && !over) {
+		step(d, "[FAIL]", "pods", "%zu of %lld created: the operator could not create the others", have,
+		     (long long)want);
+		if (!print_warnings(events, "TFJob", name))
+			printf("%21s(no Warning Event of the TFJob says why: see the operator's log)\n", "");
+	} else {
+		step(d, "[ok]", "pods", "%zu of %lld created%s", have, (long long)want,
+		     over && (int64_t)have < want ? " (the others were cleaned up: the job is over)" : "");
+	}
+}
+
+/* Step "scheduling": PodScheduled False, with the scheduler's message. Returns the pods waiting. */
+static size_t check_scheduling(struct diag *d, const json_t *items, const json_t *events)
+{
+	size_t unscheduled = 0, i;
+	json_t *p;
+	json_array_foreach(items, i, p) {
+		const json_t *st = json_object_get(p, "status");
+		const char *pod = sv(json_object_get(p, "metadata"), "name");
+		if (sv(json_object_get(p, "spec"), "nodeName")[0] || !strcmp(sv(st, "phase"), "Succeeded") ||
+		    !strcmp(sv(st, "phase"), "Failed"))
+			continue;
+		const char *why = "not bound to a node yet (no scheduler running, or it has not seen the pod)";
+		size_t k;
+		json_t *c;
+		char buf[1024];
+		json_array_foreach(json_object_get(st, "conditions"), k, c)
+			if (!strcmp(sv(c, "type"), "PodScheduled") && !strcmp(sv(c, "status"), "False")) {
+				snprintf(buf, sizeof buf, "%s: %s", sv(c, "reason"), sv(c, "message"));
+				why = buf;
+			}
+		if (!unscheduled++)
+			step(d, "[FAIL]", "scheduling", "pod %s is not scheduled: %s", pod, why);
+		else
+			printf("%21spod %s is not scheduled: %s\n", "", pod, why);
+		print_warnings(events, "Pod", pod);
+	}
+	return unscheduled;
+}
+
+/* A failing container step's line: the first one names the step, the others are indented. */
+static void container_trouble_line(struct diag *d, size_t *trouble, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void container_trouble_line(struct diag *d, size_t *trouble, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (!(*trouble)++)
+		step(d, "[FAIL]", "containers", "%s", line);
+	else
+		printf("%21s%s\n", "", line);
+}
+
+/* A Pending pod on a node whose containers are not started: the first Warning Event about it
+ * (a volume or Secret that cannot be mounted shows there). */
+static void pending_pod_trouble(struct diag *d, size_t *trouble, const char *pod, const json_t *events)
+{
+	size_t e;
+	json_t *ev;
+	json_array_foreach(json_object_get(events, "items"), e, ev) {
+		const json_t *o = json_object_get(ev, "involvedObject");
+		if (!strcmp(sv(ev, "type"), "Warning") && !strcmp(sv(o, "kind"), "Pod") && !strcmp(sv(o, "name"), pod)) {
+			container_trouble_line(d, trouble, "pod %s is Pending: %s: %s", pod, sv(ev, "reason"), sv(ev, "message"));
+			return;
+		}
+	}
+}
+
+/* Step "containers": waiting reasons (image pulls, missing Secrets/volumes). Returns the pods in trouble. */
+static size_t check_containers(struct diag *d, const json_t *items, const json_t *events)
+{
+	size_t trouble = 0, i;
+	json_t *p;
+	json_array_foreach(items, i, p) {
+		const char *pod = sv(json_object_get(p, "metadata"), "name");
+		const json_t *st = json_object_get(p, "status");
+		size_t k;
+		json_t *cs;
+		char buf[1024];
+		bool found = false;
+		json_array_foreach(json_object_get(st, "containerStatuses"), k, cs)
+			if (!found && container_trouble(buf, sizeof buf, cs)) {
+				found = true;
+				container_trouble_line(d, &trouble, "pod %s: %s", pod, buf);
+			}
+		if (found)
+			print_warnings(events, "Pod", pod);
+		else if (sv(json_object_get(p, "spec"), "nodeName")[0] && !strcmp(sv(st, "phase"), "Pending"))
+			pending_pod_trouble(d, &trouble, pod, events);
+	}
+	return trouble;
+}
+
+/* Containers that restarted, as a note (not a failure). */
+static void note_restarts(struct diag *d, const json_t *items, size_t have)
+{
+	size_t restarted = 0, i;
+	json_t *p;
+	json_array_foreach(items, i, p) {
+		const json_t *cs = ctl_pod_tf_status(p);
+		if (json_integer_value(json_object_get(cs, "restartCount")) > 0) {
+			const json_t *last = json_object_get(json_object_get(cs, "lastState"), "terminated");
+			if (!restarted++)
+				step(d, "[note]", "containers", "some restarted:");
+			printf("%21spod %s: %lld restarts, last exit %lld %s\n", "", sv(json_object_get(p, "metadata"), "name"),
+			       (long long)json_integer_value(json_object_get(cs, "restartCount")),
+			       (long long)json_integer_value(json_object_get(last, "exitCode")), sv(last, "reason"));
+		}
+	}
+	if (!restarted)
+		step(d, have ? "[ok]" : "[--]", "containers", have ? "started, none restarted" : "no pod yet");
+}
+
+static void check_children(struct diag *d, tfjob_transport *t, const json_t *job, const char *name)
+{
 	char label[300];
 	snprintf(label, sizeof label, "%s=%s", TFJOB_LABEL_JOB_NAME, name);
 	tfjob_error *err = NULL;
@@ -222,101 +350,13 @@ static void check_children(struct diag *d, tfjob_transport *t, const json_t *job
 	tfjob_error_free(err);
 	const json_t *items = json_object_get(pods, "items");
 	size_t have = json_array_size(items);
-	const char *state = ctl_job_state(job);
-	bool over = !strcmp(state, "Succeeded") || !strcmp(state, "Failed");
-	if ((int64_t)have < want && !over) {
-		step(d, "[FAIL]", "pods", "%zu of %lld created: the operator could not create the others", have,
-		     (long long)want);
-		if (!print_warnings(events, "TFJob", name))
-			printf("%21s(no Warning Event of the TFJob says why: see the operator's log)\n", "");
-	} else {
-		step(d, "[ok]", "pods", "%zu of %lld created%s", have, (long long)want,
-		     over && (int64_t)have < want ? " (the others were cleaned up: the job is over)" : "");
-	}
-	/* Scheduling: PodScheduled False, with the scheduler's message. */
-	size_t unscheduled = 0, trouble = 0, i;
-	json_t *p;
-	json_array_foreach(items, i, p) {
-		const json_t *st = json_object_get(p, "status");
-		if (sv(json_object_get(p, "spec"), "nodeName")[0])
-			continue;
-		if (!strcmp(sv(st, "phase"), "Succeeded") || !strcmp(sv(st, "phase"), "Failed"))
-			continue;
-		const char *why = "not bound to a node yet (no scheduler running, or it has not seen the pod)";
-		size_t k;
-		json_t *c;
-		char buf[1024];
-		json_array_foreach(json_object_get(st, "conditions"), k, c)
-			if (!strcmp(sv(c, "type"), "PodScheduled") && !strcmp(sv(c, "status"), "False")) {
-				snprintf(buf, sizeof buf, "%s: %s", sv(c, "reason"), sv(c, "message"));
-				why = buf;
-			}
-		if (!unscheduled++)
-			step(d, "[FAIL]", "scheduling", "pod %s is not scheduled: %s", sv(json_object_get(p, "metadata"), "name"),
-			     why);
-		else
-			printf("%21spod %s is not scheduled: %s\n", "", sv(json_object_get(p, "metadata"), "name"), why);
-		print_warnings(events, "Pod", sv(json_object_get(p, "metadata"), "name"));
-	}
-	if (!unscheduled)
-		step(d, have ? "[ok]" : "[--]", "scheduling", have ? "every pod is on a node" : "no pod to schedule");
-	else {
+	check_pods_created(d, job, name, have, events);
+	if (check_scheduling(d, items, events))
 		step(d, "[--]", "containers", "not judged while a pod waits for a node");
-		json_decref(pods);
-		json_decref(events);
-		return;
-	}
-	/* Containers: waiting reasons (image pulls, missing Secrets/volumes), restarts. */
-	json_array_foreach(items, i, p) {
-		const char *pod = sv(json_object_get(p, "metadata"), "name");
-		const json_t *st = json_object_get(p, "status");
-		size_t k;
-		json_t *cs;
-		char buf[1024];
-		bool found = false;
-		json_array_foreach(json_object_get(st, "containerStatuses"), k, cs)
-			if (!found && container_trouble(buf, sizeof buf, cs)) {
-				found = true;
-				if (!trouble++)
-					step(d, "[FAIL]", "containers", "pod %s: %s", pod, buf);
-				else
-					printf("%21spod %s: %s\n", "", pod, buf);
-			}
-		/* Still creating for a while: a volume or Secret that cannot be mounted shows in Events. */
-		if (!found && sv(json_object_get(p, "spec"), "nodeName")[0] && !strcmp(sv(st, "phase"), "Pending")) {
-			size_t e;
-			json_t *ev;
-			json_array_foreach(json_object_get(events, "items"), e, ev) {
-				const json_t *o = json_object_get(ev, "involvedObject");
-				if (!strcmp(sv(ev, "type"), "Warning") && !strcmp(sv(o, "kind"), "Pod") && !strcmp(sv(o, "name"), pod) &&
-				    !found) {
-					found = true;
-					if (!trouble++)
-						step(d, "[FAIL]", "containers", "pod %s is Pending: %s: %s", pod, sv(ev, "reason"),
-						     sv(ev, "message"));
-					else
-						printf("%21spod %s is Pending: %s: %s\n", "", pod, sv(ev, "reason"), sv(ev, "message"));
-				}
-			}
-		} else if (found) {
-			print_warnings(events, "Pod", pod);
-		}
-	}
-	if (!trouble) {
-		size_t restarted = 0;
-		json_array_foreach(items, i, p) {
-			const json_t *cs = ctl_pod_tf_status(p);
-			if (json_integer_value(json_object_get(cs, "restartCount")) > 0) {
-				const json_t *last = json_object_get(json_object_get(cs, "lastState"), "terminated");
-				if (!restarted++)
-					step(d, "[note]", "containers", "some restarted:");
-				printf("%21spod %s: %lld restarts, last exit %lld %s\n", "", sv(json_object_get(p, "metadata"), "name"),
-				       (long long)json_integer_value(json_object_get(cs, "restartCount")),
-				       (long long)json_integer_value(json_object_get(last, "exitCode")), sv(last, "reason"));
-			}
-		}
-		if (!restarted)
-			step(d, have ? "[ok]" : "[--]", "containers", have ? "started, none restarted" : "no pod yet");
+	else {
+		step(d, have ? "[ok]" : "[--]", "scheduling", have ? "every pod is on a node" : "no pod to schedule");
+		if (!check_containers(d, items, events))
+			note_restarts(d, items, have);
 	}
 	json_decref(pods);
 	json_decref(events);

@@ -169,38 +169,36 @@ static void replica_names(char *buf, size_t size, json_t *const *pods, size_t n)
 	}
 }
 
-int ctl_logs_cluster(const struct ctl_cluster *cl, const struct ctl_logs_args *a)
+/* The replica type and index asked for: --replica-type/--replica-index, or REPLICA (TYPE-INDEX
+ * or the pod's own name, JOB-TYPE-INDEX). EXIT_OK or a usage error. */
+static int replica_asked(char *type, size_t tsize, char *index, size_t isize, const char *job,
+                         const struct ctl_logs_args *a)
 {
-	const char *job = ctl_object_name(a->job, "logs");
-	if (!job)
-		return EXIT_USAGE;
-	char type[128] = "", index[32] = "";
 	if (a->replica_type)
-		for (size_t i = 0; a->replica_type[i] && i + 1 < sizeof(type); i++, type[i] = '\0')
+		for (size_t i = 0; a->replica_type[i] && i + 1 < tsize; i++, type[i] = '\0')
 			type[i] = (char)tolower((unsigned char)a->replica_type[i]);
 	if (a->replica_index)
-		snprintf(index, sizeof(index), "%s", a->replica_index);
-	if (a->replica) {
-		size_t jl = strlen(job);
-		if (!strncmp(a->replica, job, jl) && a->replica[jl] == '-' &&
-		    split_replica(type, sizeof(type), index, sizeof(index), a->replica + jl + 1))
-			; /* the pod's own name, JOB-TYPE-INDEX */
-		else if (!split_replica(type, sizeof(type), index, sizeof(index), a->replica))
-			return ctl_fail("logs: '%s' is not a replica of TFJob %s: give TYPE-INDEX (worker-0, chief-0) or "
-			                "the pod's name", a->replica, job);
-	}
-	tfjob_transport *t;
-	int rc = ctl_connect(&t, cl);
-	if (rc)
-		return rc;
+		snprintf(index, isize, "%s", a->replica_index);
+	if (!a->replica)
+		return EXIT_OK;
+	size_t jl = strlen(job);
+	if (!strncmp(a->replica, job, jl) && a->replica[jl] == '-' &&
+	    split_replica(type, tsize, index, isize, a->replica + jl + 1))
+		return EXIT_OK;
+	if (split_replica(type, tsize, index, isize, a->replica))
+		return EXIT_OK;
+	return ctl_fail("logs: '%s' is not a replica of TFJob %s: give TYPE-INDEX (worker-0, chief-0) or the pod's name",
+	                a->replica, job);
+}
+
+/* The job's pods of that type and index (either may be ""), as a list; EXIT_OK or a failure. The
+ * job is read first, so that "not found" names the TFJob, not an empty list of pods. */
+static int list_pods(json_t **list, tfjob_transport *t, const char *job, const char *type, const char *index)
+{
 	char *text = NULL;
 	tfjob_error *err = NULL;
-	/* The job first: "not found" names the TFJob, not an empty list of pods. */
-	if (tfjob_transport_get(&text, t, &ctl_tfjobs, NULL, job, &err)) {
-		rc = ctl_api_fail(err);
-		ctl_disconnect(t);
-		return rc;
-	}
+	if (tfjob_transport_get(&text, t, &ctl_tfjobs, NULL, job, &err))
+		return ctl_api_fail(err);
 	tfjob_free(text);
 	text = NULL;
 	char selector[600];
@@ -211,39 +209,101 @@ int ctl_logs_cluster(const struct ctl_cluster *cl, const struct ctl_logs_args *a
 		snprintf(selector + len, sizeof(selector) - (size_t)len, ",%s=%s", TFJOB_LABEL_REPLICA_INDEX, index);
 	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
 	lo.label_selector = selector;
-	json_t *list = NULL;
+	int rc = EXIT_OK;
 	if (tfjob_transport_list(&text, t, tfjob_resource_lookup("pods"), NULL, &lo, &err))
 		rc = ctl_api_fail(err);
-	else if (!(list = ctl_parse_json(text)))
+	else if (!(*list = ctl_parse_json(text)))
 		rc = EXIT_USAGE;
 	tfjob_free(text);
-	json_t *items = json_object_get(list, "items");
-	size_t n = json_array_size(items);
+	return rc;
+}
+
+/* EXIT_OK when the n pods found are what was asked for: one, or any number with --all. */
+static int pods_as_asked(json_t **pods, size_t n, tfjob_transport *t, const char *job, const char *type,
+                         const char *index, const struct ctl_logs_args *a)
+{
+	if (n == 0) {
+		if (type[0] || index[0])
+			ctl_fail("logs: TFJob %s has no pod %s%s%s in namespace %s (tfjobctl describe %s lists its "
+			         "replicas)", job, type[0] ? type : "of any type", index[0] ? "-" : "", index,
+			         tfjob_transport_namespace(t), job);
+		else
+			ctl_fail("logs: TFJob %s has no pods in namespace %s (yet?): tfjobctl describe %s says why", job,
+			         tfjob_transport_namespace(t), job);
+		return EXIT_NEGATIVE;
+	}
+	if (!pods)
+		return ctl_fail("out of memory");
+	if (n > 1 && !a->all) {
+		char names[2048];
+		replica_names(names, sizeof(names), pods, n);
+		const json_t *labels = json_object_get(json_object_get(pods[0], "metadata"), "labels");
+		return ctl_fail("logs: TFJob %s has %zu pods (%s): name one (tfjobctl logs %s %s-%s) or give --all", job, n,
+		                names, job, jstr(labels, TFJOB_LABEL_REPLICA_TYPE), jstr(labels, TFJOB_LABEL_REPLICA_INDEX));
+	}
+	return EXIT_OK;
+}
+
+/* Read the logs of the n pods: one after the other, or (following several) all at once, line by
+ * line as they write. The worst status of them, or EXIT_INTERRUPTED. */
+static int read_logs(tfjob_transport *t, struct pod_log *logs, size_t n, bool follow)
+{
+	int rc = EXIT_OK;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (follow && n > 1) {
+		struct thread_arg *ta = calloc(n, sizeof(*ta));
+		size_t started = 0;
+		for (size_t i = 0; ta && i < n; i++, started++) {
+			ta[i] = (struct thread_arg){ t, &logs[i] };
+			if (pthread_create(&logs[i].thread, NULL, read_pod_thread, &ta[i]))
+				break;
+		}
+		if (started < n)
+			rc = ctl_fail("logs: cannot start a thread per pod");
+		for (size_t i = 0; i < started; i++)
+			pthread_join(logs[i].thread, NULL);
+		free(ta);
+	} else {
+		for (size_t i = 0; i < n && !atomic_load(&interrupted); i++)
+			read_pod(t, &logs[i]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (logs[i].rc > rc)
+			rc = logs[i].rc;
+		free(logs[i].partial);
+	}
+	return atomic_load(&interrupted) ? EXIT_INTERRUPTED : rc;
+}
+
+/* The pods sorted by name (borrowed from items), or NULL when there are none or no memory. */
+static json_t **sorted_pods(const json_t *items, size_t n)
+{
 	json_t **pods = n ? calloc(n, sizeof(*pods)) : NULL;
 	for (size_t i = 0; pods && i < n; i++)
 		pods[i] = json_array_get(items, i);
 	if (pods)
 		qsort(pods, n, sizeof(*pods), by_name);
-	if (!rc && n == 0) {
-		if (type[0] || index[0])
-			rc = ctl_fail("logs: TFJob %s has no pod %s%s%s in namespace %s (tfjobctl describe %s lists its "
-			              "replicas)", job, type[0] ? type : "of any type", index[0] ? "-" : "", index,
-			              tfjob_transport_namespace(t), job);
-		else
-			rc = ctl_fail("logs: TFJob %s has no pods in namespace %s (yet?): tfjobctl describe %s says why",
-			              job, tfjob_transport_namespace(t), job);
-		rc = EXIT_NEGATIVE;
-	}
-	if (!rc && !pods)
-		rc = ctl_fail("out of memory");
-	if (!rc && n > 1 && !a->all) {
-		char names[2048];
-		replica_names(names, sizeof(names), pods, n);
-		rc = ctl_fail("logs: TFJob %s has %zu pods (%s): name one (tfjobctl logs %s %s-%s) or give --all", job, n,
-		              names, job, jstr(json_object_get(json_object_get(pods[0], "metadata"), "labels"),
-		                               TFJOB_LABEL_REPLICA_TYPE),
-		              jstr(json_object_get(json_object_get(pods[0], "metadata"), "labels"), TFJOB_LABEL_REPLICA_INDEX));
-	}
+	return pods;
+}
+
+int ctl_logs_cluster(const struct ctl_cluster *cl, const struct ctl_logs_args *a)
+{
+	const char *job = ctl_object_name(a->job, "logs");
+	if (!job)
+		return EXIT_USAGE;
+	char type[128] = "", index[32] = "";
+	int rc = replica_asked(type, sizeof(type), index, sizeof(index), job, a);
+	tfjob_transport *t;
+	if (rc || (rc = ctl_connect(&t, cl)))
+		return rc;
+	json_t *list = NULL;
+	rc = list_pods(&list, t, job, type, index);
+	const json_t *items = json_object_get(list, "items");
+	size_t n = json_array_size(items);
+	json_t **pods = sorted_pods(items, n);
+	if (!rc)
+		rc = pods_as_asked(pods, n, t, job, type, index, a);
 	struct pod_log *logs = !rc ? calloc(n, sizeof(*logs)) : NULL;
 	if (!rc && !logs)
 		rc = ctl_fail("out of memory");
@@ -254,33 +314,7 @@ int ctl_logs_cluster(const struct ctl_cluster *cl, const struct ctl_logs_args *a
 			logs[i].a = a;
 			logs[i].prefix = a->prefix || n > 1;
 		}
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
-		if (a->follow && n > 1) {
-			/* Every log at once, line by line, as they write. */
-			struct thread_arg *ta = calloc(n, sizeof(*ta));
-			size_t started = 0;
-			for (size_t i = 0; ta && i < n; i++, started++) {
-				ta[i] = (struct thread_arg){ t, &logs[i] };
-				if (pthread_create(&logs[i].thread, NULL, read_pod_thread, &ta[i]))
-					break;
-			}
-			if (started < n)
-				rc = ctl_fail("logs: cannot start a thread per pod");
-			for (size_t i = 0; i < started; i++)
-				pthread_join(logs[i].thread, NULL);
-			free(ta);
-		} else {
-			for (size_t i = 0; i < n && !atomic_load(&interrupted); i++)
-				read_pod(t, &logs[i]);
-		}
-		for (size_t i = 0; i < n; i++) {
-			if (logs[i].rc > rc)
-				rc = logs[i].rc;
-			free(logs[i].partial);
-		}
-		if (atomic_load(&interrupted))
-			rc = EXIT_INTERRUPTED;
+		rc = read_logs(t, logs, n, a->follow);
 	}
 	free(logs);
 	free(pods);
