@@ -463,53 +463,36 @@ static int active(const tfjob__summary *s)
 enum { F_KEY, F_NS, F_UID, F_RV, F_OPERATOR, F_REFS, F_CKIND, F_CNAME, F_CUID, F_NAME, F_JOB, F_RTYPE, F_RINDEX,
 	   F_PHASE, F_COUNT };
 
-int tfjob__child_new(tfjob__child **out, json_t *obj)
+/* The strings a child keeps, from the object and its summary; *controlled when a controller
+ * reference was found. */
+static void child_sources(const char *src[F_COUNT], int *controlled, json_t *md, const tfjob__summary *sum)
 {
-	*out = NULL;
-	tfjob__summary sum;
-	tfjob__summarize(&sum, obj);
-	if (!sum.name)
-		return TFJOB_EINVAL;
-	json_t *md = json_object_get(obj, "metadata");
-	const char *src[F_COUNT] = { 0 };
 	src[F_NS] = tfjob__str(md, "namespace");
 	src[F_UID] = tfjob__str(md, "uid");
 	src[F_RV] = tfjob__str(md, "resourceVersion");
 	src[F_OPERATOR] = tfjob__str(tfjob__obj(md, "labels"), TFJOB_LABEL_OPERATOR);
-	src[F_NAME] = sum.name;
-	src[F_JOB] = sum.job_name;
-	src[F_RTYPE] = sum.rtype;
-	src[F_RINDEX] = sum.rindex;
-	src[F_PHASE] = sum.phase;
-	int controlled = 0;
-	json_t *refs = tfjob__arr(md, "ownerReferences"), *r;
+	src[F_NAME] = sum->name;
+	src[F_JOB] = sum->job_name;
+	src[F_RTYPE] = sum->rtype;
+	src[F_RINDEX] = sum->rindex;
+	src[F_PHASE] = sum->phase;
+	*controlled = 0;
 	size_t i;
-	json_array_foreach(refs, i, r) {
+	json_t *r;
+	json_array_foreach(tfjob__arr(md, "ownerReferences"), i, r) {
 		if (json_is_true(json_object_get(r, "controller"))) {
-			controlled = 1;
+			*controlled = 1;
 			src[F_CKIND] = tfjob__str(r, "kind");
 			src[F_CNAME] = tfjob__str(r, "name");
 			src[F_CUID] = tfjob__str(r, "uid");
 			break;
 		}
 	}
-	char *refs_text = json_array_size(refs) ? json_dumps(refs, JSON_COMPACT) : NULL;
-	char *key = tfjob__strdup_printf("%s/%s", src[F_NS] ? src[F_NS] : "", sum.name);
-	src[F_REFS] = refs_text;
-	src[F_KEY] = key;
-	json_t *view = sum.maybe_abnormal && active(&sum) ? abnormal_view(obj) : NULL;
-	size_t need = 0;
-	for (int f = 0; f < F_COUNT; f++)
-		need += src[f] ? strlen(src[f]) + 1 : 0;
-	tfjob__child *ch = (!key || (json_array_size(refs) && !refs_text) || (sum.maybe_abnormal && active(&sum) && !view))
-	                   ? NULL : malloc(sizeof(*ch) + need);
-	if (!ch) {
-		free(refs_text);
-		free(key);
-		json_decref(view);
-		return TFJOB_ENOMEM;
-	}
-	const char *dst[F_COUNT];
+}
+
+/* Copy the strings into the child's own text, one block after the struct; dst points into it. */
+static void copy_sources(tfjob__child *ch, const char *src[F_COUNT], const char *dst[F_COUNT])
+{
 	char *p = ch->text;
 	for (int f = 0; f < F_COUNT; f++) {
 		dst[f] = NULL;
@@ -520,11 +503,11 @@ int tfjob__child_new(tfjob__child **out, json_t *obj)
 			p += n;
 		}
 	}
-	free(refs_text);
-	free(key);
-	atomic_init(&ch->refs, 1);
-	ch->sum = sum;
-	ch->sum.obj = view;
+}
+
+/* Point the child's fields at its text. */
+static void set_fields(tfjob__child *ch, const char *dst[F_COUNT], int controlled)
+{
 	ch->sum.name = dst[F_NAME];
 	ch->sum.job_name = dst[F_JOB];
 	ch->sum.rtype = dst[F_RTYPE];
@@ -542,6 +525,41 @@ int tfjob__child_new(tfjob__child **out, json_t *obj)
 	ch->ctrl_name = dst[F_CNAME];
 	ch->ctrl_uid = dst[F_CUID];
 	ch->controlled = controlled;
+}
+
+int tfjob__child_new(tfjob__child **out, json_t *obj)
+{
+	*out = NULL;
+	tfjob__summary sum;
+	tfjob__summarize(&sum, obj);
+	if (!sum.name)
+		return TFJOB_EINVAL;
+	json_t *md = json_object_get(obj, "metadata"), *refs = tfjob__arr(md, "ownerReferences");
+	const char *src[F_COUNT] = { 0 }, *dst[F_COUNT];
+	int controlled;
+	child_sources(src, &controlled, md, &sum);
+	char *refs_text = json_array_size(refs) ? json_dumps(refs, JSON_COMPACT) : NULL;
+	char *key = tfjob__strdup_printf("%s/%s", src[F_NS] ? src[F_NS] : "", sum.name);
+	src[F_REFS] = refs_text;
+	src[F_KEY] = key;
+	json_t *view = sum.maybe_abnormal && active(&sum) ? abnormal_view(obj) : NULL;
+	size_t need = 0;
+	for (int f = 0; f < F_COUNT; f++)
+		need += src[f] ? strlen(src[f]) + 1 : 0;
+	tfjob__child *ch = (!key || (json_array_size(refs) && !refs_text) || (sum.maybe_abnormal && active(&sum) && !view))
+	                   ? NULL : malloc(sizeof(*ch) + need);
+	if (ch)
+		copy_sources(ch, src, dst);
+	free(refs_text);
+	free(key);
+	if (!ch) {
+		json_decref(view);
+		return TFJOB_ENOMEM;
+	}
+	atomic_init(&ch->refs, 1);
+	ch->sum = sum;
+	ch->sum.obj = view;
+	set_fields(ch, dst, controlled);
 	/* the child, its view, and its entries in the key and owner maps */
 	ch->bytes = sizeof(*ch) + need + ALLOC_OVERHEAD + (view ? json_bytes(view) : 0) + 2 * map_entry_bytes(ch->key);
 	*out = ch;
