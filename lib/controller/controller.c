@@ -78,6 +78,83 @@ static char *dup_opt(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* Options left 0 get their defaults. */
+static void default_options(tfjob_controller_options *o)
+{
+	if (o->workers <= 0)
+		o->workers = 1;
+	if (o->expectations_timeout_ms <= 0)
+		o->expectations_timeout_ms = EXPECTATIONS_TIMEOUT_MS_DEFAULT;
+	if (o->lease_duration_ms <= 0)
+		o->lease_duration_ms = LEASE_DURATION_MS_DEFAULT;
+	if (o->renew_deadline_ms <= 0)
+		o->renew_deadline_ms = RENEW_DEADLINE_MS_DEFAULT;
+	if (o->retry_period_ms <= 0)
+		o->retry_period_ms = RETRY_PERIOD_MS_DEFAULT;
+	if (o->status_writers == 0)
+		o->status_writers = TFJOB_CONTROLLER_STATUS_WRITERS_DEFAULT;
+}
+
+/* The controller's own copies of the option strings (the caller's may go away), and the options
+ * pointing at them. False when out of memory. */
+static bool own_strings(tfjob_controller *c, tfjob_transport *t)
+{
+	c->ns = c->o.namespace_name && *c->o.namespace_name ? strdup(c->o.namespace_name) : NULL;
+	c->cluster_domain = dup_opt(c->o.cluster_domain);
+	c->scheduler_name = dup_opt(c->o.scheduler_name);
+	c->le_id = strdup(c->o.leader_election_id ? c->o.leader_election_id : LEADER_ELECTION_ID_DEFAULT);
+	c->le_ns = strdup(c->o.leader_election_namespace ? c->o.leader_election_namespace
+	                  : c->ns ? c->ns : tfjob_transport_namespace(t) ? tfjob_transport_namespace(t) : "default");
+	if (c->o.identity) {
+		c->identity = strdup(c->o.identity);
+	} else { /* as client-go's leader election names a candidate: host, then something unique */
+		char host[256] = "tfjob-operator";
+		gethostname(host, sizeof(host) - 1);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		c->identity = tfjob__strdup_printf("%s_%08lx", host, (unsigned long)(ts.tv_nsec ^ (long)getpid() << 12));
+	}
+	c->o.namespace_name = c->ns;
+	c->o.cluster_domain = c->cluster_domain;
+	c->o.scheduler_name = c->scheduler_name;
+	c->o.leader_election_id = c->le_id;
+	c->o.leader_election_namespace = c->le_ns;
+	c->o.identity = c->identity;
+	return c->le_id && c->le_ns && c->identity;
+}
+
+/* The caches and informers of the four resources (PodGroups only with a gang scheduler). */
+static void init_informers(tfjob_controller *c)
+{
+	static const tfjob_resource res[INF_COUNT] = { TFJOB_RESOURCE_TFJOBS_INIT, TFJOB_RESOURCE_PODS_INIT,
+	                                               TFJOB_RESOURCE_SERVICES_INIT, TFJOB_RESOURCE_PODGROUPS_INIT };
+	static const tfjob_resource plugins_pg = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", 1 };
+	for (int i = 0; i < INF_COUNT; i++) {
+		tfjob__store_init(&c->stores[i]);
+		tfjob__child_store_init(&c->kids[i]);
+		c->inf[i].c = c;
+		c->inf[i].kind = i;
+		c->inf[i].res = res[i];
+		c->inf[i].enabled = i != INF_PODGROUPS || c->o.gang_scheduler != TFJOB_GANG_NONE;
+	}
+	if (c->o.gang_scheduler == TFJOB_GANG_SCHEDULER_PLUGINS)
+		c->inf[INF_PODGROUPS].res = plugins_pg;
+}
+
+/* The work queue, expectations, Event recorder and status writer. */
+static int new_parts(tfjob_controller *c)
+{
+	tfjob__queue_opts qo = { c->o.backoff_base_ms, c->o.backoff_max_ms, c->o.queue_qps, c->o.queue_burst, NULL, NULL };
+	int rc = tfjob__queue_new(&c->q, &qo);
+	if (!rc)
+		rc = tfjob__exp_new(&c->exp, c->o.expectations_timeout_ms, NULL, NULL);
+	if (!rc)
+		rc = tfjob__recorder_new(&c->events, c);
+	if (!rc && c->o.status_writers > 0)
+		rc = tfjob__writer_new(&c->writer, c, c->o.status_writers);
+	return rc;
+}
+
 int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob_controller_options *opts,
                          tfjob_error **err)
 {
@@ -96,41 +173,10 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 		return tfjob__oom(err);
 	c->t = t;
 	c->o = o;
-	if (c->o.workers <= 0)
-		c->o.workers = 1;
-	if (c->o.expectations_timeout_ms <= 0)
-		c->o.expectations_timeout_ms = EXPECTATIONS_TIMEOUT_MS_DEFAULT;
-	if (c->o.lease_duration_ms <= 0)
-		c->o.lease_duration_ms = LEASE_DURATION_MS_DEFAULT;
-	if (c->o.renew_deadline_ms <= 0)
-		c->o.renew_deadline_ms = RENEW_DEADLINE_MS_DEFAULT;
-	if (c->o.retry_period_ms <= 0)
-		c->o.retry_period_ms = RETRY_PERIOD_MS_DEFAULT;
-	if (c->o.status_writers == 0)
-		c->o.status_writers = TFJOB_CONTROLLER_STATUS_WRITERS_DEFAULT;
+	default_options(&c->o);
 	c->hooks = h;
 	c->o.hooks = NULL;
-	c->ns = c->o.namespace_name && *c->o.namespace_name ? strdup(c->o.namespace_name) : NULL;
-	c->cluster_domain = dup_opt(c->o.cluster_domain);
-	c->scheduler_name = dup_opt(c->o.scheduler_name);
-	c->le_id = strdup(c->o.leader_election_id ? c->o.leader_election_id : LEADER_ELECTION_ID_DEFAULT);
-	c->le_ns = strdup(c->o.leader_election_namespace ? c->o.leader_election_namespace
-	                  : c->ns ? c->ns : tfjob_transport_namespace(t) ? tfjob_transport_namespace(t) : "default");
-	if (c->o.identity) {
-		c->identity = strdup(c->o.identity);
-	} else {
-		char host[256] = "tfjob-operator";
-		gethostname(host, sizeof(host) - 1);
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		c->identity = tfjob__strdup_printf("%s_%08lx", host, (unsigned long)(ts.tv_nsec ^ (long)getpid() << 12));
-	}
-	c->o.namespace_name = c->ns;
-	c->o.cluster_domain = c->cluster_domain;
-	c->o.scheduler_name = c->scheduler_name;
-	c->o.leader_election_id = c->le_id;
-	c->o.leader_election_namespace = c->le_ns;
-	c->o.identity = c->identity;
+	bool owned = own_strings(c, t);
 	tfjob_render_options ro = TFJOB_RENDER_OPTIONS_INIT;
 	ro.compat = c->o.compat;
 	ro.cluster_domain = c->cluster_domain;
@@ -140,28 +186,8 @@ int tfjob_controller_new(tfjob_controller **out, tfjob_transport *t, const tfjob
 	pthread_mutex_init(&c->cache_mu, NULL);
 	pthread_mutex_init(&c->mu, NULL);
 	tfjob__cond_init_monotonic(&c->cond);
-	static const tfjob_resource res[INF_COUNT] = { TFJOB_RESOURCE_TFJOBS_INIT, TFJOB_RESOURCE_PODS_INIT,
-	                                               TFJOB_RESOURCE_SERVICES_INIT, TFJOB_RESOURCE_PODGROUPS_INIT };
-	static const tfjob_resource plugins_pg = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", 1 };
-	for (int i = 0; i < INF_COUNT; i++) {
-		tfjob__store_init(&c->stores[i]);
-		tfjob__child_store_init(&c->kids[i]);
-		c->inf[i].c = c;
-		c->inf[i].kind = i;
-		c->inf[i].res = res[i];
-		c->inf[i].enabled = i != INF_PODGROUPS || c->o.gang_scheduler != TFJOB_GANG_NONE;
-	}
-	if (c->o.gang_scheduler == TFJOB_GANG_SCHEDULER_PLUGINS)
-		c->inf[INF_PODGROUPS].res = plugins_pg;
-	tfjob__queue_opts qo = { c->o.backoff_base_ms, c->o.backoff_max_ms, c->o.queue_qps, c->o.queue_burst, NULL, NULL };
-	rc = tfjob__queue_new(&c->q, &qo);
-	if (!rc)
-		rc = tfjob__exp_new(&c->exp, c->o.expectations_timeout_ms, NULL, NULL);
-	if (!rc)
-		rc = tfjob__recorder_new(&c->events, c);
-	if (!rc && c->o.status_writers > 0)
-		rc = tfjob__writer_new(&c->writer, c, c->o.status_writers);
-	if (rc || !c->le_id || !c->le_ns || !c->identity) {
+	init_informers(c);
+	if (new_parts(c) || !owned) {
 		tfjob_controller_free(c);
 		return tfjob__oom(err);
 	}

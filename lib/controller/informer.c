@@ -314,34 +314,32 @@ static int store_item(json_t *item, void *payload)
 	return 0;
 }
 
-int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
+/* List the informer's resource, page by page (500 objects each), into fresh stores; *rv gets the
+ * list's resourceVersion, the resume point of the watch. */
+static int list_all(tfjob__informer *inf, tfjob__store *fresh, tfjob__child_store *fresh_kids, char **rv,
+                    tfjob_error **err)
 {
 	tfjob_controller *c = inf->c;
-	const char *ns = c->ns ? c->ns : "";
 	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
 	int children = is_child_kind(inf->kind);
 	lo.label_selector = children ? TFJOB_LABEL_JOB_NAME : NULL;
 	lo.limit = 500;
-	tfjob__store fresh;
-	tfjob__child_store fresh_kids;
-	tfjob__store_init(&fresh);
-	tfjob__child_store_init(&fresh_kids);
-	char *rv = NULL, *cont = NULL;
+	char *cont = NULL;
 	int rc = 0;
-	for (;;) {
+	do {
 		char *out = NULL;
 		if (tfjob__stopping(c)) { /* a long paged list must not hold up a stop */
 			rc = tfjob__fail(err, TFJOB_ESTATE, "the controller is stopping");
 			break;
 		}
 		lo.continue_token = cont;
-		rc = tfjob_transport_list(&out, c->t, &inf->res, ns, &lo, err);
+		rc = tfjob_transport_list(&out, c->t, &inf->res, c->ns ? c->ns : "", &lo, err);
 		tfjob__count(c, TFJOB_API_LIST, rc);
 		free(cont);
 		cont = NULL;
 		if (rc)
 			break;
-		struct fresh_stores fs = { inf->kind, &fresh, &fresh_kids };
+		struct fresh_stores fs = { inf->kind, fresh, fresh_kids };
 		json_t *md = NULL;
 		int prc = tfjob__list_parse(out, children, &md, store_item, &fs);
 		tfjob_free(out);
@@ -349,44 +347,61 @@ int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
 			rc = tfjob__fail(err, TFJOB_EPARSE, "the %s list is not JSON", inf->res.resource);
 			break;
 		}
-		free(rv);
-		rv = tfjob__strdup(json_string_value(json_object_get(md, "resourceVersion")));
+		free(*rv);
+		*rv = tfjob__strdup(json_string_value(json_object_get(md, "resourceVersion")));
 		const char *ct = json_string_value(json_object_get(md, "continue"));
 		if (ct && *ct)
 			cont = strdup(ct);
 		json_decref(md);
-		if (!cont)
-			break;
-	}
-	if (rc) {
-		tfjob__store_clear(&fresh);
-		tfjob__child_store_clear(&fresh_kids);
-		free(rv);
-		free(cont);
-		return rc;
-	}
-	/* swap the store; queue every job (level-triggered: a relist re-examines everything) */
-	pthread_mutex_lock(&c->cache_mu);
-	tfjob__store old = c->stores[inf->kind];
-	tfjob__child_store old_kids = c->kids[inf->kind];
-	c->stores[inf->kind] = fresh;
-	c->kids[inf->kind] = fresh_kids;
+	} while (cont);
+	free(cont); /* a list cut short by a stop */
+	return rc;
+}
+
+/* The keys of every cached job, and (a relist of the jobs) of the jobs gone from old: all are
+ * queued after a relist (level-triggered: it re-examines everything). Cache lock held. */
+static json_t *jobs_to_queue(tfjob_controller *c, int kind, const tfjob__store *old)
+{
 	json_t *keys = json_array();
 	tfjob__map *jm = &c->stores[INF_JOBS].objs;
 	size_t b = 0;
 	for (tfjob__map_node *n = tfjob__map_next(jm, &b, NULL); n; n = tfjob__map_next(jm, &b, n))
 		json_array_append_new(keys, json_string(n->key));
-	if (inf->kind == INF_JOBS) { /* jobs gone while we were not watching */
+	if (kind == INF_JOBS) { /* jobs gone while we were not watching */
 		b = 0;
-		for (tfjob__map_node *n = tfjob__map_next(&old.objs, &b, NULL); n; n = tfjob__map_next(&old.objs, &b, n))
+		for (tfjob__map_node *n = tfjob__map_next(&old->objs, &b, NULL); n; n = tfjob__map_next(&old->objs, &b, n))
 			if (!tfjob__map_get(jm, n->key))
 				json_array_append_new(keys, json_string(n->key));
 	}
-	if (children)
+	return keys;
+}
+
+int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err)
+{
+	tfjob_controller *c = inf->c;
+	tfjob__store fresh;
+	tfjob__child_store fresh_kids;
+	tfjob__store_init(&fresh);
+	tfjob__child_store_init(&fresh_kids);
+	char *rv = NULL;
+	int rc = list_all(inf, &fresh, &fresh_kids, &rv, err);
+	if (rc) {
+		tfjob__store_clear(&fresh);
+		tfjob__child_store_clear(&fresh_kids);
+		free(rv);
+		return rc;
+	}
+	/* swap the store; queue every job */
+	pthread_mutex_lock(&c->cache_mu);
+	tfjob__store old = c->stores[inf->kind];
+	tfjob__child_store old_kids = c->kids[inf->kind];
+	c->stores[inf->kind] = fresh;
+	c->kids[inf->kind] = fresh_kids;
+	json_t *keys = jobs_to_queue(c, inf->kind, &old);
+	if (is_child_kind(inf->kind))
 		observe_diff(c, inf->kind, &old_kids, &c->kids[inf->kind]);
 	free(inf->rv);
 	inf->rv = rv;
-	rv = NULL;
 	pthread_mutex_unlock(&c->cache_mu);
 	tfjob__store_clear(&old);
 	tfjob__child_store_clear(&old_kids);
