@@ -13,7 +13,7 @@
  *         parser (all events, nothing built) for YAML, jansson's json_loadb (+ json_decref) for JSON
  *   libdoc for YAML, libyaml building its own tree (yaml_parser_load + yaml_document_delete)
  *   tree  (--ratio, --profile) the job's jansson tree copied and freed: the least a jansson tree costs
- * and, when the library has tfjob_tf_config (include/tfjob/cluster.h) and FILE is suffixed with
+ * and, when the library has tfjob_tf_config (include/tfjob/graph.h) and FILE is suffixed with
  * :TYPE:INDEX, the TF_CONFIG of that replica of the defaulted job:
  *   tfcfg tfjob_tf_config (one call: builds the replica graph, then the string)
  *   tfcfg-graph tfjob_graph_tf_config on a graph built once

@@ -18,8 +18,8 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export CGO_ENABLED=1
 tags=()
-# TF_CONFIG columns need tfjob_tf_config (include/tfjob/cluster.h, branch graph).
-if [ -f "$prefix/include/tfjob/cluster.h" ]; then tags=(-tags tfconfig); fi
+# TF_CONFIG columns need tfjob_tf_config (include/tfjob/graph.h, branch graph).
+if [ -f "$prefix/include/tfjob/graph.h" ]; then tags=(-tags tfconfig); fi
 cd bench/go
 go build "${tags[@]}" -o "$root/$build/bench-go" .
 cd "$root"

@@ -10,7 +10,7 @@
 
 #include "controller/handle.h"
 #include "testutil.h"
-#include "tfjob/memory.h"
+#include "tfjob/memstore.h"
 
 #define NS "default"
 

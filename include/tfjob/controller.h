@@ -19,9 +19,9 @@
 
 #include "common.h"
 #include "error.h"
-#include "cluster.h"
+#include "graph.h"
 #include "transport.h"
-#include "memory.h"
+#include "memstore.h"
 
 TFJOB_BEGIN_DECLS
 

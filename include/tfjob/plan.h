@@ -19,7 +19,7 @@
 #include "common.h"
 #include "error.h"
 #include "job.h"
-#include "cluster.h"
+#include "graph.h"
 #include "objects.h"
 
 TFJOB_BEGIN_DECLS

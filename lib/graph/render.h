@@ -1,6 +1,6 @@
 /*
  * Rendering of the children of a TFJob (internal entry points shared with the planner).
- * The public face is include/tfjob/cluster.h.
+ * The public face is include/tfjob/graph.h.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef TFJOB_INTERNAL_RENDER_H

@@ -9,7 +9,7 @@
 
 #include "core/job.h"
 #include "local/internal.h"
-#include "tfjob/memory.h"
+#include "tfjob/memstore.h"
 #include "tfjob/sys/transport.h"
 #include "transport/internal.h"
 

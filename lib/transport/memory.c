@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tfjob/memory.h"
+#include "tfjob/memstore.h"
 #include "transport/memory_store.h"
 #include "util/timedwait.h"
 #include "util/versions.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tfjob/memory.h"
+#include "tfjob/memstore.h"
 #include "util/timedwait.h"
 #include "transport/internal.h"
 #include "transport/memory_store.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster.h"
+#include "connection.h"
 
 void usage_apply(FILE *out)
 {

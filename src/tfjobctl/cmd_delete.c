@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster.h"
+#include "connection.h"
 
 void usage_delete(FILE *out)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cluster.h"
+#include "connection.h"
 #include "local_view.h"
 
 #define DEFAULT_LEASE "1ca428e5.training-operator.kubeflow.org"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cluster.h"
+#include "connection.h"
 
 void usage_get(FILE *out)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cluster.h"
+#include "connection.h"
 #include "local_view.h"
 
 void usage_watch(FILE *out)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster.h"
+#include "connection.h"
 #include "logs_cluster.h"
 
 /* The container the operator's pods run TensorFlow in (the one a TFJob's template must have). */

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cluster.h"
+#include "connection.h"
 
 /* What tfjobctl logs JOB ... asks for. */
 struct ctl_logs_args {

@@ -15,7 +15,7 @@ fi
 # Every public function of the transport headers is documented in docs/transport.md.
 missing=0
 for fn in $(grep -ho 'TFJOB_EXTERN [^(]*(' include/tfjob/transport.h include/tfjob/sys/transport.h \
-            include/tfjob/memory.h include/tfjob/kube.h | grep -o 'tfjob_[a-z0-9_]*($' | tr -d '('); do
+            include/tfjob/memstore.h include/tfjob/kube.h | grep -o 'tfjob_[a-z0-9_]*($' | tr -d '('); do
   if ! grep -q "\`$fn(" docs/transport.md; then echo "not in docs/transport.md: $fn"; missing=1; fi
 done
 [ "$missing" -eq 0 ] && echo "docs/transport.md documents every function of the transport headers"

@@ -10,10 +10,6 @@ API_VERB_COUNT = 9
 CONTROLLER_LATENCY_BUCKETS = 12
 
 
-class RenderOptions(ctypes.Structure):
-    """tfjob_render_options (include/tfjob/cluster.h)."""
-
-
 class ControllerHooks(ctypes.Structure):
     """tfjob_controller_hooks (include/tfjob/controller.h)."""
 
@@ -24,6 +20,10 @@ class ControllerOptions(ctypes.Structure):
 
 class ControllerMetrics(ctypes.Structure):
     """tfjob_controller_metrics (include/tfjob/controller.h)."""
+
+
+class RenderOptions(ctypes.Structure):
+    """tfjob_render_options (include/tfjob/graph.h)."""
 
 
 class ParseOptions(ctypes.Structure):
@@ -38,6 +38,10 @@ class KubeOptions(ctypes.Structure):
     """tfjob_kube_options (include/tfjob/kube.h)."""
 
 
+class PodLogOptions(ctypes.Structure):
+    """tfjob_pod_log_options (include/tfjob/kube.h)."""
+
+
 class LocalOptions(ctypes.Structure):
     """tfjob_local_options (include/tfjob/local.h)."""
 
@@ -47,7 +51,7 @@ class LocalRunOptions(ctypes.Structure):
 
 
 class MemoryOptions(ctypes.Structure):
-    """tfjob_memory_options (include/tfjob/memory.h)."""
+    """tfjob_memory_options (include/tfjob/memstore.h)."""
 
 
 class PlanOptions(ctypes.Structure):
@@ -90,32 +94,19 @@ class TransportBackend(ctypes.Structure):
     """tfjob_transport_backend (include/tfjob/sys/transport.h)."""
 
 
-ADDRESS_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int32, ctypes.c_void_p)  # tfjob_address_cb (include/tfjob/cluster.h)
-PRIORITY_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int32), ctypes.c_char_p, ctypes.c_void_p)  # tfjob_priority_cb (include/tfjob/cluster.h)
 LOG_CB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)  # tfjob_log_cb (include/tfjob/controller.h)
 BEFORE_RECONCILE_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)  # tfjob_before_reconcile_cb (include/tfjob/controller.h)
 AFTER_RECONCILE_CB = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p)  # tfjob_after_reconcile_cb (include/tfjob/controller.h)
 POD_MUTATE_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)  # tfjob_pod_mutate_cb (include/tfjob/controller.h)
+ADDRESS_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int32, ctypes.c_void_p)  # tfjob_address_cb (include/tfjob/graph.h)
+PRIORITY_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int32), ctypes.c_char_p, ctypes.c_void_p)  # tfjob_priority_cb (include/tfjob/graph.h)
 WRITE_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p)  # tfjob_write_cb (include/tfjob/job.h)
+POD_LOG_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p)  # tfjob_pod_log_cb (include/tfjob/kube.h)
 LOCAL_EVENT_CB = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)  # tfjob_local_event_cb (include/tfjob/local.h)
 LOCAL_UPDATE_CB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)  # tfjob_local_update_cb (include/tfjob/local.h)
-CLOCK_CB = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)  # tfjob_clock_cb (include/tfjob/memory.h)
+CLOCK_CB = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)  # tfjob_clock_cb (include/tfjob/memstore.h)
 WATCH_EVENT_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)  # tfjob_watch_event_cb (include/tfjob/transport.h)
 WATCH_CLOSED_CB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)  # tfjob_watch_closed_cb (include/tfjob/transport.h)
-
-RenderOptions._fields_ = [
-    ("version", ctypes.c_uint),
-    ("compat", ctypes.c_int),
-    ("cluster_domain", ctypes.c_char_p),
-    ("default_namespace", ctypes.c_char_p),
-    ("exclude_evaluator", ctypes.c_int),
-    ("address_cb", ADDRESS_CB),
-    ("address_payload", ctypes.c_void_p),
-    ("gang_scheduler", ctypes.c_int),
-    ("scheduler_name", ctypes.c_char_p),
-    ("priority_cb", PRIORITY_CB),
-    ("priority_payload", ctypes.c_void_p),
-]
 
 ControllerHooks._fields_ = [
     ("version", ctypes.c_uint),
@@ -179,6 +170,20 @@ ControllerMetrics._fields_ = [
     ("caches_synced", ctypes.c_int),
 ]
 
+RenderOptions._fields_ = [
+    ("version", ctypes.c_uint),
+    ("compat", ctypes.c_int),
+    ("cluster_domain", ctypes.c_char_p),
+    ("default_namespace", ctypes.c_char_p),
+    ("exclude_evaluator", ctypes.c_int),
+    ("address_cb", ADDRESS_CB),
+    ("address_payload", ctypes.c_void_p),
+    ("gang_scheduler", ctypes.c_int),
+    ("scheduler_name", ctypes.c_char_p),
+    ("priority_cb", PRIORITY_CB),
+    ("priority_payload", ctypes.c_void_p),
+]
+
 ParseOptions._fields_ = [
     ("version", ctypes.c_uint),
     ("format", ctypes.c_int),
@@ -210,6 +215,18 @@ KubeOptions._fields_ = [
     ("max_retries", ctypes.c_int),
     ("retry_base_ms", ctypes.c_int64),
     ("user_agent", ctypes.c_char_p),
+]
+
+PodLogOptions._fields_ = [
+    ("version", ctypes.c_uint),
+    ("container", ctypes.c_char_p),
+    ("follow", ctypes.c_int),
+    ("previous", ctypes.c_int),
+    ("timestamps", ctypes.c_int),
+    ("tail_lines", ctypes.c_int64),
+    ("since_seconds", ctypes.c_int64),
+    ("since_time", ctypes.c_char_p),
+    ("limit_bytes", ctypes.c_int64),
 ]
 
 LocalOptions._fields_ = [
@@ -333,13 +350,14 @@ TransportBackend._fields_ = [
 
 # C name -> class, for the layout test.
 STRUCTS = {
-    "tfjob_render_options": RenderOptions,
     "tfjob_controller_hooks": ControllerHooks,
     "tfjob_controller_options": ControllerOptions,
     "tfjob_controller_metrics": ControllerMetrics,
+    "tfjob_render_options": RenderOptions,
     "tfjob_parse_options": ParseOptions,
     "tfjob_default_options": DefaultOptions,
     "tfjob_kube_options": KubeOptions,
+    "tfjob_pod_log_options": PodLogOptions,
     "tfjob_local_options": LocalOptions,
     "tfjob_local_run_options": LocalRunOptions,
     "tfjob_memory_options": MemoryOptions,

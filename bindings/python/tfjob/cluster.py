@@ -1,4 +1,4 @@
-"""TF_CONFIG and rendering of a job's children and PodGroup (include/tfjob/cluster.h)."""
+"""TF_CONFIG and rendering of a job's children and PodGroup (include/tfjob/graph.h)."""
 from __future__ import annotations
 
 import ctypes

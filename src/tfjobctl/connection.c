@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cluster.h"
+#include "connection.h"
 
 const tfjob_resource ctl_tfjobs = TFJOB_RESOURCE_TFJOBS_INIT;
 const tfjob_resource ctl_events = TFJOB_RESOURCE_EVENTS_INIT;
