@@ -229,10 +229,12 @@ run 2 "default unknown option" -- default -x "$TMP/valid.yaml"
 # ---- exit-code ----
 for code in 0 1 2 126 127 128 130 137 138 139 143 255; do
   case $code in
-    0|1|2|126|127|128|139) doc=permanent ;;
+    1|2|126|127|128|139) doc=permanent ;;
     *) doc=retryable ;;
   esac
   if [ "$code" -ge 128 ]; then v19=retryable; else v19=permanent; fi
+  # 0 is not a failure: the replica succeeded, in both modes.
+  if [ "$code" -eq 0 ]; then doc=success v19=success; fi
   run 0 "exit-code $code" -- exit-code "$code"
   contains "exit-code $code documented" "$TMP/out" "$doc"
   [ "$(cat "$TMP/out")" = "$doc" ] && ok || bad "exit-code $code: '$(cat "$TMP/out")' != $doc"
