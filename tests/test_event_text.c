@@ -6,6 +6,8 @@
  * whose count PATCH is checked the same way. Strings that are not UTF-8 fail as they did.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,12 +381,97 @@ START_TEST(recorder_writes_as_the_tree)
 }
 END_TEST
 
+/* The name of the last captured Event (a copy). */
+static char *captured_name(void)
+{
+	json_t *ev = json_loads(CAP.event, 0, NULL);
+	ck_assert_ptr_nonnull(ev);
+	char *name = strdup(json_string_value(json_object_get(json_object_get(ev, "metadata"), "name")));
+	json_decref(ev);
+	return name;
+}
+
+/* Events made one after the other are named in that order, as the API server lists them. */
+START_TEST(consecutive_event_names_sort_in_creation_order)
+{
+	enum { N = 5000 };
+	char *prev = NULL;
+	struct timespec t0;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	uint64_t start_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
+	for (int i = 0; i < N; i++) {
+		tfjob_error *err = NULL;
+		int rc = tfjob_transport_create_event(NULL, T, "ns", "{\"kind\":\"TFJob\",\"metadata\":{\"name\":\"job\"}}",
+		                                      "Normal", "R", "m", NULL, &err);
+		ck_assert_msg(rc == 0, "create_event: %s", tfjob_error_message(err));
+		char *name = captured_name();
+		ck_assert_int_eq(strncmp(name, "job.", 4), 0);
+		if (prev)
+			ck_assert_msg(strcmp(prev, name) < 0, "event %d: %s after %s", i, name, prev);
+		else /* the suffix is the wall clock's nanoseconds, in hex, as client-go's */
+			ck_assert_uint_ge(strtoull(name + 4, NULL, 16), start_ns);
+		free(prev);
+		prev = name;
+	}
+	free(prev);
+}
+END_TEST
+
+/* The suffix never repeats nor goes back, whatever the clock does. */
+START_TEST(event_unique_is_monotonic)
+{
+	uint64_t a = tfjob__event_unique(UINT64_C(0x1800000000000000));
+	ck_assert_uint_ge(a, UINT64_C(0x1800000000000000));
+	ck_assert_uint_eq(tfjob__event_unique(a), a + 1);       /* the same nanosecond */
+	ck_assert_uint_eq(tfjob__event_unique(a - 1000), a + 2); /* a clock stepped back */
+	ck_assert_uint_eq(tfjob__event_unique(a + 1000), a + 1000);
+}
+END_TEST
+
+#define THREADS 4
+#define PER_THREAD 20000
+static uint64_t seen[THREADS][PER_THREAD];
+
+static void *take_uniques(void *arg)
+{
+	uint64_t *out = arg;
+	for (int i = 0; i < PER_THREAD; i++)
+		out[i] = tfjob__event_unique(0); /* a clock that never moves: every value is last + 1 */
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Threads taking suffixes at once each get values of their own, increasing in each thread. */
+START_TEST(event_unique_is_thread_safe)
+{
+	pthread_t th[THREADS];
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, take_uniques, seen[i]), 0);
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+	for (int i = 0; i < THREADS; i++)
+		for (int k = 1; k < PER_THREAD; k++)
+			ck_assert_uint_gt(seen[i][k], seen[i][k - 1]);
+	uint64_t *all = &seen[0][0];
+	qsort(all, THREADS * PER_THREAD, sizeof *all, cmp_u64);
+	for (int k = 1; k < THREADS * PER_THREAD; k++)
+		ck_assert_uint_ne(all[k], all[k - 1]);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("event_text");
 	TCase *tc = tcase_create("text");
 	tcase_add_test(tc, text_matches_the_tree);
 	tcase_add_test(tc, text_refuses_what_jansson_refused);
+	tcase_add_test(tc, event_unique_is_monotonic);
+	tcase_add_test(tc, event_unique_is_thread_safe);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("transport");
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -392,6 +479,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, public_create_event_matches_the_tree);
 	tcase_add_test(tc, public_create_event_checks_as_before);
 	tcase_add_test(tc, recorder_writes_as_the_tree);
+	tcase_add_test(tc, consecutive_event_names_sort_in_creation_order);
 	suite_add_tcase(s, tc);
 	return s;
 }

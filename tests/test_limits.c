@@ -564,6 +564,55 @@ static int graph_of(const char *text, tfjob_error **err)
 	return rc;
 }
 
+/* The one field error validation gives the job in text (both modes), or none when field is NULL. */
+static void expect_validation(const char *text, const char *field, const char *detail)
+{
+	tfjob_job *job = tu_parse(text);
+	for (int m = 0; m < 2; m++) {
+		tfjob_field_errors *errs =
+			tu_validate(job, m ? TFJOB_COMPAT_TRAINING_OPERATOR_1_9 : TFJOB_COMPAT_DOCUMENTED, NULL);
+		if (!field) {
+			ck_assert_uint_eq(tfjob_field_errors_count(errs), 0);
+		} else {
+			ck_assert_uint_eq(tfjob_field_errors_count(errs), 1);
+			ck_assert_str_eq(tfjob_field_errors_field(errs, 0), field);
+			ck_assert_int_eq(tfjob_field_errors_type(errs, 0), TFJOB_FIELD_VALUE_INVALID);
+			ck_assert_str_eq(tfjob_field_errors_detail(errs, 0), detail);
+		}
+		tfjob_field_errors_free(errs);
+	}
+	tfjob_job_free(job);
+}
+
+/* The replica limit is a validation rule too: what tfjobctl, the webhook and the planner refuse alike. */
+START_TEST(replicas_limit_validated)
+{
+	char text[2048], count[32];
+	snprintf(count, sizeof(count), "%d", TFJOB_MAX_REPLICAS);
+	snprintf(text, sizeof(text), JOB_YAML, count, "");
+	expect_validation(text, NULL, NULL);
+	const char *one = "must be less than or equal to 100000 (the limit of replicas of one type)";
+	snprintf(count, sizeof(count), "%d", TFJOB_MAX_REPLICAS + 1);
+	snprintf(text, sizeof(text), JOB_YAML, count, "");
+	expect_validation(text, "spec.tfReplicaSpecs[Worker].replicas", one);
+	snprintf(text, sizeof(text), JOB_YAML, "100000000", "");
+	expect_validation(text, "spec.tfReplicaSpecs[Worker].replicas", one);
+	const char *ps = "    PS:\n      replicas: 40000\n      template:\n        spec:\n          containers:\n"
+	                 "            - name: tensorflow\n              image: busybox\n";
+	snprintf(text, sizeof(text), JOB_YAML, "60000", ps);
+	expect_validation(text, NULL, NULL);
+	snprintf(text, sizeof(text), JOB_YAML, "60001", ps);
+	expect_validation(text, "spec.tfReplicaSpecs", "the replicas of all types must add up to at most 100000");
+	/* a type without replicas counts 1, as the graph counts it */
+	const char *ps_one = "    PS:\n      template:\n        spec:\n          containers:\n"
+	                     "            - name: tensorflow\n              image: busybox\n";
+	snprintf(text, sizeof(text), JOB_YAML, "99999", ps_one);
+	expect_validation(text, NULL, NULL);
+	snprintf(text, sizeof(text), JOB_YAML, "100000", ps_one);
+	expect_validation(text, "spec.tfReplicaSpecs", "the replicas of all types must add up to at most 100000");
+}
+END_TEST
+
 START_TEST(replicas_limit)
 {
 	char text[2048], count[32];
@@ -979,6 +1028,7 @@ static Suite *limits_suite(void)
 	tcase_add_test(tc, json_integer_beyond_int64);
 	tcase_add_test(tc, name_length);
 	tcase_add_test(tc, replicas_limit);
+	tcase_add_test(tc, replicas_limit_validated);
 	tcase_add_test(tc, objects_list_bytes);
 	tcase_add_test(tc, objects_values_and_documents);
 	tcase_add_test(tc, compat_gap_cap);

@@ -129,6 +129,33 @@ START_TEST(admission_reviews)
 	                 "spec.tfReplicaSpecs[Worker].template.spec.containers: Required value: must have at least one "
 	                 "container with name tensorflow]");
 	json_decref(r);
+	/* admitted with warnings (tfjob_job_warnings), as the API server hands them to kubectl; none otherwise */
+	r = review("CREATE",
+	           "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"w\"},\"spec\":"
+	           "{\"tfReplicaSpecs\":{\"Master\":{\"replicas\":2,\"template\":{\"spec\":{\"restartPolicy\":"
+	           "\"OnFailure\",\"containers\":[" GOOD_CONTAINER "]}}}}}}",
+	           NULL, &status);
+	ck_assert(json_is_true(json_object_get(r, "allowed")));
+	json_t *warnings = json_object_get(r, "warnings");
+	ck_assert_uint_eq(json_array_size(warnings), 2);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_array_get(warnings, 0)),
+	                             "spec.tfReplicaSpecs[Master].template.spec.restartPolicy: restartPolicy OnFailure"));
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_array_get(warnings, 1)),
+	                             "spec.tfReplicaSpecs[Master].replicas: 2 replicas of Master"));
+	json_decref(r);
+	r = review("CREATE", JOB("nowarn", "", GOOD_CONTAINER), NULL, &status);
+	ck_assert_ptr_null(json_object_get(r, "warnings"));
+	json_decref(r);
+	/* the library's replica limit: denied like any invalid spec */
+	r = review("CREATE",
+	           "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"big\"},\"spec\":"
+	           "{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":100000000,\"template\":{\"spec\":{\"containers\":["
+	           GOOD_CONTAINER "]}}}}}}",
+	           NULL, &status);
+	ck_assert(json_is_false(json_object_get(r, "allowed")));
+	ck_assert_str_eq(message(r), "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 100000000: must be less than or "
+	                             "equal to 100000 (the limit of replicas of one type)");
+	json_decref(r);
 	/* update: managedBy is immutable; an unchanged one passes */
 	const char *old = JOB("u", "\"managedBy\":\"kubeflow.org/training-operator\"", GOOD_CONTAINER);
 	r = review("UPDATE", JOB("u", "\"managedBy\":\"kueue.x-k8s.io/multikueue\"", GOOD_CONTAINER), old, &status);

@@ -283,7 +283,7 @@ START_TEST(clean_pod_policy_default_by_mode)
 }
 END_TEST
 
-START_TEST(finished_job_moves_active_to_succeeded_and_never_recreates)
+START_TEST(finished_job_counts_and_never_recreates)
 {
 	for (size_t m = 0; m < 2; m++) {
 		pu_replica reps[] = { { "Worker", 3, "OnFailure" }, { NULL, 0, NULL } };
@@ -294,8 +294,17 @@ START_TEST(finished_job_moves_active_to_succeeded_and_never_recreates)
 		pu_pod pods[] = { { "Worker", 2, "Failed", 137, 0, false } };
 		char *pj = pu_pods(pods, 1);
 		tfjob_plan *plan = pu_plan(job, pj, NULL, both[m], T0, 0);
-		ck_assert_int_eq(pu_count(plan, "Worker", "succeeded"), 3);
-		ck_assert_int_eq(pu_count(plan, "Worker", "active"), 0);
+		if (both[m] == V19) {
+			/* v1.9 moves `active` into `succeeded`, whatever the pods did */
+			ck_assert_int_eq(pu_count(plan, "Worker", "succeeded"), 3);
+			ck_assert_int_eq(pu_count(plan, "Worker", "active"), 0);
+			ck_assert_int_eq(pu_count(plan, "Worker", "failed"), 0);
+		} else {
+			/* documented: no pod runs, the one observed failed; the recorded success is kept */
+			ck_assert_int_eq(pu_count(plan, "Worker", "succeeded"), 1);
+			ck_assert_int_eq(pu_count(plan, "Worker", "active"), 0);
+			ck_assert_int_eq(pu_count(plan, "Worker", "failed"), 1);
+		}
 		ck_assert(tfjob_plan_status_changed(plan));
 		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, NULL), 0);
 		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_SERVICE, NULL), 0);
@@ -352,9 +361,9 @@ START_TEST(backoff_limit)
 		int e = pu_event(plan, "TFJobFailed");
 		ck_assert_str_eq(tfjob_plan_action_message(plan, (size_t)e),
 		                 "Job job has failed because it has reached the specified backoff limit");
-		/* limit failures delete every pod whatever cleanPodPolicy says */
-		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, NULL), 2);
-		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_SERVICE, NULL), 2);
+		/* cleanPodPolicy None keeps every pod (v1.9.4, kubeflow/trainer #3419: v1.9.2 deleted them all) */
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, NULL), 0);
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_SERVICE, NULL), 0);
 		ck_assert_str_eq(pu_time(plan, "completionTime"), "2024-01-01T00:00:05Z");
 	} else {
 		for (size_t i = 0; i < tfjob_plan_action_count(plan); i++)
@@ -364,6 +373,121 @@ START_TEST(backoff_limit)
 	}
 	tfjob_plan_free(plan);
 	free(pj);
+	tfjob_job_free(job);
+}
+END_TEST
+
+/*
+ * A limit failure honours cleanPodPolicy (v1.9.4's fix of kubeflow/trainer #3419; documented
+ * mode too): the job is Failed first, then cleaned up as a finished job is. One Running, one
+ * Pending, one Succeeded and one Failed worker; the failure is new, so the backoff limit 0 is hit.
+ */
+START_TEST(limit_failure_honours_clean_pod_policy)
+{
+	static const struct {
+		const char *policy;
+		int deleted;
+		const char *first, *second;
+	} cases[] = { { "None", 0, NULL, NULL },
+		      { "Running", 2, "job-worker-0", "job-worker-1" },
+		      { "All", 4, "job-worker-0", "job-worker-3" } };
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		for (size_t m = 0; m < 2; m++) {
+			pu_replica reps[] = { { "Worker", 4, "Never" }, { NULL, 0, NULL } };
+			char rp[128];
+			snprintf(rp, sizeof rp, "\"backoffLimit\":0,\"cleanPodPolicy\":\"%s\"", cases[k].policy);
+			tfjob_job *job = pu_job(reps, rp, NULL,
+			                        "{\"startTime\":\"2024-01-01T00:00:00Z\",\"replicaStatuses\":"
+			                        "{\"Worker\":{\"active\":3}}}");
+			pu_pod pods[] = { { "Worker", 0, "Running", -1, 0, false },
+				          { "Worker", 1, "Pending", -1, 0, false },
+				          { "Worker", 2, "Succeeded", 0, 0, false },
+				          { "Worker", 3, "Failed", 1, 0, false } };
+			char *pj = pu_pods(pods, 4);
+			tfjob_plan *plan = pu_plan(job, pj, NULL, both[m], T0 + 5, 0);
+			ck_assert_str_eq(pu_cond(plan, "Failed"), "True");
+			ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, NULL), cases[k].deleted);
+			ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_SERVICE, NULL), cases[k].deleted);
+			if (cases[k].first) {
+				ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, cases[k].first), 1);
+				ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, cases[k].second), 1);
+			}
+			/* v1.9.4: the Failed event before the children's deletes */
+			int e = pu_event(plan, "TFJobFailed");
+			ck_assert_int_ge(e, 0);
+			for (size_t i = 0; i < (size_t)e; i++)
+				ck_assert_int_ne(tfjob_plan_action_type(plan, i), TFJOB_ACTION_DELETE);
+			if (both[m] == V19) {
+				/* v1.9 writes the counts of the last step again */
+				ck_assert_int_eq(pu_count(plan, "Worker", "active"), 3);
+				ck_assert_int_eq(pu_count(plan, "Worker", "failed"), 0);
+			} else {
+				/* documented: the running pod counts while it stays; the completed ones count */
+				ck_assert_int_eq(pu_count(plan, "Worker", "active"), !strcmp(cases[k].policy, "None") ? 1 : 0);
+				ck_assert_int_eq(pu_count(plan, "Worker", "succeeded"), 1);
+				ck_assert_int_eq(pu_count(plan, "Worker", "failed"), 1);
+			}
+			tfjob_plan_free(plan);
+			free(pj);
+			tfjob_job_free(job);
+		}
+	}
+}
+END_TEST
+
+/*
+ * Documented replicaStatuses of a finished job: active = running pods, succeeded / failed = pods
+ * that completed so (kept once counted); v1.9 moves active into succeeded (job Succeeded) and
+ * keeps active for the deleted pods of a failed job.
+ */
+START_TEST(finished_job_replica_statuses)
+{
+	pu_replica reps[] = { { "Chief", 1, "OnFailure" }, { "Worker", 2, "OnFailure" }, { NULL, 0, NULL } };
+	/* Succeeded with workers still running; cleanPodPolicy Running deletes them */
+	tfjob_job *job = pu_job(reps, "\"cleanPodPolicy\":\"Running\"", NULL,
+	                        "{\"conditions\":[{\"type\":\"Succeeded\",\"status\":\"True\"}],"
+	                        "\"completionTime\":\"2024-01-01T00:00:00Z\","
+	                        "\"replicaStatuses\":{\"Chief\":{\"succeeded\":1},\"Worker\":{\"active\":2}}}");
+	pu_pod pods[] = { { "Chief", 0, "Succeeded", 0, 0, false },
+		          { "Worker", 0, "Running", -1, 0, false },
+		          { "Worker", 1, "Running", -1, 0, false } };
+	char *pj = pu_pods(pods, 3);
+	tfjob_plan *plan = pu_plan(job, pj, NULL, DOC, T0, 0);
+	ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, NULL), 2);
+	ck_assert_int_eq(pu_count(plan, "Worker", "active"), 0);
+	ck_assert_int_eq(pu_count(plan, "Worker", "succeeded"), 0); /* they never completed */
+	ck_assert_int_eq(pu_count(plan, "Chief", "succeeded"), 1);
+	tfjob_plan_free(plan);
+	plan = pu_plan(job, pj, NULL, V19, T0, 0);
+	ck_assert_int_eq(pu_count(plan, "Worker", "active"), 0);
+	ck_assert_int_eq(pu_count(plan, "Worker", "succeeded"), 2); /* v1.9 */
+	tfjob_plan_free(plan);
+	free(pj);
+	tfjob_job_free(job);
+
+	/* Failed; its pods were deleted before this step: nothing runs any more */
+	job = pu_job(reps, "\"cleanPodPolicy\":\"All\"", NULL,
+	             "{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\"}],"
+	             "\"completionTime\":\"2024-01-01T00:00:00Z\","
+	             "\"replicaStatuses\":{\"Chief\":{\"failed\":1},\"Worker\":{\"active\":2}}}");
+	plan = pu_plan(job, NULL, NULL, DOC, T0, 0);
+	ck_assert(tfjob_plan_status_changed(plan));
+	ck_assert_int_eq(pu_count(plan, "Worker", "active"), 0);
+	ck_assert_int_eq(pu_count(plan, "Chief", "failed"), 1);
+	tfjob_plan_free(plan);
+	plan = pu_plan(job, NULL, NULL, V19, T0, 0);
+	ck_assert(!tfjob_plan_status_changed(plan));
+	ck_assert_int_eq(pu_count(plan, "Worker", "active"), 2); /* v1.9 */
+	tfjob_plan_free(plan);
+	/* a later step with the same (empty) pods changes nothing */
+	tfjob_job_free(job);
+	job = pu_job(reps, "\"cleanPodPolicy\":\"All\"", NULL,
+	             "{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\"}],"
+	             "\"completionTime\":\"2024-01-01T00:00:00Z\","
+	             "\"replicaStatuses\":{\"Chief\":{\"failed\":1},\"Worker\":{}}}");
+	plan = pu_plan(job, NULL, NULL, DOC, T0, 0);
+	ck_assert(!tfjob_plan_status_changed(plan));
+	tfjob_plan_free(plan);
 	tfjob_job_free(job);
 }
 END_TEST
@@ -388,7 +512,8 @@ START_TEST(active_deadline)
 	int e = pu_event(plan, "TFJobFailed");
 	ck_assert_str_eq(tfjob_plan_action_message(plan, (size_t)e),
 	                 "Job job has failed because it was active longer than specified deadline");
-	ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, "job-worker-0"), 1);
+	/* cleanPodPolicy's default: documented Running deletes the running pod, v1.9's None keeps it */
+	ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_DELETE, TFJOB_OBJECT_POD, "job-worker-0"), compat == DOC ? 1 : 0);
 	ck_assert_str_eq(pu_cond(plan, "Running") ? pu_cond(plan, "Running") : "absent", "absent");
 	tfjob_plan_free(plan);
 	free(pj);
@@ -608,6 +733,69 @@ START_TEST(validation_failure)
 		tfjob_plan_free(plan);
 		tfjob_job_free(job);
 	}
+}
+END_TEST
+
+/* Past the library's replica limit: a validation failure like any other, not an error retried forever. */
+START_TEST(validation_failure_replica_limit)
+{
+	for (size_t m = 0; m < 2; m++) {
+		tfjob_job *job = tu_parse("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"job\","
+		                          "\"namespace\":\"ns\"},\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":100000000,"
+		                          "\"template\":{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"x\"}]}}}}}}");
+		tfjob_plan *plan = pu_plan(job, NULL, NULL, both[m], T0, 0);
+		ck_assert_str_eq(pu_cond(plan, "Failed"), "True");
+		ck_assert_str_eq(pu_cond_reason(plan, "Failed"), "TFJobFailedValidation");
+		int e = pu_event(plan, "TFJobFailedValidation");
+		ck_assert_int_ge(e, 0);
+		ck_assert_int_eq(tfjob_plan_action_event_type(plan, (size_t)e), TFJOB_EVENT_WARNING);
+		ck_assert_ptr_nonnull(strstr(tfjob_plan_action_message(plan, (size_t)e),
+		                             "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 100000000: must be less "
+		                             "than or equal to 100000"));
+		ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, NULL), 0);
+		tfjob_plan_free(plan);
+		tfjob_job_free(job);
+	}
+}
+END_TEST
+
+/* Documented mode: the job's warnings (tfjob_job_warnings) as Warning events, once, with Created. */
+START_TEST(warnings_recorded_once)
+{
+	static const char text[] =
+		"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"job\",\"namespace\":"
+		"\"ns\"},\"spec\":{\"tfReplicaSpecs\":{\"Chief\":{\"replicas\":2,\"restartPolicy\":\"OnFailure\","
+		"\"template\":{\"spec\":{\"restartPolicy\":\"Always\",\"containers\":[{\"name\":\"tensorflow\","
+		"\"image\":\"x\"}]}}}}}%s}";
+	char buf[1024];
+	snprintf(buf, sizeof buf, text, "");
+	tfjob_job *job = tu_parse(buf);
+	tfjob_plan *plan = pu_plan(job, NULL, NULL, DOC, T0, 0);
+	int e = pu_event(plan, "TemplateRestartPolicyIgnored");
+	ck_assert_int_ge(e, 0);
+	ck_assert_int_eq(tfjob_plan_action_event_type(plan, (size_t)e), TFJOB_EVENT_WARNING);
+	ck_assert_ptr_nonnull(strstr(tfjob_plan_action_message(plan, (size_t)e),
+	                             "spec.tfReplicaSpecs[Chief].template.spec.restartPolicy: restartPolicy Always"));
+	e = pu_event(plan, "MultipleChiefReplicas");
+	ck_assert_int_ge(e, 0);
+	ck_assert_ptr_nonnull(strstr(tfjob_plan_action_message(plan, (size_t)e), "spec.tfReplicaSpecs[Chief].replicas: "));
+	ck_assert_int_eq(pu_actions(plan, TFJOB_ACTION_CREATE, TFJOB_OBJECT_POD, NULL), 2);
+	tfjob_plan_free(plan);
+	/* v1.9 has no such events */
+	plan = pu_plan(job, NULL, NULL, V19, T0, 0);
+	ck_assert_int_eq(pu_event(plan, "TemplateRestartPolicyIgnored"), -1);
+	ck_assert_int_eq(pu_event(plan, "MultipleChiefReplicas"), -1);
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
+	/* the next step (Created is there): none again */
+	snprintf(buf, sizeof buf, text,
+	         ",\"status\":{\"conditions\":[{\"type\":\"Created\",\"status\":\"True\",\"reason\":\"TFJobCreated\"}]}");
+	job = tu_parse(buf);
+	plan = pu_plan(job, NULL, NULL, DOC, T0, 0);
+	ck_assert_int_eq(pu_event(plan, "TemplateRestartPolicyIgnored"), -1);
+	ck_assert_int_eq(pu_event(plan, "MultipleChiefReplicas"), -1);
+	tfjob_plan_free(plan);
+	tfjob_job_free(job);
 }
 END_TEST
 
@@ -968,7 +1156,7 @@ START_TEST(condition_rules)
 	/* once Failed is True nothing changes but cleanup */
 	job = pu_job(reps, "\"cleanPodPolicy\":\"None\"", NULL,
 	             "{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\",\"reason\":\"TFJobFailed\"}],"
-	             "\"completionTime\":\"2024-01-01T00:00:00Z\"}");
+	             "\"completionTime\":\"2024-01-01T00:00:00Z\",\"replicaStatuses\":{\"Worker\":{\"active\":1}}}");
 	for (size_t m = 0; m < 2; m++) {
 		plan = pu_plan(job, pj, NULL, both[m], T0 + 5, 0);
 		ck_assert(!tfjob_plan_status_changed(plan));
@@ -1536,8 +1724,10 @@ int main(void)
 	tcase_add_test(tc, cleanup_of_children_being_deleted);
 	tcase_add_test(tc, gang_template_scheduler_warning);
 	tcase_add_test(tc, clean_pod_policy_default_by_mode);
-	tcase_add_test(tc, finished_job_moves_active_to_succeeded_and_never_recreates);
+	tcase_add_test(tc, finished_job_counts_and_never_recreates);
 	tcase_add_loop_test(tc, backoff_limit, 0, (int)(2 * TFJOB_ARRAY_LEN_T(backoff_table)));
+	tcase_add_test(tc, limit_failure_honours_clean_pod_policy);
+	tcase_add_test(tc, finished_job_replica_statuses);
 	tcase_add_loop_test(tc, active_deadline, 0, 2);
 	tcase_add_test(tc, active_deadline_first_step_requeues_full_deadline);
 	tcase_add_test(tc, active_deadline_extremes);
@@ -1548,6 +1738,8 @@ int main(void)
 	tcase_add_loop_test(tc, suspend_then_resume, 0, 2);
 	tcase_add_test(tc, managed_by_other_controller);
 	tcase_add_test(tc, validation_failure);
+	tcase_add_test(tc, validation_failure_replica_limit);
+	tcase_add_test(tc, warnings_recorded_once);
 	tcase_add_test(tc, defect10_unknown_restart_policy);
 	tcase_add_test(tc, job_being_deleted);
 	tcase_add_loop_test(tc, new_job_created_condition_and_children, 0, 2);

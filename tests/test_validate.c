@@ -355,6 +355,39 @@ START_TEST(warnings_rules)
 	ck_assert_str_eq(tfjob_warnings_field(w, 1), "spec.tfReplicaSpecs[Worker].template.spec.containers[1].resources.requests");
 	ck_assert_ptr_nonnull(strstr(tfjob_warnings_message(w, 1), "without a cpu request"));
 	tfjob_warnings_free(w);
+	/* The pod template's restartPolicy, which the replica's overrides (unset: Never; ExitCode runs as Never). */
+	w = warnings_of("{Worker: {restartPolicy: OnFailure, template: {spec: {restartPolicy: Always, containers: ["
+	                TF_CONTAINER "]}}}, PS: {restartPolicy: ExitCode, template: {spec: {restartPolicy: Never, "
+	                "containers: [" TF_CONTAINER "]}}}}", 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 1);
+	ck_assert_str_eq(tfjob_warnings_reason(w, 0), "TemplateRestartPolicyIgnored");
+	ck_assert_str_eq(tfjob_warnings_field(w, 0), "spec.tfReplicaSpecs[Worker].template.spec.restartPolicy");
+	ck_assert_ptr_nonnull(strstr(tfjob_warnings_message(w, 0),
+	                             "spec.tfReplicaSpecs[Worker].template.spec.restartPolicy: restartPolicy Always in the "
+	                             "pod template is not used: the replica's restartPolicy (OnFailure) overrides it"));
+	tfjob_warnings_free(w);
+	w = warnings_of("{Worker: {template: {spec: {restartPolicy: OnFailure, containers: [" TF_CONTAINER "]}}}}", 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 1);
+	ck_assert_ptr_nonnull(strstr(tfjob_warnings_message(w, 0), "(unset, defaulted to Never)"));
+	tfjob_warnings_free(w);
+	/* More than one chief: valid (validation refuses only Chief next to Master), but advised against. */
+	w = warnings_of("{Chief: {replicas: 2, restartPolicy: OnFailure, template: {spec: {containers: [" TF_CONTAINER
+	                "]}}}, Worker: " VALID_WORKER "}", 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 1);
+	ck_assert_str_eq(tfjob_warnings_reason(w, 0), "MultipleChiefReplicas");
+	ck_assert_str_eq(tfjob_warnings_field(w, 0), "spec.tfReplicaSpecs[Chief].replicas");
+	ck_assert_ptr_nonnull(strstr(tfjob_warnings_message(w, 0), "2 replicas of Chief: TensorFlow expects exactly one chief, but every one "
+	                                                           "of these pods gets task type chief in TF_CONFIG"));
+	tfjob_warnings_free(w);
+	w = warnings_of("{Master: {replicas: 3, restartPolicy: OnFailure, template: {spec: {containers: [" TF_CONTAINER
+	                "]}}}}", 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 1);
+	ck_assert_str_eq(tfjob_warnings_field(w, 0), "spec.tfReplicaSpecs[Master].replicas");
+	tfjob_warnings_free(w);
+	w = warnings_of("{Chief: {replicas: 1, restartPolicy: OnFailure, template: {spec: {containers: [" TF_CONTAINER
+	                "]}}}}", 0);
+	ck_assert_uint_eq(tfjob_warnings_count(w), 0);
+	tfjob_warnings_free(w);
 	/* Options and arguments. */
 	tfjob_warning_options opts;
 	ck_assert_int_eq(tfjob_warning_options_init(&opts, TFJOB_WARNING_OPTIONS_VERSION), 0);

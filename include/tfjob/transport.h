@@ -270,6 +270,9 @@ TFJOB_EXTERN int tfjob_transport_delete(char **out, tfjob_transport *t, const tf
  * is the object the event is about (its kind, apiVersion, name, namespace, uid and
  * resourceVersion are used); type is "Normal" or "Warning"; reason and message are free text.
  * source_component (may be NULL) fills source.component (default "tfjob-controller").
+ * The Event is named NAME.HEX, HEX the wall clock's nanoseconds in hexadecimal (the last name's
+ * plus one when the clock has not moved on), so the names of one process's Events never repeat
+ * and sort in the order the Events were made, as the API server lists them.
  * *out (may be NULL) receives the created Event, caller frees.
  */
 TFJOB_EXTERN int tfjob_transport_create_event(char **out, tfjob_transport *t, const char *ns,

@@ -137,6 +137,12 @@ TFJOB_EXTERN int tfjob_warning_options_init(tfjob_warning_options *opts, unsigne
  * rules). Each has a reason (a stable CamelCase name), a field path and a message:
  *   RestartPolicyNever   a replica type sets restartPolicy Never: a pod that fails, or whose node
  *                        fails, is not restarted and the job fails;
+ *   TemplateRestartPolicyIgnored
+ *                        a pod template sets spec.restartPolicy to another value than the pods get
+ *                        from the replica's restartPolicy (unset: Never; ExitCode: Never), which
+ *                        overrides it;
+ *   MultipleChiefReplicas a Chief or Master type (any case) with replicas > 1: TensorFlow expects
+ *                        one chief (validation refuses only a Chief next to a Master);
  *   IstioSidecar         (opts->istio_injection) a pod template without the annotation or label
  *                        sidecar.istio.io/inject: "false": TFJob pods do not work with the sidecar;
  *   GPUWithoutRequests   a container with a GPU limit (a resource whose name ends in "/gpu") and no cpu or no

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +307,51 @@ static void validate_replica_values(struct ctx *c, json_t *specs, const char *ty
 		add_at(c, TFJOB_FIELD_VALUE_INVALID, type, ".replicas", replicas, "must be greater than or equal to 0");
 }
 
+/*
+ * The library's bound on replicas (TFJOB_MAX_REPLICAS, docs/limits.md), in both modes: a job past
+ * it can get no TF_CONFIG, children nor plan, so it is refused here, where the CLI, the webhook
+ * and the operator (Failed, TFJobFailedValidation) all see it, not later as an error that only
+ * a retry loop logs. Counted as tfjob_graph_new() counts: an absent or null count is 1; counts
+ * that are not 32-bit integers or are negative have errors of their own and are left out.
+ */
+static void validate_replica_limits(struct ctx *c, json_t *specs)
+{
+	int64_t total = 0;
+	bool one_over = false;
+	const char *type;
+	json_t *rspec;
+	json_object_foreach(specs, type, rspec) {
+		json_t *replicas = json_object_get(rspec, "replicas");
+		if (!json_is_object(rspec))
+			continue;
+		if (!replicas || json_is_null(replicas)) {
+			total++;
+			continue;
+		}
+		if (!json_is_integer(replicas) || json_integer_value(replicas) < 0 ||
+		    json_integer_value(replicas) > INT32_MAX)
+			continue;
+		total += json_integer_value(replicas);
+		if (json_integer_value(replicas) > TFJOB_MAX_REPLICAS) {
+			one_over = true;
+			char detail[80];
+			snprintf(detail, sizeof(detail), "must be less than or equal to %d (the limit of replicas of one type)",
+			         TFJOB_MAX_REPLICAS);
+			add_at(c, TFJOB_FIELD_VALUE_INVALID, type, ".replicas", replicas, detail);
+		}
+	}
+	if (total > TFJOB_MAX_REPLICAS && !one_over) {
+		json_t *value = json_integer(total);
+		char detail[96];
+		snprintf(detail, sizeof(detail), "the replicas of all types must add up to at most %d", TFJOB_MAX_REPLICAS);
+		if (!value)
+			c->errs->oom = true;
+		else
+			add(c, TFJOB_FIELD_VALUE_INVALID, "spec.tfReplicaSpecs", value, detail);
+		json_decref(value);
+	}
+}
+
 static void validate_replica_specs(struct ctx *c, const tfjob_job *job)
 {
 	json_t *specs = tfjob__replica_specs(job);
@@ -327,6 +373,7 @@ static void validate_replica_specs(struct ctx *c, const tfjob_job *job)
 	}
 	if (chief_or_master > 1)
 		add(c, TFJOB_FIELD_VALUE_FORBIDDEN, "spec.tfReplicaSpecs", NULL, "must not have more than 1 Chief or Master role");
+	validate_replica_limits(c, specs);
 }
 
 /* ---- update ---- */

@@ -1,6 +1,7 @@
 /*
  * Warnings: what the Kubeflow TFJob documentation advises against in a job that validation
- * accepts (restartPolicy Never, the Istio sidecar, GPUs without cpu/memory requests).
+ * accepts (restartPolicy Never, a pod template's restartPolicy that the replica's overrides, more
+ * than one chief, the Istio sidecar, GPUs without cpu/memory requests).
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
@@ -54,6 +55,54 @@ static void warn_restart_policy(tfjob_warnings *w, const char *type, json_t *rsp
 		add(w, "RestartPolicyNever", type, ".restartPolicy",
 		    "restartPolicy Never should rarely be used: a pod that fails, or whose node fails, is not restarted and "
 		    "the job fails with it; use OnFailure or ExitCode (and resume from a checkpoint)");
+}
+
+/* The restartPolicy the pods get: the replica's (Never when unset, as defaulting gives), ExitCode
+   running as Never (the operator decides on the exit code itself). */
+static const char *pod_restart_policy(json_t *rspec)
+{
+	const char *policy = tfjob__str(rspec, "restartPolicy");
+	if (!policy || !policy[0])
+		return "Never";
+	return strcmp(policy, "ExitCode") ? policy : "Never";
+}
+
+static void warn_template_restart_policy(tfjob_warnings *w, const char *type, json_t *rspec)
+{
+	const char *set = tfjob__str(tfjob__pod_spec(rspec), "restartPolicy");
+	const char *pods = pod_restart_policy(rspec);
+	if (!set || !set[0] || !strcmp(set, pods))
+		return;
+	const char *replica = tfjob__str(rspec, "restartPolicy");
+	char *text = tfjob__strdup_printf(
+		"restartPolicy %s in the pod template is not used: the replica's restartPolicy (%s) overrides it and the "
+		"pods get %s; set restartPolicy on the replica (spec.tfReplicaSpecs[%s].restartPolicy) instead",
+		set, replica && replica[0] ? replica : "unset, defaulted to Never", pods, type);
+	if (!text)
+		w->oom = true;
+	else
+		add(w, "TemplateRestartPolicyIgnored", type, ".template.spec.restartPolicy", text);
+	free(text);
+}
+
+static void warn_chief_replicas(tfjob_warnings *w, const char *type, json_t *rspec)
+{
+	json_t *replicas = json_object_get(rspec, "replicas");
+	if (!tfjob__is_chief_or_master(type, true) || !json_is_integer(replicas) || json_integer_value(replicas) <= 1)
+		return;
+	char lower[8] = { 0 }; /* "chief" or "master", as TF_CONFIG names the task type */
+	for (size_t i = 0; i < sizeof(lower) - 1 && type[i]; i++)
+		lower[i] = (char)((type[i] >= 'A' && type[i] <= 'Z') ? type[i] - 'A' + 'a' : type[i]);
+	char *text = tfjob__strdup_printf(
+		"%lld replicas of %s: TensorFlow expects exactly one chief, but every one of these pods gets task type %s "
+		"in TF_CONFIG, and the job succeeds only when all of them have; set replicas: 1 and add Worker replicas "
+		"instead",
+		(long long)json_integer_value(replicas), type, lower);
+	if (!text)
+		w->oom = true;
+	else
+		add(w, "MultipleChiefReplicas", type, ".replicas", text);
+	free(text);
 }
 
 /* The template opts out of the sidecar by annotation or by label (Istio reads both). */
@@ -134,6 +183,8 @@ int tfjob_job_warnings(tfjob_warnings **out, const tfjob_job *job, const tfjob_w
 		if (!json_is_object(rspec))
 			continue;
 		warn_restart_policy(w, type, rspec);
+		warn_template_restart_policy(w, type, rspec);
+		warn_chief_replicas(w, type, rspec);
 		if (opts->istio_injection)
 			warn_istio(w, type, rspec);
 		warn_gpu(w, type, rspec);

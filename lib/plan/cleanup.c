@@ -9,7 +9,7 @@
 bool tfjob__cleanup_deletes(const char *policy, const char *phase, bool finished)
 {
 	if (!finished)
-		return true; /* suspension and limit failures delete every pod */
+		return true; /* suspension deletes every pod */
 	policy = policy ? policy : "";
 	if (!strcmp(policy, "None"))
 		return false;

@@ -100,6 +100,66 @@ static int cleanup_job(ctx *c)
 
 /* ---- finished, suspended, resumed ---- */
 
+/* The pod's replica-type label names the spec key `type` (the label is the key in lower case). */
+static bool label_names(const char *label, const char *type)
+{
+	for (; *label && *type; label++, type++) {
+		char t = (char)((*type >= 'A' && *type <= 'Z') ? *type - 'A' + 'a' : *type);
+		if (*label != t)
+			return false;
+	}
+	return !*label && !*type;
+}
+
+/*
+ * Documented replicaStatuses of a finished job (the Kubeflow docs: active = running pods,
+ * succeeded / failed = pods that completed so), not v1.9's (which moves `active` into `succeeded`
+ * when the job succeeded, and leaves `active` alone when it failed, pods deleted or not).
+ * active: the type's Running pods that stay (not being deleted, not deleted by this step's
+ * cleanup); succeeded / failed: the larger of the recorded count and the pods now in that phase
+ * (the cleanup may have deleted the pods counted before; a pod kept running may complete later).
+ */
+static int recount_finished(ctx *c)
+{
+	const char *policy = tfjob_job_clean_pod_policy(c->job);
+	size_t ntypes = tfjob_job_replica_type_count(c->job);
+	for (size_t t = 0; t < ntypes; t++) {
+		const char *type = tfjob_job_replica_type(c->job, t);
+		if (!type)
+			continue;
+		int64_t active = 0, succeeded = 0, failed = 0;
+		for (size_t i = 0; i < c->pods.n; i++) {
+			const tfjob__summary *pod = c->pods.items[i];
+			if (!pod->rtype || !label_names(pod->rtype, type))
+				continue;
+			if (pod->phase_kind == TFJOB__PHASE_SUCCEEDED)
+				succeeded++;
+			else if (pod->phase_kind == TFJOB__PHASE_FAILED)
+				failed++;
+			else if (pod->phase_kind == TFJOB__PHASE_RUNNING && !pod->deleting &&
+			         !tfjob__cleanup_deletes(policy, pod->phase, true))
+				active++;
+		}
+		json_t *rs = json_object_get(c->status, "replicaStatuses");
+		json_t *old = json_is_object(rs) ? json_object_get(rs, type) : NULL;
+		if (!json_is_object(old) && !active && !succeeded && !failed)
+			continue; /* nothing to say: no entry is made for it */
+		int64_t was_succeeded = json_is_object(old) ? tfjob__plan_get_count(old, "succeeded") : 0;
+		int64_t was_failed = json_is_object(old) ? tfjob__plan_get_count(old, "failed") : 0;
+		json_t *st = old;
+		if (!json_is_object(st)) {
+			rs = tfjob__plan_replica_statuses(c);
+			if (!rs || json_object_set_new(rs, type, st = json_object()))
+				return tfjob__oom(c->err);
+		}
+		if (tfjob__plan_set_count(st, "active", active) ||
+		    tfjob__plan_set_count(st, "succeeded", succeeded > was_succeeded ? succeeded : was_succeeded) ||
+		    tfjob__plan_set_count(st, "failed", failed > was_failed ? failed : was_failed))
+			return tfjob__oom(c->err);
+	}
+	return 0;
+}
+
 int tfjob__plan_step_finished(ctx *c)
 {
 	int rc = delete_pods_and_services(c, true);
@@ -122,6 +182,8 @@ int tfjob__plan_step_finished(ctx *c)
 		tfjob__plan_requeue(c, 0);
 		return 0;
 	}
+	if (c->documented)
+		return recount_finished(c);
 	if (tfjob__cond_true(c->status, TFJOB__COND_SUCCEEDED)) {
 		json_t *rs = json_object_get(c->status, "replicaStatuses");
 		const char *key;
@@ -311,11 +373,20 @@ int tfjob__plan_check_limits(ctx *c, char **message)
 	return 0;
 }
 
+/*
+ * A limit failure, as v1.9.4 (kubeflow/trainer #3419) and the documented mode: the job is Failed
+ * before its children are cleaned up, so cleanPodPolicy decides which pods go (None: none,
+ * Running: the Running and Pending ones), as on every later step of the finished job.
+ */
 int tfjob__plan_step_limit(ctx *c, const char *message)
 {
 	int rc = tfjob__plan_set_completion(c);
 	if (!rc)
-		rc = delete_pods_and_services(c, false);
+		rc = tfjob__plan_event(c, TFJOB_EVENT_NORMAL, TFJOB__REASON_FAILED, message);
+	if (!rc)
+		rc = tfjob__plan_cond_set(c, TFJOB__COND_FAILED, "True", TFJOB__REASON_FAILED, message);
+	if (!rc)
+		rc = delete_pods_and_services(c, true);
 	if (!rc) {
 		rc = cleanup_job(c);
 		if (rc == 1)
@@ -323,9 +394,7 @@ int tfjob__plan_step_limit(ctx *c, const char *message)
 	}
 	if (!rc)
 		rc = tfjob__plan_gang_delete(c);
-	if (!rc)
-		rc = tfjob__plan_event(c, TFJOB_EVENT_NORMAL, TFJOB__REASON_FAILED, message);
-	if (!rc)
-		rc = tfjob__plan_cond_set(c, TFJOB__COND_FAILED, "True", TFJOB__REASON_FAILED, message);
+	if (!rc && c->documented)
+		rc = recount_finished(c); /* v1.9 writes the counts of the last step again */
 	return rc;
 }

@@ -67,8 +67,8 @@ int tfjob__status_get_time(int64_t *out, json_t *status, const char *key);
 
 /*
  * Whether cleanup deletes a pod in the given phase: for a finished job by cleanPodPolicy (All:
- * every pod; Running: Running and Pending pods; None: none; other values as All, like v1.9);
- * for a job that is not finished (suspension, limit failures) every pod.
+ * every pod; Running: Running and Pending pods; None: none; other values as All, like v1.9),
+ * limit failures included (the job is Failed first); for a suspended job every pod.
  */
 bool tfjob__cleanup_deletes(const char *policy, const char *phase, bool finished);
 

@@ -226,6 +226,22 @@ static void compute_requeue(ctx *c)
 		tfjob__plan_requeue(c, deadline_remaining(deadline, c->now - start));
 }
 
+/*
+ * The job's warnings (tfjob_job_warnings() of the job as given, as tfjobctl and the webhook show
+ * them) as Warning events with the rule's reason and the "FIELD: text" message. The Istio rule
+ * needs the namespace's labels, which the plan does not see, and is left out.
+ */
+static int record_warnings(ctx *c)
+{
+	tfjob_warnings *ws = NULL;
+	int rc = tfjob_job_warnings(&ws, c->given, NULL, c->err);
+	size_t n = tfjob_warnings_count(ws);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = tfjob__plan_event(c, TFJOB_EVENT_WARNING, tfjob_warnings_reason(ws, i), tfjob_warnings_message(ws, i));
+	tfjob_warnings_free(ws);
+	return rc;
+}
+
 static int plan_step(ctx *c, const tfjob_objects *pods, const tfjob_objects *services, char *defaults_error)
 {
 	/* 1. another controller manages the job, or it is being deleted: nothing to do */
@@ -244,7 +260,8 @@ static int plan_step(ctx *c, const tfjob_objects *pods, const tfjob_objects *ser
 		return rc;
 
 	/* 8. Created, when the job is first seen */
-	if (!tfjob__cond_find(c->status, TFJOB__COND_CREATED) && !tfjob__plan_finished(c)) {
+	bool first_seen = !tfjob__cond_find(c->status, TFJOB__COND_CREATED) && !tfjob__plan_finished(c);
+	if (first_seen) {
 		char *msg = tfjob__strdup_printf("TFJob %s is created.", c->name);
 		if (!msg)
 			return tfjob__oom(c->err);
@@ -280,6 +297,10 @@ static int plan_step(ctx *c, const tfjob_objects *pods, const tfjob_objects *ser
 			compute_requeue(c);
 		return rc;
 	}
+
+	/* documented: the warnings of an admitted job, once (with Created) */
+	if (c->documented && first_seen && (rc = record_warnings(c)))
+		return rc;
 
 	rc = setup_types(c);
 	if (!rc)
@@ -372,6 +393,7 @@ int tfjob__plan_run(tfjob_plan **out, const tfjob_job *job, const tfjob_objects 
 	c.render = &ropts;
 	c.err = err;
 
+	c.given = job;
 	rc = tfjob_job_clone(&c.job, job, err);
 	if (rc) {
 		ctx_free(&c);

@@ -77,6 +77,7 @@ typedef enum path { PATH_NORMAL, PATH_FINISHED, PATH_SUSPENDED, PATH_LIMIT, PATH
 typedef struct ctx {
 	tfjob_plan *plan;
 	tfjob_job *job;
+	const tfjob_job *given; /* the job as the caller gave it (not defaulted): its warnings */
 	tfjob_compat compat;
 	bool documented;
 	int64_t now;

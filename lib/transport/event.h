@@ -27,6 +27,15 @@ char *tfjob__event_text(const char *ns, const tfjob__involved *inv, const char *
                         const char *message, const char *component, int64_t now_s, uint64_t unique);
 
 /*
+ * The UNIQUE of the next Event's name: now_ns (the wall clock's nanoseconds since the epoch, as
+ * client-go's recorder names Events: the API server then lists them in the order they were made),
+ * or the last value handed out plus 1 when now_ns is not above it (a clock that stood still or
+ * stepped back), so that the names of one process sort in creation order and never repeat.
+ * Thread-safe (one atomic value per process).
+ */
+uint64_t tfjob__event_unique(uint64_t now_ns);
+
+/*
  * tfjob_transport_create_event() with the involved object given by its fields: the same checks,
  * Event, backend call and errors, without JSON text of the object to parse.
  */

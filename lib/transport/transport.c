@@ -2,6 +2,7 @@
  * The transport handle: the public calls, argument checks and the dispatch to a backend.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -461,6 +462,18 @@ char *tfjob__event_text(const char *ns, const tfjob__involved *inv, const char *
 	return ok ? tfjob__sbuf_take(&b) : NULL;
 }
 
+/* The last suffix handed out: every process's Events are named in the order they were made. */
+static _Atomic uint64_t last_event_unique;
+
+uint64_t tfjob__event_unique(uint64_t now_ns)
+{
+	uint64_t last = atomic_load(&last_event_unique), next;
+	do
+		next = now_ns > last ? now_ns : last + 1;
+	while (!atomic_compare_exchange_weak(&last_event_unique, &last, next));
+	return next;
+}
+
 static const tfjob_resource RES_EVENTS = TFJOB_RESOURCE_EVENTS_INIT;
 
 static int check_event_args(const char **ns, tfjob_transport *t, const char *type, const char *reason,
@@ -486,7 +499,7 @@ static int send_event(char **out, tfjob_transport *t, const char *ns, const tfjo
 		ns = inv->ns;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t unique = ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^ (uint64_t)rand();
+	uint64_t unique = tfjob__event_unique((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 	/* not UTF-8: jansson refused to make such a string, which read as out of memory; still does */
 	char *text = tfjob__event_text(ns, inv, type, reason, message, component, ts.tv_sec, unique);
 	if (!text)

@@ -80,6 +80,29 @@ static int parse_job(tfjob_job **out, json_t *obj, char **why)
 	return rc;
 }
 
+/*
+ * The admitted job's warnings (tfjob_job_warnings) as the response's `warnings`, which the API
+ * server passes on and kubectl prints as "Warning: ...". The request does not tell whether the
+ * namespace injects the Istio sidecar, so that rule is left out. 0 or -1 (out of memory).
+ */
+static int add_warnings(json_t *res, const tfjob_job *job)
+{
+	tfjob_warnings *ws = NULL;
+	if (tfjob_job_warnings(&ws, job, NULL, NULL))
+		return -1;
+	size_t n = tfjob_warnings_count(ws);
+	json_t *list = n ? json_array() : NULL;
+	int rc = n && !list ? -1 : 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = json_array_append_new(list, json_string(tfjob_warnings_message(ws, i)));
+	if (!rc && list)
+		rc = json_object_set_new(res, "warnings", list);
+	else
+		json_decref(list);
+	tfjob_warnings_free(ws);
+	return rc ? -1 : 0;
+}
+
 /* The review of one request: allowed, denied with every field error, or errored (400). */
 static json_t *review(op_webhook *w, json_t *req, const char *uid)
 {
@@ -107,6 +130,10 @@ static json_t *review(op_webhook *w, json_t *req, const char *uid)
 	}
 	if (tfjob_field_errors_count(errors) == 0) {
 		res = response(uid, 1, 200, NULL, NULL);
+		if (res && w->compat == TFJOB_COMPAT_DOCUMENTED && add_warnings(res, job)) {
+			json_decref(res);
+			res = response(uid, 0, 500, "InternalError", "out of memory");
+		}
 	} else {
 		char *msg = op_webhook_denial_message(errors);
 		res = response(uid, 0, 403, "Forbidden", msg ? msg : "denied");

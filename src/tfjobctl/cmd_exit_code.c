@@ -15,7 +15,8 @@ void usage_exit_code(FILE *out)
 	fprintf(out,
 	        "usage: tfjobctl exit-code [--compat C] CODE\n\n"
 	        "Print \"retryable\" or \"permanent\": how restartPolicy ExitCode treats the exit code CODE\n"
-	        "of a replica's tensorflow container.\n\n"
+	        "of a replica's tensorflow container; \"success\" for 0 (the replica completed: it is not\n"
+	        "restarted, and counts as succeeded).\n\n"
 	        "  --compat C   'documented' (default: 1 2 126 127 128 139 permanent; 130 137 138 143\n"
 	        "               retryable; other codes as v1.9) or 'training-operator-1.9' (retryable\n"
 	        "               exactly when CODE >= 128)\n\n"
@@ -74,6 +75,7 @@ int cmd_exit_code(int argc, char **argv)
 	if (code < 0 || code > 255)
 		return ctl_fail("exit-code: %d is not an exit code a container can report: exit codes are 0 to 255 "
 		                "(the 8 bits of a process's exit status; killed by signal N is 128+N)", code);
-	puts(tfjob_exit_class_name(tfjob_exit_code_classify(code, compat)));
+	/* 0 is no failure: the pod Succeeded; the classifier's answer (not restarted) says nothing more */
+	puts(code == 0 ? "success" : tfjob_exit_class_name(tfjob_exit_code_classify(code, compat)));
 	return EXIT_OK;
 }

@@ -82,6 +82,14 @@ run 1 "validate wrong type" -- validate tests/data/bad/replicas-string.yaml
 contains "wrong type" "$TMP/out" "spec.tfReplicaSpecs[Worker].replicas: Invalid value: \"three\""
 run 1 "validate 2^31 replicas" -- validate tests/data/bad/replicas-2pow31.yaml
 contains "2^31" "$TMP/out" "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 2147483648"
+# The library's replica limit (docs/limits.md) is a validation rule, in both modes.
+sed 's/2147483648/100000000/' tests/data/bad/replicas-2pow31.yaml >"$TMP/replicas-1e8.yaml"
+for compat in documented training-operator-1.9; do
+  run 1 "validate over the replica limit ($compat)" -- validate --compat "$compat" "$TMP/replicas-1e8.yaml"
+  contains "replica limit ($compat)" "$TMP/out" "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 100000000: must be less than or equal to 100000 (the limit of replicas of one type)"
+  run 1 "validate -o json over the replica limit ($compat)" -- validate -o json --compat "$compat" "$TMP/replicas-1e8.yaml"
+  [ "$(cat "$TMP/out")" = '{"valid":false,"errors":[{"field":"spec.tfReplicaSpecs[Worker].replicas","type":"FieldValueInvalid","detail":"must be less than or equal to 100000 (the limit of replicas of one type)"}]}' ] && ok || bad "replica limit -o json ($compat): $(cat "$TMP/out")"
+done
 python3 -c 'import sys; sys.stdout.write("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  annotations:\n    a: \"" + "x" * (17 * 1024 * 1024) + "\"\n")' >"$TMP/huge.yaml"
 run 2 "validate huge" -- validate "$TMP/huge.yaml"
 contains "huge" "$TMP/err" "larger than the limit of 16777216 bytes"
@@ -229,10 +237,12 @@ run 2 "default unknown option" -- default -x "$TMP/valid.yaml"
 # ---- exit-code ----
 for code in 0 1 2 126 127 128 130 137 138 139 143 255; do
   case $code in
-    0|1|2|126|127|128|139) doc=permanent ;;
+    1|2|126|127|128|139) doc=permanent ;;
     *) doc=retryable ;;
   esac
   if [ "$code" -ge 128 ]; then v19=retryable; else v19=permanent; fi
+  # 0 is not a failure: the replica succeeded, in both modes.
+  if [ "$code" -eq 0 ]; then doc=success v19=success; fi
   run 0 "exit-code $code" -- exit-code "$code"
   contains "exit-code $code documented" "$TMP/out" "$doc"
   [ "$(cat "$TMP/out")" = "$doc" ] && ok || bad "exit-code $code: '$(cat "$TMP/out")' != $doc"

@@ -218,6 +218,30 @@ run 0 "validate --warnings-as-errors, nothing to warn" -- validate --warnings-as
 [ ! -s "$TMP/err" ] && ok || bad "no warning expected: $(cat "$TMP/err")"
 run 0 "validate --istio-injection" -- validate --istio-injection -f "$TMP/one.yaml"
 contains "istio warning" "$TMP/err" "Warning: tfjob/one: spec.tfReplicaSpecs[Worker].template.metadata.annotations: the namespace injects the Istio sidecar"
+# a pod template's restartPolicy the replica's overrides; more than one chief (valid: validation only
+# refuses Chief next to Master)
+cat >"$TMP/chiefs.yaml" <<'EOF'
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: chiefs}
+spec:
+  tfReplicaSpecs:
+    Chief:
+      replicas: 2
+      restartPolicy: OnFailure
+      template:
+        spec:
+          restartPolicy: Always
+          containers:
+          - {name: tensorflow, image: tf}
+EOF
+run 0 "validate chiefs: valid, warned" -- validate "$TMP/chiefs.yaml"
+same "validate chiefs: stdout as ever" "$TMP/out" "$TMP/chiefs.yaml: TFJob chiefs is valid"
+same "validate chiefs: the warnings" "$TMP/err" "Warning: tfjob/chiefs: spec.tfReplicaSpecs[Chief].template.spec.restartPolicy: restartPolicy Always in the pod template is not used: the replica's restartPolicy (OnFailure) overrides it and the pods get OnFailure; set restartPolicy on the replica (spec.tfReplicaSpecs[Chief].restartPolicy) instead
+Warning: tfjob/chiefs: spec.tfReplicaSpecs[Chief].replicas: 2 replicas of Chief: TensorFlow expects exactly one chief, but every one of these pods gets task type chief in TF_CONFIG, and the job succeeds only when all of them have; set replicas: 1 and add Worker replicas instead"
+run 0 "validate -o json chiefs" -- validate -o json "$TMP/chiefs.yaml"
+same "validate -o json chiefs: the contract line" "$TMP/out" '{"valid":true,"errors":[]}'
+run 1 "validate --warnings-as-errors chiefs" -- validate --warnings-as-errors "$TMP/chiefs.yaml"
 run 1 "invalid: no warnings" -- validate -f "$TMP/invalid-only.yaml" --istio-injection
 if grep -q "Warning" "$TMP/err"; then bad "an invalid job got warnings"; else ok; fi
 

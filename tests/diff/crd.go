@@ -15,7 +15,7 @@ import (
 
 // The API server checks a TFJob against the CRD's structural schema before any admission
 // webhook runs, and a schema error ends the request. v1.9 "as deployed" is therefore: its CRD
-// (manifests/base/crds/kubeflow.org_tfjobs.yaml of the v1.9.2 module, read from the module
+// (manifests/base/crds/kubeflow.org_tfjobs.yaml of the v1.9.4 module, read from the module
 // cache, not copied) and then its webhook. This file checks the two rules of that schema the
 // random jobs can break: `required` properties and JSON `type`s, with the API server's error
 // forms (field.Required(path, ""), field.TypeInvalid with "<path> in body must be of type T").
@@ -37,7 +37,7 @@ var (
 )
 
 const trainingOperatorModule = "github.com/kubeflow/training-operator"
-const trainingOperatorVersion = "v1.9.2"
+const trainingOperatorVersion = "v1.9.4"
 
 func loadCRD() (*schema, error) {
 	crdOnce.Do(func() {

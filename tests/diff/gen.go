@@ -1,4 +1,4 @@
-// Package diff compares libtfjob (compat training-operator-1.9) with training-operator v1.9.2
+// Package diff compares libtfjob (compat training-operator-1.9) with training-operator v1.9.4
 // itself, on random TFJobs from a fixed seed. See diff_test.go and docs/semantics-diff.md.
 package diff
 

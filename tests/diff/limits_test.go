@@ -13,6 +13,7 @@ import (
 	"github.com/kubeflow/training-operator/pkg/controller.v1/common"
 	"github.com/kubeflow/training-operator/pkg/controller.v1/control"
 	"github.com/kubeflow/training-operator/pkg/core"
+	trainutil "github.com/kubeflow/training-operator/pkg/util"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -23,7 +24,9 @@ import (
 //     precedence as in JobController.ReconcileJobs; the steps have no Failed pod, so
 //     ReconcileJobs' requeue-based rule (a new failure) cannot fire and is not exercised here;
 //   - JobController.DeletePodsAndServices on fake pod/service controls: what a limit failure
-//     deletes (job not finished yet) and what cleanPodPolicy deletes once the job has finished;
+//     deletes (v1.9.4's ReconcileJobs sets the Failed condition first, with
+//     trainutil.UpdateJobConditions, so cleanPodPolicy decides: the fix of kubeflow/trainer
+//     issue 3419) and what cleanPodPolicy deletes once the job has finished;
 // against one libtfjob planner step (PlanStep, compat training-operator-1.9) on the same job,
 // pods and services: its Failed condition (message) and its delete actions.
 
@@ -221,7 +224,11 @@ func TestLimitsAndCleanup(t *testing.T) {
 			continue
 		}
 		if wantMsg != "" {
-			want, err := v19Deletes(c, c.job.Status)
+			// v1.9.4: Failed before the cleanup (v1.9.2 cleaned up first and deleted every pod)
+			status := c.job.Status.DeepCopy()
+			trainutil.UpdateJobConditions(status, kubeflowv1.JobFailed, corev1.ConditionTrue,
+				trainutil.NewReason(kubeflowv1.TFJobKind, trainutil.JobFailedReason), wantMsg)
+			want, err := v19Deletes(c, *status)
 			if err != nil {
 				t.Fatal(err)
 			}

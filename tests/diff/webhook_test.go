@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
-// The admission webhook end to end: v1.9.2's own handler (controller-runtime's
+// The admission webhook end to end: v1.9.4's own handler (controller-runtime's
 // admission.WithCustomValidator around tensorflow.Webhook, as its manager serves it) and
 // tfjob-operator's (over HTTPS, --compat training-operator-1.9) are sent the same
 // AdmissionReviews, and must answer the same: allowed, status code, reason and message, the
@@ -207,9 +207,17 @@ func TestWebhookResponses(t *testing.T) {
 			t.Errorf("%s: v1.9: %v\n  ours: %v", what, theirs, ours)
 		}
 	}
+	// Fixtures v1.9 admits on purpose (docs/semantics-diff.md names each): not compared.
+	intended := map[string]string{
+		"replicas-over-limit.yaml": "D2: libtfjob's replica limit is a validation rule; v1.9 has no limit",
+	}
 	fixtures, _ := filepath.Glob("../kube/fixtures/webhook/invalid/*.yaml")
 	for i, f := range fixtures {
 		data, _ := os.ReadFile(f)
+		if why, ok := intended[filepath.Base(f)]; ok {
+			t.Logf("%s: not compared (%s)", filepath.Base(f), why)
+			continue
+		}
 		if admittedBySchema(asJSON(t, data)) {
 			compare(filepath.Base(f), reviewBody(fmt.Sprintf("f-%d", i), "CREATE", asJSON(t, data), nil))
 		}
@@ -244,7 +252,7 @@ func TestWebhookResponses(t *testing.T) {
 		}
 		compare(fmt.Sprintf("random job %d (seed %d): %s", i, seed, data), reviewBody(fmt.Sprintf("r-%d", i), "CREATE", data, nil))
 	}
-	t.Logf("webhook: %d AdmissionReviews answered alike by v1.9.2 and tfjob-operator (%d denied)", compared, denied)
+	t.Logf("webhook: %d AdmissionReviews answered alike by v1.9.4 and tfjob-operator (%d denied)", compared, denied)
 	if compared < 20 || denied < 10 {
 		t.Errorf("too few reviews compared (%d, %d denied): the comparison saw nothing", compared, denied)
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/h2h/diff.py [--compat] [--allow DOC] [--only NAME,...] A B: compares two directories of head-to-head
-transcripts (tests/h2h/scenarios.py), A being training-operator v1.9.2's, scenario by scenario,
+transcripts (tests/h2h/scenarios.py), A being training-operator v1.9's (v1.9.4 by default), scenario by scenario,
 as unified diffs of their JSON. Prints one line per scenario and the diffs; exit status 1 when a
 scenario differs where it may not, or is missing on either side.
 
@@ -60,7 +60,7 @@ PODGROUP_CACHE_RACE = "unable to get PodGroup after success creation"
 
 
 def podgroup_cache_race(a_dir, name):
-    """Whether v1.9.2's log in a_dir shows H5 in scenario name's namespace (h2h-NAME)."""
+    """Whether v1.9's log in a_dir shows H5 in scenario name's namespace (h2h-NAME)."""
     p = os.path.join(a_dir, "operator.log")
     if not os.path.exists(p):
         return False
@@ -86,7 +86,7 @@ def drop_reconcile_time(a, b, race):
 
 
 def normalise(a, b, race=False):
-    """Apply H1-H5 (above) to transcripts a (v1.9.2) and b (race: v1.9.2's log shows H5's race
+    """Apply H1-H5 (above) to transcripts a (v1.9) and b (race: v1.9's log shows H5's race
     in this scenario); return (names of those that changed anything, a line with the counts H3
     takes out of the comparison)."""
     applied = set()
@@ -144,14 +144,14 @@ def main(argv):
         lb = json.dumps(tb, indent=1, sort_keys=True).splitlines()
         if la == lb:
             print(f"same    {n}" + (f" (normalised: {', '.join(applied)})" if applied else "") +
-                  (f" [v1.9.2/ours: {counts}]" if counts else ""))
+                  (f" [v1.9/ours: {counts}]" if counts else ""))
             continue
         with open(os.path.join(HERE, "scenarios", n + ".json")) as f:
             documented = json.load(f).get("compat_known" if compat else "documented") or []
         ok = allow is not None and documented and all(
             re.search(r"\b" + re.escape(e) + r"\b", allow) for e in documented)
         print(f"{'allowed' if ok else 'DIFFERS'} {n}" + (f" (explained by: {', '.join(documented)})" if ok else "") +
-              (f" (normalised: {', '.join(applied)})" if applied else "") + (f" [v1.9.2/ours: {counts}]" if counts else ""))
+              (f" (normalised: {', '.join(applied)})" if applied else "") + (f" [v1.9/ours: {counts}]" if counts else ""))
         sys.stdout.writelines(l + "\n" for l in difflib.unified_diff(la, lb, a, b, n=3, lineterm=""))
         bad += not ok
     return 1 if bad else 0

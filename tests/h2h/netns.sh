@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/h2h/netns.sh COMMAND...: runs COMMAND in a new network namespace (only its own loopback
 # up) and mount namespace with a private /tmp/k8s-webhook-server, so that training-operator
-# v1.9.2's webhook server (:9443 on every interface, fixed certificate directory) is reachable from
+# v1.9's webhook server (:9443 on every interface, fixed certificate directory) is reachable from
 # loopback only and shares nothing with another run. Needs root (or unprivileged user namespaces).
 set -euo pipefail
 if [ "${H2H_IN_NETNS:-}" != 1 ]; then

@@ -1,29 +1,29 @@
 #!/usr/bin/env bash
-# The head-to-head rig: tfjob-operator and training-operator v1.9.2 on the same kind of
+# The head-to-head rig: tfjob-operator and training-operator v1.9.4 on the same kind of
 # kube-apiserver (tests/kube/harness.sh), one at a time, with an audit log of every request.
 #
-#   tests/h2h/rig.sh build-v19          build training-operator v1.9.2 from the Go module proxy
+#   tests/h2h/rig.sh build-v19          build training-operator v1.9.4 from the Go module proxy
 #                                       unless cached ($TFJOB_KUBE_CACHE/bin/training-operator-
-#                                       v1.9.2/training-operator.v1); prints its path
-#   tests/h2h/rig.sh crd-v19            prints the path of v1.9.2's own TFJob CRD (Go module cache)
+#                                       v1.9.4/training-operator.v1); prints its path
+#   tests/h2h/rig.sh crd-v19            prints the path of v1.9.4's own TFJob CRD (Go module cache)
 #   tests/h2h/rig.sh crd-scheduler-plugins
 #                                       prints the path of scheduler-plugins' PodGroup CRD (Go module
-#                                       sigs.k8s.io/scheduler-plugins, the version v1.9.2 requires)
-#   tests/h2h/rig.sh start DIR          harness.sh start DIR with v1.9.2's CRD and an audit log
+#                                       sigs.k8s.io/scheduler-plugins, the version v1.9.4 requires)
+#   tests/h2h/rig.sh start DIR          harness.sh start DIR with v1.9.4's CRD and an audit log
 #                                       (DIR/audit.log: every request, metadata level; with
 #                                       H2H_AUDIT_STATUS_BODIES=1 the bodies of TFJob status
 #                                       writes too, request and response), plus what
-#                                       v1.9.2 needs to start: namespace kubeflow, an empty Secret
+#                                       v1.9.4 needs to start: namespace kubeflow, an empty Secret
 #                                       training-operator-webhook-cert (its cert rotator fills it)
 #   tests/h2h/rig.sh stop DIR           harness.sh stop DIR
 #   tests/h2h/rig.sh argv OPERATOR DIR [FLAGS...]
 #                                       prints, one per line, the command line that runs OPERATOR
 #                                       against DIR's server: ours (tfjob-operator --compat
-#                                       training-operator-1.9), ours-documented, or v1.9.2; FLAGS
+#                                       training-operator-1.9), ours-documented, or v1.9.4; FLAGS
 #                                       (e.g. --kube-api-qps 500) are appended
 #   tests/h2h/rig.sh agent OPERATOR     prints the user agent prefix of OPERATOR's requests
 #
-# v1.9.2's webhook server listens on :9443 on every interface and its certificate directory is
+# v1.9's webhook server listens on :9443 on every interface and its certificate directory is
 # fixed (/tmp/k8s-webhook-server/serving-certs): run it in a network namespace of its own with a
 # private mount there (tests/suites/67-head-to-head.sh and bench/operator.sh use `unshare -nm`),
 # where it is reachable from loopback only and does not meet another run's certificates.
@@ -81,8 +81,21 @@ module_file() {
 
 cmd_crd_v19() { module_file "$V19_MODULE@$V19" manifests/base/crds/kubeflow.org_tfjobs.yaml; }
 
+# The sigs.k8s.io/scheduler-plugins version the compared training-operator requires (its go.mod):
+# v0.34.7 for v1.9.4, v0.28.9 for v1.9.2.
+scheduler_plugins_version() {
+  need_go
+  local gomod v
+  gomod="$(cd "$ROOT/tests/diff" && go mod download -json "$V19_MODULE@$V19" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["GoMod"])')"
+  v="$(awk '$1 == "sigs.k8s.io/scheduler-plugins" { print $2; exit }' "$gomod")"
+  [ -n "$v" ] || die "no sigs.k8s.io/scheduler-plugins in $gomod"
+  echo "$v"
+}
+
 cmd_crd_scheduler_plugins() {
-  module_file sigs.k8s.io/scheduler-plugins@v0.28.9 config/crd/bases/scheduling.x-k8s.io_podgroups.yaml
+  module_file "sigs.k8s.io/scheduler-plugins@$(scheduler_plugins_version)" \
+    config/crd/bases/scheduling.x-k8s.io_podgroups.yaml
 }
 
 cmd_start() {
@@ -113,7 +126,7 @@ EOF
     "$KUBE_APISERVER_URL/api/v1/namespaces/kubeflow/secrets"
 }
 
-# v1.9.2 serves its webhook only once a certificate is in CERT_DIR (the cert rotator writes the
+# v1.9 serves its webhook only once a certificate is in CERT_DIR (the cert rotator writes the
 # one it generates there too); a self-signed one is enough, nothing calls the webhook.
 v19_certs() {
   [ -f "$CERT_DIR/tls.crt" ] && [ -f "$CERT_DIR/tls.key" ] && return 0

@@ -201,6 +201,38 @@ for path in examples:
                           code == 201, body.get("message"))
 check(f"every valid example accepted ({accepted}/{total})", total > 0 and accepted == total)
 
+# ---- warnings: an admitted job's tfjobctl warnings come back as the API server's Warning headers ----
+def create_warnings(obj):
+    """(status, the Warning headers' texts) of a dry-run create, as kubectl reads them."""
+    import urllib.error, urllib.request
+    from e2e_lib import URL, ctx
+    obj = dict(obj, metadata=dict(obj["metadata"], namespace=NS))
+    req = urllib.request.Request(URL + TFJOBS + "?dryRun=All", data=json.dumps(obj).encode(), method="POST")
+    req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=20) as r:
+            status, headers = r.status, r.headers.get_all("Warning") or []
+    except urllib.error.HTTPError as e:
+        status, headers = e.code, e.headers.get_all("Warning") or []
+    # RFC 7234 form: 299 - "text"; the API server escapes nothing the texts below hold
+    return status, [re.sub(r'^299 - "(.*)"$', r"\1", h) for h in headers]
+
+
+chiefs = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "chiefs"},
+          "spec": {"tfReplicaSpecs": {"Chief": {"replicas": 2, "restartPolicy": "OnFailure", "template": {"spec": {
+              "restartPolicy": "Always", "containers": [{"name": "tensorflow", "image": "tf"}]}}}}}}
+path = os.path.join(WORK, "chiefs.json")
+with open(path, "w") as f:
+    json.dump(chiefs, f)
+out = subprocess.run([TFJOBCTL, "validate", path], capture_output=True, text=True)
+prefix = "Warning: tfjob/chiefs: "
+want = [line[len(prefix):] for line in out.stderr.splitlines() if line.startswith(prefix)]
+code, got = create_warnings(chiefs)
+check(f"warnings of an admitted job, as tfjobctl validate prints them ({code}, {len(got)} warnings)",
+      code == 201 and len(want) == 2 and got == want, f"{got!r} want {want!r}")
+code, got = create_warnings(load(f"{ROOT}/examples/tfjob-simple.yaml"))
+check(f"no warning for examples/tfjob-simple.yaml ({code}, {got!r})", code == 201 and not got)
+
 # ---- update: the immutable managedBy ----------------------------------------------------------------
 job = load(f"{ROOT}/examples/tfjob-simple.yaml")
 job["metadata"] = {"name": "immutable"}

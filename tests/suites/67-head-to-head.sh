@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Head-to-head with training-operator v1.9.2 on a real kube-apiserver (docs/head-to-head.md):
-# every scenario of tests/h2h/scenarios/ is run against v1.9.2 itself (built from the Go module
+# Head-to-head with training-operator v1.9.4 on a real kube-apiserver (docs/head-to-head.md):
+# every scenario of tests/h2h/scenarios/ is run against v1.9.4 itself (built from the Go module
 # proxy, its own TFJob CRD), against tfjob-operator --compat training-operator-1.9 and against
 # tfjob-operator in its documented mode, each on a fresh API server with an audit log and the same
 # stand-in kubelet; the transcripts (conditions, replica statuses, children, events, API requests
-# by verb) of compat mode must equal v1.9.2's but for the named normalisations of
+# by verb) of compat mode must equal v1.9.4's but for the named normalisations of
 # tests/h2h/diff.py; those of documented mode may differ only in scenarios that name entries of
 # docs/semantics-diff.md. The three recordings run at the same time, each in a network namespace
 # of its own (tests/h2h/netns.sh). Skipped without Go or without namespaces (unshare).
@@ -41,7 +41,7 @@ echo "--- training-operator v1.9.4 vs tfjob-operator --compat training-operator-
 python3 tests/h2h/diff.py --compat --allow docs/semantics-diff.md "$out/v1.9.4" "$out/ours" | tee "$out/compat.diff" || true
 echo "--- training-operator v1.9.4 vs tfjob-operator (documented mode)"
 python3 tests/h2h/diff.py --allow docs/semantics-diff.md "$out/v1.9.4" "$out/ours-documented" | tee "$out/documented.diff" || true
-# A loaded machine can leave an operator seconds behind the stand-in, and v1.9.2 itself races with
+# A loaded machine can leave an operator seconds behind the stand-in, and v1.9 itself races with
 # its own cache (a create that meets the pod it has just deleted: "already exists"), so a settled
 # state shows how far each has got: a scenario that differs in either comparison is recorded again,
 # all three operators at once, and fails only if it differs again.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Differential test against training-operator v1.9.2 itself (from the Go module proxy): install
+# Differential test against training-operator v1.9.4 itself (from the Go module proxy): install
 # libtfjob into a private prefix (as 85-go.sh does), then run tests/diff with a fixed seed and a
 # bounded count. Fails on any disagreement that docs/semantics-diff.md does not explain. The
-# admission webhook too: v1.9.2's controller-runtime handler and tfjob-operator's answer the same
+# admission webhook too: v1.9.4's controller-runtime handler and tfjob-operator's answer the same
 # AdmissionReviews alike (tests/diff/webhook_test.go).
 #   DIFF_SEED (default 1), DIFF_COUNT (default 5000), DIFF_STRICT (default 1: known-bug classes fail too; 0 lists them only).
 # The harness must also *see* differences: in the documented mode it has to fail (self-check).
@@ -19,7 +19,7 @@ meson install -C "$build" --quiet >/dev/null
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TFJOBCTL="$prefix/bin/tfjobctl"
-# TestWebhookResponses: tfjob-operator's admission webhook against v1.9.2's handler.
+# TestWebhookResponses: tfjob-operator's admission webhook against v1.9.4's handler.
 export TFJOB_OPERATOR="$prefix/bin/tfjob-operator"
 export CGO_ENABLED=1
 export DIFF_SEED="${DIFF_SEED:-1}" DIFF_COUNT="${DIFF_COUNT:-5000}"

@@ -440,7 +440,7 @@ func (j *Job) ValidateWith(o ValidateOptions) ([]FieldError, error) {
 
 // Warning is what the Kubeflow TFJob docs advise against in a valid job (tfjob_job_warnings).
 type Warning struct {
-	Reason  string // RestartPolicyNever, IstioSidecar or GPUWithoutRequests
+	Reason  string // RestartPolicyNever, TemplateRestartPolicyIgnored, MultipleChiefReplicas, IstioSidecar or GPUWithoutRequests
 	Field   string // e.g. spec.tfReplicaSpecs[Worker].restartPolicy
 	Message string // "FIELD: text", as kubectl prints after "Warning: "
 }

@@ -42,7 +42,8 @@ class FieldError:
 @dataclass(frozen=True)
 class JobWarning:
     """What the TFJob docs advise against in a valid job: reason ('RestartPolicyNever',
-    'IstioSidecar', 'GPUWithoutRequests'), field path and message ('FIELD: text')."""
+    'TemplateRestartPolicyIgnored', 'MultipleChiefReplicas', 'IstioSidecar', 'GPUWithoutRequests'),
+    field path and message ('FIELD: text')."""
 
     reason: str
     field: str
