@@ -242,104 +242,122 @@ static int record_warnings(ctx *c)
 	return rc;
 }
 
-static int plan_step(ctx *c, const tfjob_objects *pods, const tfjob_objects *services, char *defaults_error)
+/*
+ * The steps below are the rows of the table "One step, in order" of docs/semantics.md, named by
+ * their number there ("row 8"): the rows are numbered as v1.9's ReconcileJobs orders them, and
+ * Created (row 8) is set before the finished path (row 2), as v1.9 does it.
+ */
+
+/* Row 1: another controller manages the job, or it is being deleted: the step does nothing. */
+static bool left_alone(const ctx *c)
 {
-	/* 1. another controller manages the job, or it is being deleted: nothing to do */
 	const char *mb = tfjob_job_managed_by(c->job);
-	if ((mb && strcmp(mb, TFJOB_MANAGED_BY_TRAINING_OPERATOR)) ||
-	    (json_object_get(tfjob__obj(c->job->root, "metadata"), "deletionTimestamp") &&
-	     !json_is_null(json_object_get(tfjob__obj(c->job->root, "metadata"), "deletionTimestamp"))))
+	json_t *deleted = json_object_get(tfjob__obj(c->job->root, "metadata"), "deletionTimestamp");
+	return (mb && strcmp(mb, TFJOB_MANAGED_BY_TRAINING_OPERATOR)) || (deleted && !json_is_null(deleted));
+}
+
+/* Row 8: Created, when the job is first seen (*first_seen then true). */
+static int set_created(ctx *c, bool *first_seen)
+{
+	*first_seen = !tfjob__cond_find(c->status, TFJOB__COND_CREATED) && !tfjob__plan_finished(c);
+	if (!*first_seen)
 		return 0;
+	char *msg = tfjob__strdup_printf("TFJob %s is created.", c->name);
+	if (!msg)
+		return tfjob__oom(c->err);
+	int rc = tfjob__plan_cond_set(c, TFJOB__COND_CREATED, "True", TFJOB__REASON_CREATED, msg);
+	free(msg);
+	return rc;
+}
 
-	/* the job's children, by their controller reference (adopted and released ones too) */
-	c->all_services = services;
-	int rc = tfjob__plan_claim_children(c, &c->pods, pods, TFJOB_OBJECT_POD);
+/* The end of a path that went well (rc 0): its requeue. */
+static int with_requeue(ctx *c, int rc)
+{
 	if (!rc)
-		rc = tfjob__plan_claim_children(c, &c->services, services, TFJOB_OBJECT_SERVICE);
-	if (rc)
-		return rc;
+		compute_requeue(c);
+	return rc;
+}
 
-	/* 8. Created, when the job is first seen */
-	bool first_seen = !tfjob__cond_find(c->status, TFJOB__COND_CREATED) && !tfjob__plan_finished(c);
-	if (first_seen) {
-		char *msg = tfjob__strdup_printf("TFJob %s is created.", c->name);
-		if (!msg)
-			return tfjob__oom(c->err);
-		rc = tfjob__plan_cond_set(c, TFJOB__COND_CREATED, "True", TFJOB__REASON_CREATED, msg);
-		free(msg);
-		if (rc)
-			return rc;
-	}
-
-	/* 2. finished: cleanup and TTL only (documented: even when suspended, defect 6) */
-	if (tfjob__plan_finished(c)) {
-		c->path = PATH_FINISHED;
-		rc = tfjob__plan_step_finished(c);
-		if (!rc)
-			compute_requeue(c);
-		return rc;
-	}
-
-	/* a spec that does not validate fails the job; no children are created */
+/* A spec that does not validate fails the job and creates no children; *failed then true. */
+static int fail_invalid(ctx *c, const char *defaults_error, bool *failed)
+{
 	char *detail = NULL;
+	int rc = 0;
+	*failed = false;
 	if (defaults_error) {
-		detail = tfjob__strdup(defaults_error);
-		if (!detail)
+		if (!(detail = tfjob__strdup(defaults_error)))
 			return tfjob__oom(c->err);
 	} else if ((rc = validation_detail(c, &detail))) {
 		return rc;
 	}
-	if (detail) {
-		c->path = PATH_VALIDATION;
-		rc = step_validation(c, detail);
-		free(detail);
-		if (!rc)
-			compute_requeue(c);
-		return rc;
-	}
+	if (!detail)
+		return 0;
+	*failed = true;
+	c->path = PATH_VALIDATION;
+	rc = with_requeue(c, step_validation(c, detail));
+	free(detail);
+	return rc;
+}
 
-	/* documented: the warnings of an admitted job, once (with Created) */
-	if (c->documented && first_seen && (rc = record_warnings(c)))
-		return rc;
-
-	rc = setup_types(c);
+/* Rows 3 to 7, for a job that validates and is not finished. */
+static int step_running_job(ctx *c)
+{
+	int rc = setup_types(c);
 	if (!rc)
 		rc = bucket_children(c);
 	if (rc)
 		return rc;
-
-	/* 3. suspended */
+	/* row 3: suspended */
 	if (tfjob_job_is_suspended(c->job)) {
 		c->path = PATH_SUSPENDED;
 		return tfjob__plan_step_suspended(c);
 	}
-	/* 4. resumed */
+	/* row 4: resumed */
 	rc = tfjob__plan_resume_if_suspended(c);
 	if (!rc)
 		rc = tfjob__plan_record_abnormal_pods(c);
 	if (rc)
 		return rc;
-
-	/* 5. limits */
+	/* row 5: limits */
 	char *limit_msg = NULL;
-	rc = tfjob__plan_check_limits(c, &limit_msg);
-	if (rc)
+	if ((rc = tfjob__plan_check_limits(c, &limit_msg)))
 		return rc;
 	if (limit_msg) {
 		c->path = PATH_LIMIT;
-		rc = tfjob__plan_step_limit(c, limit_msg);
+		rc = with_requeue(c, tfjob__plan_step_limit(c, limit_msg));
 		free(limit_msg);
-		if (!rc)
-			compute_requeue(c);
 		return rc;
 	}
-
-	/* 6, 7. children and status */
+	/* rows 6 and 7: children and status */
 	c->path = PATH_NORMAL;
-	rc = step_normal(c);
+	return with_requeue(c, step_normal(c));
+}
+
+static int plan_step(ctx *c, const tfjob_objects *pods, const tfjob_objects *services, char *defaults_error)
+{
+	if (left_alone(c)) /* row 1 */
+		return 0;
+	/* the job's children, by their controller reference (adopted and released ones too) */
+	c->all_services = services;
+	int rc = tfjob__plan_claim_children(c, &c->pods, pods, TFJOB_OBJECT_POD);
 	if (!rc)
-		compute_requeue(c);
-	return rc;
+		rc = tfjob__plan_claim_children(c, &c->services, services, TFJOB_OBJECT_SERVICE);
+	bool first_seen = false, invalid = false;
+	if (!rc)
+		rc = set_created(c, &first_seen); /* row 8 */
+	if (rc)
+		return rc;
+	/* row 2: finished: cleanup and TTL only (documented: even when suspended, defect 6) */
+	if (tfjob__plan_finished(c)) {
+		c->path = PATH_FINISHED;
+		return with_requeue(c, tfjob__plan_step_finished(c));
+	}
+	if ((rc = fail_invalid(c, defaults_error, &invalid)) || invalid)
+		return rc;
+	/* documented: the warnings of an admitted job, once (with Created) */
+	if (c->documented && first_seen && (rc = record_warnings(c)))
+		return rc;
+	return step_running_job(c);
 }
 
 static void ctx_free(ctx *c)
@@ -358,15 +376,9 @@ static void ctx_free(ctx *c)
 	tfjob_job_free(c->job);
 }
 
-/* The step itself; the lists (NULL = none) are only read. */
-int tfjob__plan_run(tfjob_plan **out, const tfjob_job *job, const tfjob_objects *pods,
-                            const tfjob_objects *services, const tfjob_plan_options *caller_opts, tfjob_error **err)
+/* The plan options a step can run with; 0 or TFJOB_EINVAL naming what is wrong. */
+static int check_options(const tfjob_plan_options *opts, const tfjob_job *job, tfjob_error **err)
 {
-	tfjob_plan_options copy;
-	int rc = tfjob__versioned_copy(&tfjob__plan_options_v, &copy, caller_opts, err);
-	if (rc)
-		return rc;
-	const tfjob_plan_options *opts = &copy;
 	if (opts->compat != TFJOB_COMPAT_DOCUMENTED && opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9)
 		return tfjob__fail(err, TFJOB_EINVAL, "tfjob_plan_options: unknown compat %d", (int)opts->compat);
 	/* the times a status can hold (RFC 3339, years 0000-9999): all time arithmetic stays in int64 */
@@ -375,85 +387,102 @@ int tfjob__plan_run(tfjob_plan **out, const tfjob_job *job, const tfjob_objects 
 		                   opts->now);
 	if (!tfjob_job_name(job))
 		return tfjob__fail_field(err, TFJOB_EINVAL, "metadata.name", "the job has no metadata.name");
-	rc = tfjob__status_check(json_object_get(job->root, "status"), err);
+	return tfjob__status_check(json_object_get(job->root, "status"), err);
+}
+
+/* c->job: a copy of the job with the defaults of the step's compat. A spec the defaults cannot
+ * read (TFJOB_ESCHEMA) is not an error of the step: *defaults_error says why, and the step fails
+ * the job for it. */
+static int defaulted_copy(ctx *c, const tfjob_job *job, char **defaults_error, tfjob_error **err)
+{
+	int rc = tfjob_job_clone(&c->job, job, err);
 	if (rc)
 		return rc;
-
-	ctx c;
-	memset(&c, 0, sizeof c);
-	c.compat = opts->compat;
-	c.documented = opts->compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
-	c.now = opts->now;
-	c.requeues = opts->requeues;
-	tfjob_render_options ropts;
-	rc = tfjob__versioned_copy(&tfjob__render_options_v, &ropts, opts->render, err);
-	if (rc)
-		return rc;
-	ropts.compat = c.compat; /* one behaviour per step */
-	c.render = &ropts;
-	c.err = err;
-
-	c.given = job;
-	rc = tfjob_job_clone(&c.job, job, err);
-	if (rc) {
-		ctx_free(&c);
-		return rc;
-	}
 	tfjob_default_options dopts = TFJOB_DEFAULT_OPTIONS_INIT;
-	dopts.compat = c.compat;
+	dopts.compat = c->compat;
 	tfjob_error *derr = NULL;
-	char *defaults_error = NULL;
-	rc = tfjob__job_apply_defaults_in_place(c.job, &dopts, &derr); /* c.job is our own clone */
+	rc = tfjob__job_apply_defaults_in_place(c->job, &dopts, &derr); /* c->job is our own clone */
 	if (rc == TFJOB_ESCHEMA) {
-		defaults_error = tfjob__strdup(tfjob_error_message(derr));
-		rc = defaults_error ? 0 : tfjob__oom(err);
+		*defaults_error = tfjob__strdup(tfjob_error_message(derr));
+		rc = *defaults_error ? 0 : tfjob__oom(err);
 	} else if (rc && err) {
 		*err = derr;
 		derr = NULL;
 	}
 	tfjob_error_free(derr);
-	if (rc) {
-		ctx_free(&c);
-		return rc;
-	}
-	c.name = tfjob_job_name(c.job);
-	c.uid = tfjob__str(tfjob__obj(c.job->root, "metadata"), "uid");
-	if (!c.uid)
-		c.uid = "";
-	c.ns = tfjob_job_namespace(c.job);
-	if (!c.ns)
-		c.ns = ropts.default_namespace && *ropts.default_namespace ? ropts.default_namespace : "default";
+	return rc;
+}
 
-	if (opts->pod_group_json) { /* the copy of a version-1 caller's options has NULL here */
-		rc = tfjob__load_one(&c.pod_group, opts->pod_group_json, strlen(opts->pod_group_json), "pod group", err);
-		if (!rc && !json_is_object(c.pod_group))
-			rc = tfjob__fail(err, TFJOB_ESCHEMA, "pod group: must be an object");
-		if (rc) {
-			ctx_free(&c);
-			return rc;
-		}
-	}
-	c.plan = calloc(1, sizeof *c.plan);
-	json_t *old = json_object_get(c.job->root, "status");
-	c.status = json_is_object(old) ? json_deep_copy(old) : json_object();
-	if (!c.plan || !c.status) {
-		rc = tfjob__oom(err);
-		goto out;
-	}
-	c.plan->status = c.status;
-	rc = plan_step(&c, pods, services, defaults_error);
-	if (!rc) {
-		c.plan->status = c.status; /* the finished path may have replaced it */
-		json_t *before = json_is_object(old) ? old : NULL;
-		json_t *empty = json_object();
-		if (!empty) {
-			rc = tfjob__oom(err);
-		} else {
-			c.plan->changed = !json_equal(before ? before : empty, c.status);
-			json_decref(empty);
-		}
-	}
-out:
+/* The job's identity (name, uid, namespace) and the PodGroup the caller observed. */
+static int read_identity(ctx *c, const tfjob_plan_options *opts, tfjob_error **err)
+{
+	c->name = tfjob_job_name(c->job);
+	c->uid = tfjob__str(tfjob__obj(c->job->root, "metadata"), "uid");
+	if (!c->uid)
+		c->uid = "";
+	c->ns = tfjob_job_namespace(c->job);
+	if (!c->ns)
+		c->ns = c->render->default_namespace && *c->render->default_namespace ? c->render->default_namespace
+		                                                                      : "default";
+	if (!opts->pod_group_json) /* the copy of a version-1 caller's options has NULL here */
+		return 0;
+	int rc = tfjob__load_one(&c->pod_group, opts->pod_group_json, strlen(opts->pod_group_json), "pod group", err);
+	if (!rc && !json_is_object(c->pod_group))
+		rc = tfjob__fail(err, TFJOB_ESCHEMA, "pod group: must be an object");
+	return rc;
+}
+
+/* Run the step on a prepared context: the plan, its status and whether the status changed. */
+static int make_plan(ctx *c, const tfjob_objects *pods, const tfjob_objects *services, char *defaults_error,
+                     tfjob_error **err)
+{
+	c->plan = calloc(1, sizeof *c->plan);
+	json_t *old = json_object_get(c->job->root, "status");
+	c->status = json_is_object(old) ? json_deep_copy(old) : json_object();
+	if (!c->plan || !c->status)
+		return tfjob__oom(err);
+	c->plan->status = c->status;
+	int rc = plan_step(c, pods, services, defaults_error);
+	if (rc)
+		return rc;
+	c->plan->status = c->status; /* the finished path may have replaced it */
+	json_t *empty = json_object();
+	if (!empty)
+		return tfjob__oom(err);
+	c->plan->changed = !json_equal(json_is_object(old) ? old : empty, c->status);
+	json_decref(empty);
+	return 0;
+}
+
+/* The step itself; the lists (NULL = none) are only read. */
+int tfjob__plan_run(tfjob_plan **out, const tfjob_job *job, const tfjob_objects *pods,
+                            const tfjob_objects *services, const tfjob_plan_options *caller_opts, tfjob_error **err)
+{
+	tfjob_plan_options opts;
+	int rc = tfjob__versioned_copy(&tfjob__plan_options_v, &opts, caller_opts, err);
+	if (!rc)
+		rc = check_options(&opts, job, err);
+	tfjob_render_options ropts;
+	if (!rc)
+		rc = tfjob__versioned_copy(&tfjob__render_options_v, &ropts, opts.render, err);
+	if (rc)
+		return rc;
+	ctx c;
+	memset(&c, 0, sizeof c);
+	c.compat = opts.compat;
+	c.documented = opts.compat != TFJOB_COMPAT_TRAINING_OPERATOR_1_9;
+	c.now = opts.now;
+	c.requeues = opts.requeues;
+	ropts.compat = c.compat; /* one behaviour per step */
+	c.render = &ropts;
+	c.err = err;
+	c.given = job;
+	char *defaults_error = NULL;
+	rc = defaulted_copy(&c, job, &defaults_error, err);
+	if (!rc)
+		rc = read_identity(&c, &opts, err);
+	if (!rc)
+		rc = make_plan(&c, pods, services, defaults_error, err);
 	free(defaults_error);
 	if (rc) {
 		if (c.plan)
