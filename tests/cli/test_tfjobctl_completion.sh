@@ -2,8 +2,9 @@
 # tfjobctl completion bash|zsh|fish: the bash script is sourced and its function called as bash
 # calls it (COMP_WORDS, COMP_CWORD); what it offers is checked against tfjobctl's own help (every
 # documented flag of every command, and nothing else) and against the commands (every -o value it
-# offers is accepted). The zsh and fish scripts are parsed by their shells; fish's is asked for
-# completions (complete -C). Usage: tests/cli/test_tfjobctl_completion.sh [PATH/TO/tfjobctl]
+# offers is accepted). The zsh and fish scripts are parsed by their shells and asked for
+# completions: zsh's through compinit in an interactive zsh on a pseudo-terminal (zpty), fish's
+# with complete -C. Usage: tests/cli/test_tfjobctl_completion.sh [PATH/TO/tfjobctl]
 set -u
 # shellcheck source=tests/cli/common.bash
 . "$(dirname "$0")/common.bash"
@@ -118,6 +119,40 @@ if command -v zsh >/dev/null; then
   mkdir -p "$TMP/zfunc" && cp "$TMP/out" "$TMP/zfunc/_tfjobctl"
   out=$(HOME=$TMP zsh -f -c 'fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -d "$2"; print -r -- ${_comps[tfjobctl]}' _ "$TMP/zfunc" "$TMP/zcompdump" 2>&1)
   [ "$out" = _tfjobctl ] && ok || bad "zsh: compinit does not bind _tfjobctl to tfjobctl: $out"
+  # zsh_comp LINE: the matches zsh's completion system adds for LINE + Tab, in an interactive zsh
+  # on a pseudo-terminal (zpty) whose compadd also prints what it adds.
+  cat >"$TMP/zcap.zsh" <<'ZSH'
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "PROMPT=; RPROMPT=; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -d $2"
+zpty -w z 'compadd () {
+  [[ ${@[1,(i)(-a|-k|-d)]} == *-(O|A|D)\ * ]] && { builtin compadd "$@"; return $?; }
+  typeset -a __hits; builtin compadd -A __hits "$@"; local r=$?
+  (( $#__hits )) && print -l -- "<<${^__hits}>>"
+  return $r
+}'
+zpty -w z "bindkey '^I' complete-word; print -- '{{setup''-done}}'"
+zpty -r z line '*{{setup-done}}*' >/dev/null
+zpty -w -n z "$3"$'\t'
+all= quiet=0
+for i in {1..200}; do
+  if zpty -r -t z chunk; then all+=$chunk; quiet=0; else (( quiet++ )); fi
+  [[ $all == *'>>'* && $quiet -ge 5 ]] && break
+  sleep 0.05
+done
+print -r -- "$all" | grep -ao '<<[^>]*>>' | sed 's/^<<//; s/>>$//'
+zpty -d z
+ZSH
+  zsh_offers() {
+    local want got; want=$(printf '%s\n' $2 | sort)
+    got=$(cd "$TMP/files" && HOME=$TMP zsh -f "$TMP/zcap.zsh" "$TMP/zfunc" "$TMP/zcompdump2" "$3" | tr ' ' '\n' | grep . | sort -u)
+    [ "$got" = "$want" ] && ok || bad "zsh: $1: offered [$(echo $got)], want [$(echo $want)]"
+  }
+  zsh_offers "commands" "$(grep -x 'de.*' <<<"$commands")" "tfjobctl de"
+  zsh_offers "validate -o" "text json" "tfjobctl validate -o "
+  zsh_offers "render --compat" "documented training-operator-1.9" "tfjobctl render --compat "
+  zsh_offers "validate -f" "job.yaml jobs.json" "tfjobctl validate -f jo"
+  zsh_offers "delete --cas" "--cascade" "tfjobctl delete --cas"
 else
   bad "zsh is not installed (scripts/setup.sh installs it)"
 fi
