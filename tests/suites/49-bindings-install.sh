@@ -100,7 +100,7 @@ out=$("$scratch/venv/bin/python" -c 'import tfjob, tfjob._lib as l; print(tfjob.
 [ "$out" = "$site/tfjob/__init__.py $site/tfjob/libtfjob.so.0" ] || fail "bundled wheel: imports $out"
 echo "bundled wheel: loads $site/tfjob/libtfjob.so.0"
 # pytest puts bindings/python/tests (not bindings/python) on sys.path for its conftest: the tests
-# import the installed tfjob.
-"$scratch/venv/bin/python" -m pytest -q -rs -p no:warnings -p no:cacheprovider --rootdir "$scratch/elsewhere" \
+# import the installed tfjob. The parity tests compare with the tfjobctl of the same sources.
+TFJOBCTL="$root/$build/src/tfjobctl/tfjobctl" "$scratch/venv/bin/python" -m pytest -q -rs -p no:warnings -p no:cacheprovider --rootdir "$scratch/elsewhere" \
   "$root/bindings/python/tests"
 echo "49-bindings-install: ok"
