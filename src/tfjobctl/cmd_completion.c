@@ -71,7 +71,8 @@ static const struct {
 	{ "describe", VAL_FREE, NULL },
 	{ "delete", VAL_FREE, NULL },
 	{ "watch", VAL_FREE, NULL },
-	{ "logs", VAL_DIR, NULL }, /* RUN (then POD) */
+	{ "diagnose", VAL_FREE, NULL },
+	{ "logs", VAL_DIR, NULL }, /* a local run's RUN (then POD), or a cluster's JOB */
 	{ "completion", VAL_WORDS, "bash zsh fish" },
 };
 

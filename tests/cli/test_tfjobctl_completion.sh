@@ -109,6 +109,7 @@ offers "run --run-dir=" "runs/r1" tfjobctl run --run-dir = runs/
 offers "logs RUN" "runs" tfjobctl logs ""
 offers "logs -f is --follow: RUN follows" "runs" tfjobctl logs -f ""
 offers "get NAME: nothing" "" tfjobctl get ""
+offers "diagnose JOB: nothing" "" tfjobctl diagnose ""
 cd - >/dev/null || exit 2
 
 # zsh: the script parses, and loads as a completion function in compinit.
