@@ -6,6 +6,8 @@
 # undefined behaviour does. (gcc -O2 and clang -O3 build too; they are left out to keep CI short:
 # 10-unit.sh builds both compilers at -O2 -g already.) The build directories are kept between
 # runs (build-release-gcc, build-release-clang), so a second run only rebuilds what changed.
+# Measured on 2 cores: 82 s from scratch (27 s + 24 s of builds, 31 s of unit tests), 44 s with
+# nothing to rebuild.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
