@@ -24,6 +24,8 @@ APT_PACKAGES=(
   python3-yaml
   # tests/sdk/venv.sh: the Kubeflow Training SDK's venv (69-sdk.sh)
   python3-venv
+  # tfjobctl completion zsh|fish is checked by those shells (tests/cli/test_tfjobctl_completion.sh)
+  zsh fish
 )
 
 missing=()

@@ -98,13 +98,16 @@ static const char *write_kubeconfig(const char *name, const char *server, const 
                                     const char *ns)
 {
 	char text[32768];
-	snprintf(text, sizeof(text),
-	         "apiVersion: v1\nkind: Config\ncurrent-context: main\n"
-	         "clusters:\n- name: c\n  cluster:\n    server: %s\n%s"
-	         "users:\n- name: u\n  user:\n%s"
-	         "contexts:\n- name: main\n  context:\n    cluster: c\n    user: u\n%s%s%s",
-	         server, cluster_extra ? cluster_extra : "", user ? user : "    {}\n", ns ? "    namespace: " : "",
-	         ns ? ns : "", ns ? "\n" : "");
+	/* A kubeconfig cut short would fail the test for the wrong reason: too long is an error. */
+	int n = snprintf(text, sizeof(text),
+	                 "apiVersion: v1\nkind: Config\ncurrent-context: main\n"
+	                 "clusters:\n- name: c\n  cluster:\n    server: %s\n%s"
+	                 "users:\n- name: u\n  user:\n%s"
+	                 "contexts:\n- name: main\n  context:\n    cluster: c\n    user: u\n%s%s%s",
+	                 server, cluster_extra ? cluster_extra : "", user ? user : "    {}\n",
+	                 ns ? "    namespace: " : "", ns ? ns : "", ns ? "\n" : "");
+	ck_assert_msg(n >= 0 && (size_t)n < sizeof(text), "kubeconfig %s: %d bytes do not fit in %zu", name, n,
+	              sizeof(text));
 	const char *p = path_in(name);
 	write_text(p, text);
 	return p;

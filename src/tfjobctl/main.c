@@ -26,7 +26,11 @@ static const struct command commands[] = {
 	{ "watch", "follow a TFJob until it finishes", cmd_watch, usage_watch },
 	{ "run", "run a TFJob on this machine, its replicas as local processes", cmd_run, usage_run },
 	{ "logs", "print or follow replicas' logs of a TFJob in the cluster, or of a local run", cmd_logs, usage_logs },
+	{ "completion", "print a shell completion script: bash, zsh or fish", cmd_completion, usage_completion },
 };
+/* The commands and their help, which tfjobctl completion reads (cmd_completion.c). */
+const struct command *const ctl_commands = commands;
+const size_t ctl_command_count = sizeof(commands) / sizeof(commands[0]);
 
 static void usage(FILE *out)
 {

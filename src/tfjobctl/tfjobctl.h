@@ -185,5 +185,12 @@ void usage_diagnose(FILE *out);
 /* tfjobctl get --run-dir DIR: a local run's state (local_view.c). */
 int cmd_get_run_dir(int argc, char **argv);
 void usage_get_run_dir(FILE *out);
+/* tfjobctl completion bash|zsh|fish: a completion script made from the commands' help
+ * (cmd_completion.c). */
+int cmd_completion(int argc, char **argv);
+void usage_completion(FILE *out);
+/* main.c's table of commands, in the order of tfjobctl --help (read by cmd_completion.c). */
+extern const struct command *const ctl_commands;
+extern const size_t ctl_command_count;
 
 #endif

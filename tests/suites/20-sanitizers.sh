@@ -13,3 +13,6 @@ meson test -C "$BUILD_DIR" --suite unit --print-errorlogs
 # The CLI contract under the sanitizers too.
 bash tests/cli/test_tfjobctl.sh "$BUILD_DIR/src/tfjobctl/tfjobctl" >/dev/null
 bash tests/cli/test_tfjobctl_kubectl.sh "$BUILD_DIR/src/tfjobctl/tfjobctl" >/dev/null
+# tfjobctl completion reads every command's help back from memory (a sanitizer build does not
+# make the completion scripts, so it is run here).
+for shell in bash zsh fish; do "$BUILD_DIR/src/tfjobctl/tfjobctl" completion "$shell" >/dev/null; done

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installing and linking as a packager or a user would: meson install into a scratch prefix, then
 # with PKG_CONFIG_PATH=PREFIX/lib/pkgconfig and nothing else (no LD_LIBRARY_PATH, no ldconfig):
-# the installed tfjobctl runs (a local run supervised by the installed tfjob-supervise); a C
+# the installed tfjobctl runs (a local run supervised by the installed tfjob-supervise); its man
+# pages and shell completions are installed where man and the shells look; a C
 # program built with pkg-config builds and runs; the Python package installed with pip (pip
 # install ./bindings/python) loads the installed library; a Go program using the module builds
 # (cgo, pkg-config) and runs (docs/install.md).
@@ -50,6 +51,20 @@ YAML
 sup=$(cat "$scratch/sup/sup-worker-0.log")
 [ "$sup" = "$prefix/libexec/tfjob/tfjob-supervise" ] || fail "the replica's supervisor is '$sup'"
 echo "tfjobctl run: supervised by $sup"
+
+# 1c. the man pages and the shell completions, where man and the shells look in the prefix
+for f in share/man/man1/tfjobctl.1 share/man/man8/tfjob-operator.8 share/bash-completion/completions/tfjobctl \
+         share/zsh/site-functions/_tfjobctl share/fish/vendor_completions.d/tfjobctl.fish; do
+  [ -s "$prefix/$f" ] || fail "meson install did not install $f"
+done
+[ "$(MANPATH="$prefix/share/man" man -w tfjobctl)" = "$prefix/share/man/man1/tfjobctl.1" ] ||
+  fail "man does not find tfjobctl(1) with MANPATH=$prefix/share/man"
+[ "$(MANPATH="$prefix/share/man" man -w 8 tfjob-operator)" = "$prefix/share/man/man8/tfjob-operator.8" ] ||
+  fail "man does not find tfjob-operator(8) with MANPATH=$prefix/share/man"
+out=$(bash -c 'source "$1"; COMP_WORDS=(tfjobctl validate -o ""); COMP_CWORD=3; _tfjobctl; echo "${COMPREPLY[*]}"' \
+  _ "$prefix/share/bash-completion/completions/tfjobctl")
+[ "$out" = "text json" ] || fail "the installed bash completion offers '$out' for 'tfjobctl validate -o '"
+echo "man pages and completions: in $prefix/share"
 
 # 2. a C program: pkg-config --cflags --libs tfjob, and it runs
 cat >"$scratch/prog.c" <<'C'

@@ -35,11 +35,14 @@ NOW = "2024-05-01T10:00:00Z"
 
 
 def tfjobctl():
-    """tfjobctl of the build whose library the tests load (TFJOB_LIBRARY = BUILD/lib/libtfjob.so.0)."""
+    """tfjobctl of the build whose library the tests load: $TFJOBCTL, else the one of
+    TFJOB_LIBRARY's build tree (TFJOB_LIBRARY = BUILD/lib/libtfjob.so.0)."""
+    if os.environ.get("TFJOBCTL"):
+        return os.environ["TFJOBCTL"]
     lib = os.environ.get("TFJOB_LIBRARY")
     path = pathlib.Path(lib).resolve().parents[1] / "src" / "tfjobctl" / "tfjobctl" if lib else None
     if path is None or not path.exists():
-        pytest.skip("tfjobctl of the tested build not found (TFJOB_LIBRARY unset)")
+        pytest.skip("tfjobctl of the tested build not found (TFJOBCTL and TFJOB_LIBRARY unset)")
     return str(path)
 
 

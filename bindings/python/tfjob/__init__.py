@@ -1,7 +1,8 @@
 """Python bindings for libtfjob, the reference implementation of Kubeflow TFJob semantics.
 
 Bound with ctypes: nothing to compile at install time, the shared library is loaded at import
-(TFJOB_LIBRARY, pkg-config or the system path) and its major version is checked.
+(TFJOB_LIBRARY, the copy bundled in a wheel, pkg-config or the system path) and its major
+version is checked.
 """
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """Loading libtfjob and declaring the C prototypes (ctypes).
 
 The library is found, in order, through the TFJOB_LIBRARY environment variable (a path to
-libtfjob.so), pkg-config's libdir for ``tfjob``, build/lib/ of the source checkout the package
-is imported from (bindings/python in the repository), and the system's library search path.
+libtfjob.so), the copy bundled in the package (a wheel built with TFJOB_WHEEL_LIBRARY, setup.py),
+pkg-config's libdir for ``tfjob``, build/lib/ of the source checkout the package is imported from
+(bindings/python in the repository), and the system's library search path.
 """
 from __future__ import annotations
 
@@ -37,6 +38,10 @@ def _candidates() -> list:
     env = os.environ.get("TFJOB_LIBRARY")
     if env:
         paths.append(env)
+    # A wheel that bundles the library (setup.py, TFJOB_WHEEL_LIBRARY) has it next to this file.
+    bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), SONAME)
+    if os.path.exists(bundled):
+        paths.append(bundled)
     if shutil.which("pkg-config"):
         try:
             libdir = subprocess.run(["pkg-config", "--variable=libdir", "tfjob"], capture_output=True,
