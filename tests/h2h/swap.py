@@ -263,6 +263,7 @@ def check_history(rec, fail):
             if lost:
                 fail(f"{job}: condition(s) {lost} lost at {conds}")
             prev_types = types
+            ltt = {t: v for t, v in ltt.items() if t in types}  # one that comes back is a new one
             for c in conds:
                 prev = ltt.get(c["type"])
                 if prev and prev[0] == c["status"] and prev[1] != c["lastTransitionTime"]:
