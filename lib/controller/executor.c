@@ -573,7 +573,7 @@ static int carry_out_actions(rctx *r, int *deleted_job)
 	int rc = 0;
 	*deleted_job = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		if (tfjob__stopping(r->c)) {
+		if (tfjob__stopping(r->c) || tfjob__fenced(r->c)) {
 			r->actions_left = n - i;
 			break;
 		}
@@ -587,7 +587,10 @@ static void log_actions_left(rctx *r)
 {
 	char what[64];
 	snprintf(what, sizeof(what), "%zu of %zu actions left", r->actions_left, tfjob_plan_action_count(r->plan));
-	tfjob__log(r->c, TFJOB_LOG_INFO, "controller stopping: reconcile cut short", r->key, what, NULL);
+	tfjob__log(r->c, TFJOB_LOG_INFO,
+	           tfjob__stopping(r->c) ? "controller stopping: reconcile cut short"
+	                                 : "lease not renewed within the renew deadline: reconcile cut short",
+	           r->key, what, NULL);
 }
 
 /* After a status conflict: the job as stored now into the cache; TFJOB__RECONCILE_REPLAN,
@@ -814,6 +817,12 @@ static int reconcile_once(rctx *r)
 	tfjob_controller *c = r->c;
 	if (wait_for_now(r))
 		return 0;
+	if (tfjob__fenced(c)) {
+		tfjob__log(c, TFJOB_LOG_INFO, "lease not renewed within the renew deadline: reconcile put off", r->key,
+		           NULL, NULL);
+		tfjob__queue_add_after(c->q, r->key, tfjob__fence_retry_ms(c));
+		return 0;
+	}
 	r->uid = meta_str(r->job, "uid");
 	int rc = take_children(r);
 	if (!rc)
@@ -823,6 +832,8 @@ static int reconcile_once(rctx *r)
 		rc = carry_out_actions(r, &deleted_job);
 	if (!rc && r->actions_left) {
 		log_actions_left(r);
+		if (!tfjob__stopping(c)) /* fenced: again once the Lease is renewed (or never: stopped) */
+			tfjob__queue_add_after(c->q, r->key, tfjob__fence_retry_ms(c));
 		attempt_clear(r);
 		return 0;
 	}
