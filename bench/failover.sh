@@ -7,14 +7,16 @@
 #   bench/failover.sh                          N=3 repeats of every kind, ours and v1.9.4
 #   N=5 KINDS="kill9 stop" OPERATORS=ours bench/failover.sh
 #
-# KINDS (default "kill9 stop apiserver compact"; bench/failover.py describes each); OPERATORS
-# (default "ours v1.9.4"; ours is tfjob-operator --compat training-operator-1.9, ours-documented
-# its documented mode); N repeats: repeat r runs every kind for every operator, the operators'
-# order alternating from one repeat to the next. Both operators' replicas use the same Lease
-# (kubeflow/1ca428e5.training-operator.kubeflow.org) with their defaults: 15 s lease, 10 s renew
-# deadline, 2 s retry period. FAILOVER_JSON=FILE also appends every trial's JSON line there;
-# FAILOVER_KEEP=DIR keeps the replicas' logs. Exit status 1 when a trial found a problem
-# (a duplicate pod, a job that did not succeed, an old leader that did not stand down).
+# KINDS (default "kill9 stop apiserver compact"; also term; bench/failover.py describes each);
+# OPERATORS (default "ours v1.9.4"; ours is tfjob-operator --compat training-operator-1.9,
+# ours-documented its documented mode; A+B: replica 1, the first leader, is A and the standby
+# B, e.g. v1.9.4+ours, a migration with leader election on both); N repeats: repeat r runs
+# every kind for every operator, the operators' order alternating from one repeat to the next.
+# Both operators' replicas use the same Lease (kubeflow/1ca428e5.training-operator.kubeflow.org)
+# with their defaults: 15 s lease, 10 s renew deadline, 2 s retry period. FAILOVER_JSON=FILE
+# also appends every trial's JSON line there; FAILOVER_KEEP=DIR keeps the replicas' logs. Exit
+# status 1 when a trial found a problem (a duplicate pod, a job that did not succeed, an old
+# leader that did not stand down).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -27,7 +29,7 @@ if [ "${H2H_IN_NETNS:-}" != 1 ]; then
     export TFJOB_OPERATOR="$root/build/src/tfjob-operator/tfjob-operator"
   fi
   tests/kube/harness.sh build >/dev/null
-  case " $OPERATORS " in *" v1.9.4 "*) tests/h2h/rig.sh build-v19 >/dev/null ;; esac
+  case " $OPERATORS " in *v1.9.4*) tests/h2h/rig.sh build-v19 >/dev/null ;; esac
   TFJOB_KUBE_CRD="$(tests/h2h/rig.sh crd-v19)"
   export TFJOB_KUBE_CRD
   exec tests/h2h/netns.sh "$0" "$@"
@@ -47,7 +49,7 @@ set -a
 # shellcheck disable=SC1091
 . "$dir/env"
 set +a
-for op in $OPERATORS; do
+for op in $(echo "$OPERATORS" | tr ' +' '\n\n' | sort -u); do
   case "$op" in
     ours|ours-documented)
       for i in 1 2; do
@@ -73,9 +75,10 @@ for r in $(seq 1 "$N"); do
     for op in "${order[@]}"; do
       logs="${FAILOVER_KEEP:-$work/logs}/$op-$kind-$r"
       mkdir -p "$logs"
-      line="$(python3 bench/failover.py --kind "$kind" --ns "fo-${op//./}-$kind-$r" --agent "$op" \
-        --argv1 "$work/$op.argv1" --argv2 "$work/$op.argv2" --harness-dir "$dir" --logs "$logs" \
-        --audit "$dir/audit.log" --user-agent "$(tests/h2h/rig.sh agent "$op")")" || status=1
+      # A+B: replica 1 (the first leader) is A, the standby B
+      line="$(python3 bench/failover.py --kind "$kind" --ns "fo-${op//[.+]/}-$kind-$r" --agent "$op" \
+        --argv1 "$work/${op%%+*}.argv1" --argv2 "$work/${op##*+}.argv2" --harness-dir "$dir" --logs "$logs" \
+        --audit "$dir/audit.log" --user-agent "$(tests/h2h/rig.sh agent "${op%%+*}")")" || status=1
       echo "$line" >>"$results"
       [ -n "${FAILOVER_JSON:-}" ] && echo "$line" >>"$FAILOVER_JSON"
       echo "failover: repeat $r $kind $op: $line" >&2

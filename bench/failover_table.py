@@ -7,7 +7,8 @@ import statistics
 import sys
 
 MEASURES = (("lease_s", "lease to standby"), ("act_s", "first pod of the new job"),
-            ("back_s", "API server back"), ("stood_down_s", "old leader exits after SIGCONT"))
+            ("back_s", "API server back"), ("after_back_s", "first pod after the API server is back"),
+            ("stood_down_s", "old leader exits after SIGCONT"))
 
 
 def fmt(vals):
@@ -21,12 +22,15 @@ def main():
     for path in sys.argv[1:]:
         with open(path) as f:
             rows += [json.loads(line) for line in f if line.strip()]
+    for r in rows:
+        if "act_s" in r and "back_s" in r:
+            r["after_back_s"] = round(r["act_s"] - r["back_s"], 3)
     keys = []
     for r in rows:
         k = (r["kind"], r["agent"])
         if k not in keys:
             keys.append(k)
-    keys.sort(key=lambda k: (["kill9", "stop", "apiserver", "compact"].index(k[0]), k[1]))
+    keys.sort(key=lambda k: (["kill9", "stop", "term", "apiserver", "compact"].index(k[0]), k[1]))
     used = [m for m in MEASURES if any(m[0] in r for r in rows)]
     head = ["kind", "operator", "n"] + [f"{label}, s" for _, label in used] + ["problems"]
     print("| " + " | ".join(head) + " |")
@@ -41,7 +45,7 @@ def main():
     for r in rows:
         for p in r["problems"]:
             print(f"problem: {r['kind']} {r['agent']}: {p}")
-        extra = {k: r[k] for k in ("leader_after", "relists", "exited", "pods") if k in r}
+        extra = {k: r[k] for k in ("act_by", "leader_after", "relists", "exited", "pods") if k in r}
         if extra:
             print(f"trial: {r['kind']} {r['agent']}: {extra}")
 
