@@ -178,7 +178,7 @@ def main():
         wait_until("first: Running", lambda: condition(a.ns, "first", "Running"), 60)
         time.sleep(1)
 
-        # the disruption, then the second job at once
+        # the disruption, then the second job
         old = procs[0]
         audit_at = os.path.getsize(a.audit)
         if a.kind in ("kill9", "stop", "term"):
@@ -190,7 +190,7 @@ def main():
         else:
             if a.kind == "compact":
                 for i in range(200):  # move the revision on: the operators' resourceVersions fall behind
-                    USER.request("PUT" if i else "POST", f"/api/v1/namespaces/{a.ns}/configmaps" + (f"/churn" if i else ""),
+                    USER.request("PUT" if i else "POST", f"/api/v1/namespaces/{a.ns}/configmaps" + ("/churn" if i else ""),
                                  {"metadata": {"name": "churn"}, "data": {"i": str(i)}})
             t0 = time.time()
             if a.kind == "compact":

@@ -32,8 +32,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import scenarios  # noqa: E402
-from scenarios import JOBS, USER, OperatorActivity, audit_requests, stop_operator, wait_ready, wait_until  # noqa: E402
+from scenarios import JOBS, USER, OperatorActivity, stop_operator, wait_ready, wait_until  # noqa: E402
 from kubelet import StandIn  # noqa: E402
 
 NS = "h2h-swap"
@@ -296,7 +295,6 @@ def main():
         print(f"  FAIL {msg}", flush=True)
 
     global KUBELET
-    scenarios.ACTIVITY = None
     act_a = OperatorActivity(a.audit, a.agent_a)
     act_b = OperatorActivity(a.audit, a.agent_b)
     code, body = USER.request("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
