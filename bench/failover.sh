@@ -35,7 +35,8 @@ if [ "${H2H_IN_NETNS:-}" != 1 ]; then
   exec tests/h2h/netns.sh "$0" "$@"
 fi
 # controller-runtime finds its Lease namespace only in a pod's service account directory: give
-# it one, private to this mount namespace (tests/h2h/netns.sh made it private).
+# it one, private to this mount namespace (tests/h2h/netns.sh made it private; the empty mount
+# point /run/secrets stays on the host, as netns.sh's /tmp/k8s-webhook-server does).
 mkdir -p /run/secrets
 mount -t tmpfs -o size=1m tmpfs /run/secrets
 mkdir -p /run/secrets/kubernetes.io/serviceaccount
