@@ -288,6 +288,19 @@ int tfjob__stopping(tfjob_controller *c)
 	return stopping;
 }
 
+int tfjob__fenced(tfjob_controller *c)
+{
+	if (!c->o.leader_election)
+		return 0;
+	int64_t last = c->last_renew_ms;
+	return last > 0 && tfjob__monotonic_ms() - last > c->o.renew_deadline_ms;
+}
+
+int64_t tfjob__fence_retry_ms(const tfjob_controller *c)
+{
+	return c->o.retry_period_ms < 200 ? c->o.retry_period_ms : 200;
+}
+
 /* List+watch everything and start the workers. */
 static int start_running(tfjob_controller *c, tfjob_error **err)
 {

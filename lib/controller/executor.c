@@ -521,9 +521,12 @@ static void log_wait(void *ctx, const tfjob_plan *plan, size_t i)
 		tfjob__log(r->c, TFJOB_LOG_DEBUG, "pods wait for the PodGroup", r->key, tfjob_plan_action_name(plan, i), NULL);
 }
 
+/* Stop before the next action when the controller stops, or when a leader's Lease was not
+   renewed within the renew deadline (fenced: another replica may lead by now). */
 static bool controller_stopping(void *ctx)
 {
-	return tfjob__stopping(((rctx *)ctx)->c);
+	tfjob_controller *c = ((rctx *)ctx)->c;
+	return tfjob__stopping(c) || tfjob__fenced(c);
 }
 
 /* The controller's writes, for the plan executor (lib/plan/execute.h). */
@@ -558,7 +561,10 @@ static void log_actions_left(rctx *r)
 {
 	char what[64];
 	snprintf(what, sizeof(what), "%zu of %zu actions left", r->actions_left, tfjob_plan_action_count(r->plan));
-	tfjob__log(r->c, TFJOB_LOG_INFO, "controller stopping: reconcile cut short", r->key, what, NULL);
+	tfjob__log(r->c, TFJOB_LOG_INFO,
+	           tfjob__stopping(r->c) ? "controller stopping: reconcile cut short"
+	                                 : "lease not renewed within the renew deadline: reconcile cut short",
+	           r->key, what, NULL);
 }
 
 /* After a status conflict: the job as stored now into the cache; TFJOB__RECONCILE_REPLAN,
@@ -785,6 +791,12 @@ static int reconcile_once(rctx *r)
 	tfjob_controller *c = r->c;
 	if (wait_for_now(r))
 		return 0;
+	if (tfjob__fenced(c)) {
+		tfjob__log(c, TFJOB_LOG_INFO, "lease not renewed within the renew deadline: reconcile put off", r->key,
+		           NULL, NULL);
+		tfjob__queue_add_after(c->q, r->key, tfjob__fence_retry_ms(c));
+		return 0;
+	}
 	r->uid = meta_str(r->job, "uid");
 	int rc = take_children(r);
 	if (!rc)
@@ -794,6 +806,8 @@ static int reconcile_once(rctx *r)
 		rc = carry_out_actions(r, &deleted_job);
 	if (!rc && r->actions_left) {
 		log_actions_left(r);
+		if (!tfjob__stopping(c)) /* fenced: again once the Lease is renewed (or never: stopped) */
+			tfjob__queue_add_after(c->q, r->key, tfjob__fence_retry_ms(c));
 		attempt_clear(r);
 		return 0;
 	}

@@ -98,7 +98,7 @@ struct tfjob_controller {
 	/* leader election (leader.c) */
 	char *lease_seen;        /* holder + renewTime last observed */
 	int64_t lease_seen_ms;   /* when it was observed to change */
-	int64_t last_renew_ms;
+	_Atomic int64_t last_renew_ms; /* read by the workers and writers: tfjob__fenced() */
 	int64_t lease_transitions;
 };
 
@@ -111,6 +111,15 @@ int64_t tfjob__now_s(tfjob_controller *c);
    progress gives up between two requests, so that stopping never waits for a long one (a job of
    thousands of pods at a low QPS); the next start (or leader) picks up where it stopped. */
 int tfjob__stopping(tfjob_controller *c);
+/* 1 when leader election is on and the Lease was last renewed longer ago than the renew
+   deadline: another replica may hold it by now (a process paused past its lease, a manager
+   thread stuck in a slow request), so no child or status is written until a renewal succeeds
+   (the manager then goes on, or stops the controller). Writes already sent are not undone.
+   Thread-safe, lock-free. */
+int tfjob__fenced(tfjob_controller *c);
+/* How long a job put off by the fence waits before it is tried again: the retry period, at most
+   200 ms (the fence lifts as soon as the manager renews). */
+int64_t tfjob__fence_retry_ms(const tfjob_controller *c);
 
 /* informer.c */
 int tfjob__informer_list_watch(tfjob__informer *inf, tfjob_error **err);

@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "controller/handle.h"
 
@@ -66,6 +67,16 @@ static void finish(tfjob__writer *w, tfjob__status_write *sw)
 	tfjob_controller *c = w->c;
 	if (tfjob__stopping(c)) {
 		give_up(w, sw);
+		return;
+	}
+	if (tfjob__fenced(c)) { /* planned again once the Lease is renewed (or never: stopped) */
+		tfjob__log(c, TFJOB_LOG_INFO, "lease not renewed within the renew deadline: status write put off", sw->key,
+		           NULL, NULL);
+		char *key = strdup(sw->key);
+		give_up(w, sw);
+		if (key)
+			tfjob__queue_add_after(c->q, key, tfjob__fence_retry_ms(c));
+		free(key);
 		return;
 	}
 	tfjob_error *err = NULL;
