@@ -329,6 +329,35 @@ static void bash_value_case(FILE *out, const char *pattern, enum value_kind kind
 	}
 }
 
+/* The case of one command in _tfjobctl: its flags, its positional arguments, its flags' values. */
+static void bash_command_case(FILE *out, const struct cmd *c)
+{
+	fprintf(out, "        %s)\n            opts='", c->name);
+	for (size_t o = 0; o < c->n_opts; o++)
+		for (size_t k = 0; k < c->opts[o].n_names; k++)
+			fprintf(out, "%s%s ", c->opts[o].names[k], c->opts[o].eq ? "=" : "");
+	fprintf(out, "--help'\n");
+	const char *words;
+	enum value_kind pos = positional_of(c->name, &words);
+	fprintf(out, "            positional=%s\n",
+	        pos == VAL_FILE ? "files" : pos == VAL_DIR ? "dirs" : pos == VAL_WORDS ? "words" : "none");
+	if (words)
+		fprintf(out, "            words='%s'\n", words);
+	fprintf(out, "            case $flag in\n");
+	for (size_t o = 0; o < c->n_opts; o++) {
+		const struct opt *opt = &c->opts[o];
+		enum value_kind kind = value_of(opt, &words);
+		if (kind == VAL_NONE)
+			continue;
+		char pattern[MAX_NAMES * (NAME_LEN + 1)] = "";
+		for (size_t k = 0; k < opt->n_names; k++)
+			snprintf(pattern + strlen(pattern), sizeof(pattern) - strlen(pattern), "%s%s", k ? "|" : "",
+			         opt->names[k]);
+		bash_value_case(out, pattern, kind, words);
+	}
+	fprintf(out, "            esac\n            ;;\n");
+}
+
 static void print_bash(FILE *out, const struct cmd *cmds, size_t n)
 {
 	fprintf(out, "# bash completion for tfjobctl (made by 'tfjobctl completion bash'; libtfjob %s)\n"
@@ -384,33 +413,8 @@ static void print_bash(FILE *out, const struct cmd *cmds, size_t n)
 	             "    fi\n"
 	             "    local opts= positional=files words=\n"
 	             "    case ${COMP_WORDS[1]} in\n");
-	for (size_t i = 0; i < n; i++) {
-		const struct cmd *c = &cmds[i];
-		fprintf(out, "        %s)\n            opts='", c->name);
-		for (size_t o = 0; o < c->n_opts; o++)
-			for (size_t k = 0; k < c->opts[o].n_names; k++)
-				fprintf(out, "%s%s ", c->opts[o].names[k], c->opts[o].eq ? "=" : "");
-		fprintf(out, "--help'\n");
-		const char *words;
-		enum value_kind pos = positional_of(c->name, &words);
-		fprintf(out, "            positional=%s\n",
-		        pos == VAL_FILE ? "files" : pos == VAL_DIR ? "dirs" : pos == VAL_WORDS ? "words" : "none");
-		if (words)
-			fprintf(out, "            words='%s'\n", words);
-		fprintf(out, "            case $flag in\n");
-		for (size_t o = 0; o < c->n_opts; o++) {
-			const struct opt *opt = &c->opts[o];
-			enum value_kind kind = value_of(opt, &words);
-			if (kind == VAL_NONE)
-				continue;
-			char pattern[MAX_NAMES * (NAME_LEN + 1)] = "";
-			for (size_t k = 0; k < opt->n_names; k++)
-				snprintf(pattern + strlen(pattern), sizeof(pattern) - strlen(pattern), "%s%s", k ? "|" : "",
-				         opt->names[k]);
-			bash_value_case(out, pattern, kind, words);
-		}
-		fprintf(out, "            esac\n            ;;\n");
-	}
+	for (size_t i = 0; i < n; i++)
+		bash_command_case(out, &cmds[i]);
 	fprintf(out, "        *) return 0 ;;\n"
 	             "    esac\n"
 	             "    if [[ $cur == -* ]]; then\n"
