@@ -140,11 +140,18 @@ int tfjob__informer_ready(const tfjob__informer *inf);
 #define TFJOB__RECONCILE_REPLAN 1
 /* 0 done, TFJOB__RECONCILE_HANDED_OFF, or a negative error (the caller finishes the reconcile). */
 int tfjob__reconcile(tfjob_controller *c, const char *key, int64_t started_ns);
+
+/* status_write.c */
 /* PUT a status: 0 written (cached, counted), TFJOB__RECONCILE_REPLAN (a conflict: the job as
    stored now is cached), or a negative error (*err set). Thread-safe. */
 int tfjob__status_write_do(tfjob_controller *c, tfjob__status_write *w, tfjob_error **err);
 /* Posts its Events and frees it. Accepts NULL. */
 void tfjob__status_write_free(tfjob_controller *c, tfjob__status_write *w);
+/* The job metrics a status write from old to new status moves (TRANSITION_* bits), decided with
+   the reconcile, counted once written. */
+unsigned tfjob__status_transitions(json_t *old_status, json_t *new_status);
+/* Put an object (taken reference) into the cache of that kind unless it has a newer one. */
+void tfjob__cache_put(tfjob_controller *c, int kind, json_t *obj);
 
 /* controller.c: the end of a reconcile, on whichever thread ended it: the queue's verdict (forget,
    retry with backoff, re-plan), the metrics, the after_reconcile hook, and the key let go. */
