@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "bench_time.h"
-#include "controller/handle.h"
+#include "controller/internal.h"
 #include "tfjob/sys/transport.h"
 
 #define BATCH 500 /* below the recorder's queue bound (1,000): nothing is dropped */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "controller/handle.h"
+#include "controller/internal.h"
 #include "testutil.h"
 
 static int64_t fake_ms;

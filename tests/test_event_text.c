@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "controller/handle.h"
+#include "controller/internal.h"
 #include "testutil.h"
 #include "tfjob/sys/transport.h"
 #include "transport/event.h"

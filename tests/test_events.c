@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/handle.h"
+#include "controller/internal.h"
 #include "testutil.h"
 #include "tfjob/memstore.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 #include "testutil.h"
 
 START_TEST(size_tables_match_the_headers)

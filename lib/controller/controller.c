@@ -10,9 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "controller/handle.h"
+#include "controller/internal.h"
 #include "util/timedwait.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 /* Defaults of the options left 0 (include/tfjob/controller.h lists them for callers). */
 

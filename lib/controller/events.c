@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/handle.h"
+#include "controller/internal.h"
 #include "parse/jscan.h"
 #include "util/sbuf.h"
 #include "util/timedwait.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/handle.h"
+#include "controller/internal.h"
 #include "core/job.h"
 #include "core/objects.h"
 #include "parse/jscan.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/handle.h"
+#include "controller/internal.h"
 
 
 static const char *meta_str(json_t *obj, const char *field)

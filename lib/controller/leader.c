@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "controller/handle.h"
+#include "controller/internal.h"
 
 static const tfjob_resource RES_LEASES = { "coordination.k8s.io", "v1", "leases", 1 };
 

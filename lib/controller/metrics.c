@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/handle.h"
+#include "controller/internal.h"
 #include "util/sbuf.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 static const double bounds[TFJOB_CONTROLLER_LATENCY_BUCKETS] = {
 	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, HUGE_VAL

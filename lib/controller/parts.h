@@ -1,6 +1,6 @@
 /*
  * The building blocks of the controller, private to lib/controller/: string map, work queue,
- * expectations, caches, metrics, event recorder (handle.h joins them into a controller).
+ * expectations, caches, metrics, event recorder (internal.h joins them into a controller).
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef TFJOB_CONTROLLER_PARTS_H

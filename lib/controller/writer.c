@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/handle.h"
+#include "controller/internal.h"
 
 struct tfjob__writer {
 	tfjob_controller *c;

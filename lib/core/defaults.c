@@ -7,7 +7,7 @@
 
 #include "core/fielderr.h"
 #include "core/job.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 int tfjob_default_options_init(tfjob_default_options *opts, unsigned int version)
 {

@@ -13,7 +13,7 @@
 
 #include "core/fielderr.h"
 #include "core/job.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 int tfjob_validate_options_init(tfjob_validate_options *opts, unsigned int version)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/job.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 struct warning {
 	const char *reason; /* static */

@@ -11,7 +11,7 @@
 #include "graph/graph.h"
 #include "core/job.h"
 #include "util/sbuf.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 /* ---- options ---- */
 

@@ -17,7 +17,7 @@
 
 #include "core/job.h"
 #include "local/internal.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 int tfjob_local_options_init(tfjob_local_options *opts, unsigned int version)
 {

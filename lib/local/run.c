@@ -13,7 +13,7 @@
 #include "local/run.h"
 #include "plan/execute.h"
 #include "plan/planner.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 #define IDLE_WAIT_MS 1000
 #define QUIET_REQUEUE_MS 100

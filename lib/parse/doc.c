@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "parse/doc.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 int tfjob__limits_from_options(tfjob__limits *out, const tfjob_parse_options *caller_opts, tfjob_error **err)
 {

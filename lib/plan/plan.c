@@ -11,7 +11,7 @@
 
 #include "plan/step.h"
 #include "util/sink.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 int tfjob_plan_options_init(tfjob_plan_options *opts, unsigned int version)
 {

@@ -13,7 +13,7 @@
 #include "plan/execute.h"
 #include "plan/planner.h"
 #include "util/sbuf.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 #define DEFAULT_START 1704067200 /* 2024-01-01T00:00:00Z */
 #define DEFAULT_MAX_STEPS 1000u

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "plan/step.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 static int step_normal(ctx *c)
 {

@@ -10,7 +10,7 @@
 
 #include "util/quantity.h"
 #include "transport/kube_internal.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 #define TOKEN_FILE_REFRESH_MS 60000
 #define EXEC_EXPIRY_MARGIN_S 10

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include "transport/internal.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 int tfjob_kube_options_init(tfjob_kube_options *opts, unsigned int version)
 {

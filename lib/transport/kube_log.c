@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "transport/kube_internal.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 /* The most bytes of an error answer (a Status) kept for its message. */
 #define LOG_MAX_ERROR_BODY 65536

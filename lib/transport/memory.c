@@ -10,7 +10,7 @@
 #include "tfjob/memstore.h"
 #include "transport/memory_store.h"
 #include "util/timedwait.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 #define DEFAULT_HISTORY 1000
 #define DEFAULT_BOOKMARK_MS 1000

@@ -13,7 +13,7 @@
 #include "transport/event.h"
 #include "transport/internal.h"
 #include "util/sbuf.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 static const tfjob_resource builtin_resources[] = {
 	TFJOB_RESOURCE_TFJOBS_INIT,   TFJOB_RESOURCE_PODS_INIT,      TFJOB_RESOURCE_SERVICES_INIT,

@@ -11,7 +11,7 @@
 
 #include "util/timedwait.h"
 #include "transport/internal.h"
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 
 struct tfjob_watch_sink {
 	atomic_int stop;

@@ -3,7 +3,7 @@
  * a caller's struct of any version it knows without touching a byte past the caller's size.
  *
  * A public struct starts with `unsigned int version` and only ever grows at its end. Each one has a
- * tfjob__versioned descriptor (lib/util/versions.c) that records, per version, how many bytes a
+ * tfjob__versioned descriptor (lib/util/versioned_structs.c) that records, per version, how many bytes a
  * caller built against that version's header has, and the defaults of every field. The library
  * never dereferences a caller's struct past those bytes:
  *   - tfjob_X_init(opts, v) writes exactly the bytes of version v (tfjob__versioned_init);

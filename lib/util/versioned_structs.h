@@ -2,8 +2,8 @@
  * The descriptors of every public versioned struct (util/versioned.h explains the mechanism).
  * SPDX-License-Identifier: Apache-2.0
  */
-#ifndef TFJOB_UTIL_VERSIONS_H
-#define TFJOB_UTIL_VERSIONS_H
+#ifndef TFJOB_UTIL_VERSIONED_STRUCTS_H
+#define TFJOB_UTIL_VERSIONED_STRUCTS_H
 
 #include "tfjob/sys/transport.h"
 #include "util/versioned.h"

@@ -6,7 +6,7 @@
  * matches the version; tests/test_versions.c fails when the last size is not the struct's end).
  * SPDX-License-Identifier: Apache-2.0
  */
-#include "util/versions.h"
+#include "util/versioned_structs.h"
 #include "tfjob/tfjob.h"
 
 TFJOB__VERSIONED_DEFINE(tfjob__parse_options_v, tfjob_parse_options, TFJOB_PARSE_OPTIONS_VERSION,

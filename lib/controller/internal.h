@@ -2,8 +2,8 @@
  * The controller handle and its reconcile steps, private to lib/controller/ (built on parts.h).
  * SPDX-License-Identifier: Apache-2.0
  */
-#ifndef TFJOB_CONTROLLER_HANDLE_H
-#define TFJOB_CONTROLLER_HANDLE_H
+#ifndef TFJOB_CONTROLLER_INTERNAL_H
+#define TFJOB_CONTROLLER_INTERNAL_H
 
 #include "controller/parts.h"
 #include "transport/event.h" /* tfjob__involved */
