@@ -112,7 +112,12 @@ static int do_create(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **
 	const char *name = tfjob_plan_action_name(plan, i);
 	char *text = NULL;
 	tfjob_error *err = NULL;
-	int rc = tfjob_plan_action_object_json(&text, plan, i, 0, &err);
+	/* The planner's object itself (shared: only read), printed once for the request; its labels
+	   are read from it, not parsed back from the text. */
+	json_t *obj = NULL;
+	int rc = tfjob__plan_action_object(&obj, plan, i, &err);
+	if (!rc && !(text = tfjob__dump(obj, 0)))
+		rc = tfjob__oom(&err);
 	if (rc)
 		goto out;
 	if (is_pod && c->hooks.mutate_pod) {
@@ -125,15 +130,15 @@ static int do_create(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **
 			tfjob__fail(&err, rc, "the pod mutation hook failed (%s)", tfjob_strerror(rc));
 			goto out;
 		}
-		if (mutated) {
+		if (mutated) { /* the hook may have changed the labels too: read them from its text */
 			tfjob_free(text);
 			text = mutated;
+			json_decref(obj);
+			obj = tfjob__child_loads(text); /* the spec is not built */
 		}
 	}
-	json_t *obj = tfjob__child_loads(text); /* for its labels: the spec is not built */
 	char sub[128];
 	sub_key(sub, sizeof(sub), label_of(obj, TFJOB_LABEL_REPLICA_TYPE), is_pod);
-	json_decref(obj);
 	/* Raise the expectation before the call: the watch may see the object before we return. */
 	tfjob__exp_expect(c->exp, r->key, sub, 1, 0);
 	rc = tfjob_transport_create(NULL, c->t, res, r->ns, text, &err);
@@ -144,6 +149,7 @@ out:
 	if (rc)
 		tfjob__log(c, TFJOB_LOG_ERROR, is_pod ? "creating a pod failed" : "creating a service failed", r->key, name,
 		           err ? tfjob_error_message(err) : tfjob_strerror(rc));
+	json_decref(obj);
 	tfjob_free(text);
 	*errp = err;
 	return rc;
