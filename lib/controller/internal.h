@@ -102,7 +102,7 @@ struct tfjob_controller {
 	int64_t lease_transitions;
 };
 
-/* controller.c */
+/* runtime.c: the log, counters, clock and stop/fence state every part uses */
 void tfjob__log(tfjob_controller *c, tfjob_log_level level, const char *msg, const char *job_key, const char *what,
                 const char *error);
 void tfjob__count(tfjob_controller *c, tfjob_api_verb verb, int rc);
