@@ -502,9 +502,14 @@ class Scenario:
 # The docs/semantics-diff.md entries by which a scenario's transcript may differ from v1.9.4's
 # (tests/kueue/diff.py): "compat_known" for --compat training-operator-1.9, "documented" for
 # documented mode.
+# Every job here sets restartPolicy Never explicitly, which documented mode reports with a
+# RestartPolicyNever Warning Event when it first sees the job (L5).
 ALLOWED = {
-    "admit": {"documented": ["L2"]},
-    "deactivate-terminating": {"compat_known": ["Q1"], "documented": ["Q1"]},
+    "admit": {"documented": ["L2", "L5"]},
+    "quota": {"documented": ["L5"]},
+    "preemption": {"documented": ["L5"]},
+    "deactivate": {"documented": ["L5"]},
+    "deactivate-terminating": {"compat_known": ["Q1"], "documented": ["Q1", "L5"]},
 }
 
 
