@@ -325,6 +325,58 @@ static pid_t parent_pid(pid_t pid)
 	return rp && strlen(rp) > 4 ? (pid_t)atoi(rp + 4) : -1;
 }
 
+/* The pid a pod's replica wrote to FILE in the run directory (waiting for it), or 0. */
+static pid_t pid_written(const char *file)
+{
+	char path[300];
+	snprintf(path, sizeof path, "%s/%s", run_dir, file);
+	int pid = 0;
+	for (int64_t end = now_ms() + 5000; pid <= 0 && now_ms() < end; usleep(20 * 1000)) {
+		FILE *f = fopen(path, "r");
+		if (f && fscanf(f, "%d", &pid) != 1)
+			pid = 0;
+		if (f)
+			fclose(f);
+	}
+	return (pid_t)pid;
+}
+
+/* A replica's descendant that left its process group (setsid) and outlived its supervisor,
+ * killed with SIGKILL as the OOM killer would, is stopped when the engine is freed: found by the
+ * TFJOB_RUN_DIR marker of its environment, with no subreaper set on this process (as in any
+ * program that embeds the library). */
+START_TEST(test_strays_of_a_killed_supervisor_end_with_the_engine)
+{
+	ck_assert_int_eq(create_pod("strays", "Never", "[\"sh\",\"-c\",\"setsid sleep 61 & echo $! > stray; sleep 60\"]",
+	                            NULL, NULL, NULL), 0);
+	json_t *pod = wait_phase("strays", "Running", 5000);
+	const char *pid = json_string_value(
+		json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), "local.kubeflow.org/pid"));
+	ck_assert_ptr_nonnull(pid);
+	pid_t replica = (pid_t)atoi(pid), stray = pid_written("stray");
+	json_decref(pod);
+	ck_assert_int_gt(stray, 0);
+	pid_t supervisor = parent_pid(replica);
+	ck_assert_int_gt(supervisor, 1);
+	ck_assert_int_ne(supervisor, getpid());
+	kill(supervisor, SIGKILL);
+	json_decref(wait_phase("strays", "Failed", 5000)); /* the replica died with its supervisor */
+	bool outlived = process_alive(stray);
+	tfjob_transport_free(tr);
+	tr = NULL;
+	tfjob_local_free(local);
+	local = NULL;
+	int64_t end = now_ms() + 5000;
+	while (process_alive(stray) && now_ms() < end)
+		usleep(20 * 1000);
+	bool gone = !process_alive(stray);
+	if (!gone)
+		kill(stray, SIGKILL); /* never leave it behind, even when failing */
+	ck_assert_msg(outlived, "the stray %d did not outlive its supervisor: the test tests nothing", (int)stray);
+	ck_assert_msg(gone, "the stray %d outlived the engine", (int)stray);
+}
+END_TEST
+
 /* /proc/<pid>/<what> into buf (NUL bytes included); its length. */
 static size_t read_proc(pid_t pid, const char *what, char *buf, size_t size)
 {
@@ -1268,6 +1320,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_signal_is_128_plus_n);
 	tcase_add_test(tc, test_missing_executable_is_127);
 	tcase_add_test(tc, test_leftovers_die_with_the_replica);
+	tcase_add_test(tc, test_strays_of_a_killed_supervisor_end_with_the_engine);
 	tcase_add_test(tc, test_replica_outlives_the_thread_that_started_it);
 	tcase_add_test(tc, test_supervisor_program_or_fork);
 	tcase_add_test(tc, test_restart_backoff);

@@ -123,6 +123,7 @@ void tfjob_local_free(tfjob_local *l)
 	if (!l)
 		return;
 	tfjob_local_shutdown(l, NULL);
+	tfjob__local_stop_strays(l->run_dir); /* what outlived a supervisor killed with SIGKILL */
 	for (lpod *p = l->pods, *n; p; p = n) {
 		n = p->next;
 		pod_free(p);

@@ -112,6 +112,11 @@ void tfjob__local_event(tfjob_local *l, const char *pod, const char *type, const
 /* "10s", "2m40s", "5m0s": a duration as Kubernetes (Go) prints it. */
 char *tfjob__local_duration(char *buf, size_t size, int64_t ms);
 
+/* strays.c: SIGKILL to every process (but this one) whose environment holds
+ * TFJOB_RUN_DIR=run_dir, the marker of this engine's replicas: what outlived a supervisor killed
+ * with SIGKILL. Linux (/proc). Returns how many were stopped. */
+int tfjob__local_stop_strays(const char *run_dir);
+
 /* engine.c */
 lpod *tfjob__local_find(tfjob_local *l, const char *ns, const char *name);
 /* Add a Pod (takes obj, launch); starts nothing. */

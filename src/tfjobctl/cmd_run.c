@@ -284,10 +284,13 @@ static void on_update(tfjob_local_update what, const char *json, void *payload)
 /* ---- processes that left their process group ---- */
 
 #ifdef __linux__
-/* Processes a replica moved out of its process group (setsid, a daemon's double fork) are not
- * stopped with the group; as this process is their subreaper (PR_SET_CHILD_SUBREAPER), they
- * become its children when their parents end. After the run they are stopped, as a container's
- * processes end with it, and reaped. Returns how many were running. */
+/* Processes a replica moved out of its process group (setsid, a daemon's double fork) are
+ * stopped by the replica's supervisor, and, when the supervisor itself was killed, by
+ * tfjob_local_free() (by their TFJOB_RUN_DIR marker, lib/local/strays.c). Those that also cleared
+ * their environment are caught here: as this process is their subreaper
+ * (PR_SET_CHILD_SUBREAPER), they become its children when their parents end. After the run they
+ * are stopped, as a container's processes end with it, and reaped (the library's too). Returns
+ * how many were running. */
 static int stop_strays(void)
 {
 	int stopped = 0;
