@@ -41,49 +41,6 @@ static const char *child_word(tfjob_object_kind kind, bool noun)
 	return noun ? "Service" : "service";
 }
 
-static int create_child(const tfjob_plan *plan, size_t i, const tfjob__exec_ops *ops, void *ctx, tfjob_error **err)
-{
-	tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
-	int rc = ops->create_child(ctx, plan, i, err);
-	if (!ops->child_events || rc == TFJOB__EXEC_SKIPPED)
-		return rc == TFJOB__EXEC_SKIPPED ? 0 : rc;
-	char reason[32];
-	if (rc) {
-		/* AlreadyExists too is a failure, as in training-operator: the name is taken by an object
-		   that is not the job's, or the cache is behind. */
-		snprintf(reason, sizeof(reason), "FailedCreate%s", child_word(kind, true));
-		report(ops, ctx, "Warning", reason, "Error creating: %s", failure_text(err ? *err : NULL, rc));
-	} else {
-		snprintf(reason, sizeof(reason), "SuccessfulCreate%s", child_word(kind, true));
-		report(ops, ctx, "Normal", reason, "Created %s: %s", child_word(kind, false), tfjob_plan_action_name(plan, i));
-	}
-	return rc;
-}
-
-static int delete_child(const tfjob_plan *plan, size_t i, const tfjob__exec_ops *ops, void *ctx, tfjob_error **err)
-{
-	tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
-	int rc = ops->delete_child(ctx, plan, i, err);
-	if (rc == TFJOB_ENOTFOUND || rc == TFJOB_ECONFLICT) { /* gone already, or replaced: done */
-		if (err) {
-			tfjob_error_free(*err);
-			*err = NULL;
-		}
-		return 0;
-	}
-	if (!ops->child_events || rc == TFJOB__EXEC_SKIPPED)
-		return rc == TFJOB__EXEC_SKIPPED ? 0 : rc;
-	char reason[32];
-	if (rc) {
-		snprintf(reason, sizeof(reason), "FailedDelete%s", child_word(kind, true));
-		report(ops, ctx, "Warning", reason, "Error deleting: %s", failure_text(err ? *err : NULL, rc));
-	} else {
-		snprintf(reason, sizeof(reason), "SuccessfulDelete%s", child_word(kind, true));
-		report(ops, ctx, "Normal", reason, "Deleted %s: %s", child_word(kind, false), tfjob_plan_action_name(plan, i));
-	}
-	return rc;
-}
-
 /* A failure the action's own rules make a success: *err is dropped with it. */
 static int forgive(int rc, int a, int b, tfjob_error **err)
 {
@@ -94,6 +51,40 @@ static int forgive(int rc, int a, int b, tfjob_error **err)
 		*err = NULL;
 	}
 	return 0;
+}
+
+/* How the Events of a write of a Pod or Service word it. */
+typedef struct child_write {
+	int (*write)(void *ctx, const tfjob_plan *plan, size_t i, tfjob_error **err);
+	const char *verb;  /* in the reason: "Create", "Delete" */
+	const char *done;  /* "Created", "Deleted" */
+	const char *doing; /* "creating", "deleting" */
+	bool may_be_gone;  /* NotFound or Conflict (replaced) count as done, with no Event */
+} child_write;
+
+/* Create or delete action i's Pod or Service, and report the outcome when the backend asks for
+ * child Events. AlreadyExists is a failure of a create, as in training-operator: the name is
+ * taken by an object that is not the job's, or the cache is behind. */
+static int write_child(const tfjob_plan *plan, size_t i, const child_write *w, const tfjob__exec_ops *ops, void *ctx,
+                       tfjob_error **err)
+{
+	tfjob_object_kind kind = tfjob_plan_action_kind(plan, i);
+	int rc = w->write(ctx, plan, i, err);
+	bool quiet = rc == TFJOB__EXEC_SKIPPED || (w->may_be_gone && (rc == TFJOB_ENOTFOUND || rc == TFJOB_ECONFLICT));
+	if (quiet)
+		return forgive(rc, TFJOB_ENOTFOUND, TFJOB_ECONFLICT, err);
+	if (!ops->child_events)
+		return rc;
+	char reason[32];
+	if (rc) {
+		snprintf(reason, sizeof(reason), "Failed%s%s", w->verb, child_word(kind, true));
+		report(ops, ctx, "Warning", reason, "Error %s: %s", w->doing, failure_text(err ? *err : NULL, rc));
+	} else {
+		snprintf(reason, sizeof(reason), "Successful%s%s", w->verb, child_word(kind, true));
+		report(ops, ctx, "Normal", reason, "%s %s: %s", w->done, child_word(kind, false),
+		       tfjob_plan_action_name(plan, i));
+	}
+	return rc;
 }
 
 static int delete_pod_group(const tfjob_plan *plan, size_t i, const tfjob__exec_ops *ops, void *ctx, tfjob_error **err)
@@ -152,10 +143,14 @@ static int write_action(const tfjob_plan *plan, size_t i, const tfjob__exec_ops 
 		                            : 0;
 	}
 	switch (type) {
-	case TFJOB_ACTION_CREATE:
-		return ops->create_child ? create_child(plan, i, ops, ctx, err) : 0;
-	case TFJOB_ACTION_DELETE:
-		return ops->delete_child ? delete_child(plan, i, ops, ctx, err) : 0;
+	case TFJOB_ACTION_CREATE: {
+		const child_write create = { ops->create_child, "Create", "Created", "creating", false };
+		return ops->create_child ? write_child(plan, i, &create, ops, ctx, err) : 0;
+	}
+	case TFJOB_ACTION_DELETE: {
+		const child_write remove = { ops->delete_child, "Delete", "Deleted", "deleting", true };
+		return ops->delete_child ? write_child(plan, i, &remove, ops, ctx, err) : 0;
+	}
 	case TFJOB_ACTION_ADOPT:
 	case TFJOB_ACTION_RELEASE:
 		return ops->claim ? forgive(ops->claim(ctx, plan, i, err), TFJOB_ENOTFOUND, TFJOB_ENOTFOUND, err) : 0;
