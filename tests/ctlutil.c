@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,53 @@ void cu_sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+#define RING_LINES 400
+
+static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *ring[RING_LINES];
+static size_t ring_next;
+static int64_t ring_t0;
+
+void cu_log_ring(tfjob_log_level level, const char *message, const char *fields_json, void *payload)
+{
+	(void)payload;
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%6lld ms [%d] %s %s", (long long)(cu_mono() - ring_t0), (int)level, message,
+	         fields_json ? fields_json : "");
+	char *line = strdup(buf);
+	if (!line)
+		return;
+	pthread_mutex_lock(&ring_mu);
+	free(ring[ring_next % RING_LINES]);
+	ring[ring_next++ % RING_LINES] = line;
+	pthread_mutex_unlock(&ring_mu);
+}
+
+void cu_log_ring_clear(void)
+{
+	pthread_mutex_lock(&ring_mu);
+	for (size_t i = 0; i < RING_LINES; i++) {
+		free(ring[i]);
+		ring[i] = NULL;
+	}
+	ring_next = 0;
+	ring_t0 = cu_mono();
+	pthread_mutex_unlock(&ring_mu);
+}
+
+/* A wait that timed out prints the controller's last log lines (oldest first) on stderr. */
 int cu_wait_impl(int ok)
 {
+	if (ok)
+		return ok;
+	pthread_mutex_lock(&ring_mu);
+	size_t first = ring_next > RING_LINES ? ring_next - RING_LINES : 0;
+	if (ring_next)
+		fprintf(stderr, "--- a wait timed out at %lld ms; the controller's last %zu log lines:\n",
+		        (long long)(cu_mono() - ring_t0), ring_next - first);
+	for (size_t i = first; i < ring_next; i++)
+		fprintf(stderr, "%s\n", ring[i % RING_LINES]);
+	pthread_mutex_unlock(&ring_mu);
 	return ok;
 }
 

@@ -32,6 +32,10 @@ int cu_events(tfjob_transport *t, const char *ns, const char *reason);
 #define CU_WAIT(expr, ms) cu_wait_impl(__extension__({ int64_t cu_dl_ = cu_mono() + (ms); int cu_ok_ = 0; \
 	while (!(cu_ok_ = !!(expr)) && cu_mono() < cu_dl_) cu_sleep_ms(2); cu_ok_; }))
 int cu_wait_impl(int ok);
+/* The controller's recent log lines, kept for a failed CU_WAIT to print (a flake then says what
+   the controller was doing). cu_log_ring is a tfjob_log_cb; cu_log_ring_clear starts afresh. */
+void cu_log_ring(tfjob_log_level level, const char *message, const char *fields_json, void *payload);
+void cu_log_ring_clear(void);
 int64_t cu_mono(void);
 void cu_sleep_ms(int ms);
 #endif

@@ -45,8 +45,8 @@ static tfjob_controller *start_on(tfjob_transport *t, tfjob_controller_options *
 	static tfjob_controller_hooks dh = TFJOB_CONTROLLER_HOOKS_INIT;
 	if (!o)
 		o = &d;
-	if (getenv("CU_LOG") && !o->hooks) { /* CU_LOG=1: the controller's log on stderr */
-		dh.log = debug_log;
+	if (!o->hooks) { /* CU_LOG=1: the controller's log on stderr; else kept for a failed wait */
+		dh.log = getenv("CU_LOG") ? debug_log : cu_log_ring;
 		dh.log_level = TFJOB_LOG_DEBUG;
 		o->hooks = &dh;
 	}
@@ -61,6 +61,7 @@ static tfjob_controller *start_on(tfjob_transport *t, tfjob_controller_options *
 static void setup(void)
 {
 	cu_now = 1700000000;
+	cu_log_ring_clear();
 	T = new_store();
 	C = NULL;
 }
@@ -69,6 +70,7 @@ static void teardown(void)
 {
 	tfjob_controller_free(C);
 	tfjob_transport_free(T);
+	cu_log_ring_clear();
 }
 
 static void create(const char *name, const char *types, const char *spec, const char *rp)

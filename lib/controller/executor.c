@@ -632,6 +632,12 @@ static int reconcile_once(rctx *r)
 	int rc = take_children(r);
 	if (!rc)
 		rc = plan_job(r);
+	if (!rc && tfjob__log_enabled(c, TFJOB_LOG_DEBUG)) {
+		char what[96];
+		snprintf(what, sizeof(what), "%zu pods, %zu services cached; %zu actions; status %s", r->pods.n, r->svcs.n,
+		         tfjob_plan_action_count(r->plan), tfjob_plan_status_changed(r->plan) ? "changed" : "unchanged");
+		tfjob__log(c, TFJOB_LOG_DEBUG, "planned", r->key, what, NULL);
+	}
 	int deleted_job = 0;
 	if (!rc)
 		rc = carry_out_actions(r, &deleted_job);

@@ -127,6 +127,11 @@ static int same_for_planner(const tfjob__child *a, const tfjob__child *b)
 	       same_str(a->ctrl_name, b->ctrl_name) && same_str(a->ctrl_uid, b->ctrl_uid);
 }
 
+static const char *watch_event_word(tfjob_watch_event type)
+{
+	return type == TFJOB_WATCH_ADDED ? "ADDED" : type == TFJOB_WATCH_MODIFIED ? "MODIFIED" : "DELETED";
+}
+
 /* A Pod or Service changed: keep its compact form; lower expectations; queue its job unless the
    change is one the planner cannot see (an update whose summary equals the cached one's). */
 static void on_child(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
@@ -146,6 +151,12 @@ static void on_child(tfjob__informer *inf, tfjob_watch_event type, json_t *obj)
 	else
 		tfjob__child_store_put(&c->kids[inf->kind], tfjob__child_ref(ch));
 	pthread_mutex_unlock(&c->cache_mu);
+	if (tfjob__log_enabled(c, TFJOB_LOG_DEBUG)) {
+		char what[TFJOB__KEY_MAX + 64];
+		snprintf(what, sizeof(what), "%s %s %s rv %s", watch_event_word(type), inf->res.resource, ch->key,
+		         ch->rv ? ch->rv : "");
+		tfjob__log(c, TFJOB_LOG_DEBUG, "child event", job_key, what, NULL);
+	}
 	if (type == TFJOB_WATCH_ADDED)
 		observe(c, inf->kind, ch, 1, 0);
 	else if (type == TFJOB_WATCH_DELETED)

@@ -105,6 +105,8 @@ struct tfjob_controller {
 /* runtime.c: the log, counters, clock and stop/fence state every part uses */
 void tfjob__log(tfjob_controller *c, tfjob_log_level level, const char *msg, const char *job_key, const char *what,
                 const char *error);
+/* 1 when a line of that level reaches the log hook: callers that build a line first ask. */
+int tfjob__log_enabled(const tfjob_controller *c, tfjob_log_level level);
 void tfjob__count(tfjob_controller *c, tfjob_api_verb verb, int rc);
 int64_t tfjob__now_s(tfjob_controller *c);
 /* 1 once the controller is being stopped or has lost its lease: a reconcile or a relist in

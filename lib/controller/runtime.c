@@ -10,10 +10,15 @@
 #include "controller/internal.h"
 #include "util/timedwait.h"
 
+int tfjob__log_enabled(const tfjob_controller *c, tfjob_log_level level)
+{
+	return c->hooks.log && level >= c->hooks.log_level;
+}
+
 void tfjob__log(tfjob_controller *c, tfjob_log_level level, const char *msg, const char *job_key, const char *what,
                 const char *error)
 {
-	if (!c->hooks.log || level < c->hooks.log_level)
+	if (!tfjob__log_enabled(c, level))
 		return;
 	json_t *f = json_object();
 	if (job_key)

@@ -326,7 +326,7 @@ install_crd() {
   while [ $SECONDS -lt $deadline ]; do
     if acurl "$base/tfjobs.kubeflow.org" 2>/dev/null | python3 -c '
 import json, sys
-conds = json.load(sys.stdin).get("status", {}).get("conditions", [])
+conds = (json.load(sys.stdin).get("status") or {}).get("conditions") or []
 sys.exit(0 if any(c["type"] == "Established" and c["status"] == "True" for c in conds) else 1)' &&
        [ "$(acurl -o /dev/null -w '%{http_code}' "$APISERVER_URL/apis/kubeflow.org/v1/tfjobs")" = 200 ]; then
       return 0
