@@ -17,7 +17,7 @@
 	"  --compat C            'documented' (default) or 'training-operator-1.9'; selects the defaults\n"      \
 	"                        applied first and the TF_CONFIG variant (e.g. \"ps\":null for a dynamic\n"      \
 	"                        worker without PS in v1.9)\n"                                                    \
-	"  --namespace NS        namespace used when metadata.namespace is absent (default 'default')\n"          \
+	"  -n, --namespace NS    namespace used when metadata.namespace is absent (default 'default')\n"          \
 	"  --exclude-evaluator   leave the evaluator out of TF_CONFIG's cluster (v1.9 lists it)\n"      \
 	"  -f, --filename F      a file, a directory (its .yaml, .yml and .json files) or '-' instead\n"  \
 	"                        of FILE; repeatable; every TFJob of a multi-document stream\n"
@@ -80,7 +80,7 @@ static int parse_flags(int argc, char **argv, const char *cmd, struct render_fla
 	                                    CTL_FORMAT_BIT(CTL_FORMAT_LIST);
 	int ch;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":f:o:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":f:o:n:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			f->ro.cluster_domain = optarg;

@@ -16,11 +16,19 @@
 /* Exit codes of the tfjobctl contract; 130 (128 + SIGINT) when Ctrl-C or SIGTERM stopped a command. */
 enum { EXIT_OK = 0, EXIT_NEGATIVE = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
+/* Which of the global flags (those that may come before COMMAND) a command takes. */
+enum {
+	CTL_TAKES_CONNECTION = 1, /* -n/--namespace, --context, --kubeconfig, --request-timeout */
+	CTL_TAKES_NAMESPACE = 2,  /* -n/--namespace only (a default namespace) */
+	CTL_TAKES_COMPAT = 4,     /* --compat */
+};
+
 struct command {
 	const char *name;
 	const char *summary;
 	int (*run)(int argc, char **argv);
 	void (*usage)(FILE *out);
+	unsigned globals; /* CTL_TAKES_*: the global flags it reads; the others are ignored */
 };
 
 /* Read a whole file ("-" = standard input) into a NUL-terminated buffer, at most max bytes + 1. */

@@ -319,6 +319,28 @@ class TfjobctlTest(unittest.TestCase):
             self.assertEqual(p.returncode, 2, argv)
             self.assertIn("tfjobctl --help", p.stderr)
 
+    def test_global_flags_before_an_offline_command(self):
+        # Every command accepts the global flags before it, as kubectl's do; those it has no use
+        # for are ignored (validate reads no namespace), those it reads are read (render's -n).
+        path = os.path.join(ROOT, "examples", "tfjob-simple.yaml")
+        plain = subprocess.run([TFJOBCTL, "validate", "-o", "json", path], capture_output=True, text=True)
+        for pre in (["-n", "team"], ["--context", "c", "--kubeconfig", "/nonexistent"], ["--request-timeout=5s"]):
+            p = subprocess.run([TFJOBCTL] + pre + ["validate", "-o", "json", path], capture_output=True, text=True)
+            self.assertEqual((p.returncode, p.stdout), (plain.returncode, plain.stdout), (pre, p.stderr))
+        p = subprocess.run([TFJOBCTL, "-n", "team", "exit-code", "0"], capture_output=True, text=True)
+        self.assertEqual((p.returncode, p.stdout), (0, "success\n"), p.stderr)
+        # --compat before the command is still read: an unknown mode is an error however it comes.
+        p = subprocess.run([TFJOBCTL, "--compat", "bogus", "validate", path], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("bogus", p.stderr)
+        job_doc = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "j"},
+                   "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {
+                       "containers": [{"name": "tensorflow", "image": "i"}]}}}}}}
+        p = subprocess.run([TFJOBCTL, "-n", "team", "render", "-"], input=json.dumps(job_doc),
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["pods"][0]["metadata"]["namespace"], "team")
+
     def test_apply_create_then_configure(self):
         path = os.path.join(ROOT, "examples", "tfjob-simple.yaml")
         # As kubectl apply: read first; NotFound, so create.
