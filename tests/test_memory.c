@@ -88,14 +88,14 @@ START_TEST(create_get_and_metadata)
 	                                  "\"spec\":{\"x\":1},\"status\":{\"ignored\":true}}");
 	ck_assert_str_eq(meta(a, "name"), "a");
 	ck_assert_str_eq(meta(a, "namespace"), "default");
-	ck_assert_str_eq(meta(a, "resourceVersion"), "1");
+	ck_assert_str_eq(meta(a, "resourceVersion"), "2");
 	ck_assert_str_eq(meta(a, "creationTimestamp"), "2023-11-14T22:13:20Z");
 	ck_assert_int_eq(strlen(meta(a, "uid")), 36);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(a, "metadata"), "generation")), 1);
 	ck_assert_ptr_null(json_object_get(a, "status"));
 	json_t *g = get_ok(t, &TFJOBS, "a");
 	ck_assert(json_equal(a, g));
-	ck_assert_uint_eq(tfjob_memory_resource_version(t), 1);
+	ck_assert_uint_eq(tfjob_memory_resource_version(t), 2);
 
 	/* Duplicate create: 409 AlreadyExists. */
 	tfjob_error *err = NULL;
@@ -171,7 +171,7 @@ START_TEST(update_conflicts_and_status)
 	tfjob_free(out);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(after, "spec"), "x")), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(after, "status"), "phase")), "Running");
-	ck_assert_str_eq(meta(after, "resourceVersion"), "2");
+	ck_assert_str_eq(meta(after, "resourceVersion"), "3");
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(after, "metadata"), "generation")), 1);
 	/* The same status again: a no-op, no new version. */
 	ck_assert_int_eq(tfjob_transport_update_status(&out, t, &TFJOBS, NULL, text, NULL), TFJOB_ECONFLICT);
@@ -200,7 +200,7 @@ START_TEST(update_conflicts_and_status)
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(u2, "status"), "phase")), "Running");
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(u2, "spec"), "x")), 2);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(u2, "metadata"), "generation")), 2);
-	ck_assert_str_eq(meta(u2, "resourceVersion"), "3");
+	ck_assert_str_eq(meta(u2, "resourceVersion"), "4");
 	/* Metadata-only change: no generation bump. */
 	json_object_set_new(json_object_get(u2, "metadata"), "labels", json_pack("{s:s}", "k", "w"));
 	text = dumps(u2);
@@ -388,7 +388,7 @@ START_TEST(pagination)
 		json_t *l = parse(out);
 		tfjob_free(out);
 		ck_assert_str_eq(json_string_value(json_object_get(l, "kind")), "PodList");
-		ck_assert_str_eq(json_string_value(json_object_get(json_object_get(l, "metadata"), "resourceVersion")), "7");
+		ck_assert_str_eq(json_string_value(json_object_get(json_object_get(l, "metadata"), "resourceVersion")), "8");
 		size_t i;
 		json_t *item;
 		json_array_foreach(json_object_get(l, "items"), i, item) strcat(seen, meta(item, "name"));
@@ -631,13 +631,13 @@ START_TEST(watch_events_and_resume)
 	json_decref(create_ok(t, &PODS, "{\"metadata\":{\"name\":\"other-ns\",\"namespace\":\"x\"}}"));
 	wait_count(&c, 4);
 	ck_assert_str_eq(c.log, "ADDED a;ADDED b;MODIFIED a;DELETED b;");
-	ck_assert_str_eq(c.last_rv, "4"); /* the deletion has its own version */
+	ck_assert_str_eq(c.last_rv, "5"); /* the deletion has its own version */
 	tfjob_watch_free(w);
 	ck_assert_int_eq(c.closed, 1);
 	ck_assert_int_eq(c.closed_code, 0);
 
-	/* Resume from version 2: the events after it, no synthetic ones. */
-	w = start_watch(t, &PODS, &c, "2", NULL, 0);
+	/* Resume from version 3: the events after it, no synthetic ones. */
+	w = start_watch(t, &PODS, &c, "3", NULL, 0);
 	wait_count(&c, 2);
 	usleep(50000);
 	ck_assert_str_eq(c.log, "MODIFIED a;DELETED b;");
@@ -656,7 +656,7 @@ START_TEST(watch_selector_transitions)
 	tfjob_transport *t = new_store(0);
 	struct collector c;
 	json_decref(create_ok(t, &TFJOBS, "{\"metadata\":{\"name\":\"first\"}}"));
-	tfjob_watch *w = start_watch(t, &PODS, &c, "1", "app=tf", 0);
+	tfjob_watch *w = start_watch(t, &PODS, &c, "2", "app=tf", 0);
 	json_decref(create_ok(t, &PODS, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}}}"));
 	ck_assert_int_eq(tfjob_transport_patch(NULL, t, &PODS, NULL, "a", NULL, "{\"metadata\":{\"labels\":{\"app\":\"tf\"}}}", NULL), 0);
 	ck_assert_int_eq(tfjob_transport_patch(NULL, t, &PODS, NULL, "a", NULL, "{\"spec\":{\"v\":1}}", NULL), 0);
@@ -679,17 +679,17 @@ START_TEST(watch_bookmarks_and_gone)
 	ck_assert_int_eq(tfjob_memory_bookmark(t), 0);
 	wait_count(&c, 1);
 	ck_assert_str_eq(c.log, "BOOKMARK -;");
-	ck_assert_str_eq(c.last_rv, "0");
+	ck_assert_str_eq(c.last_rv, "1");
 	json_decref(create_ok(t, &PODS, "{\"metadata\":{\"name\":\"a\"}}"));
 	wait_count(&c, 2);
 	tfjob_memory_bookmark(t);
 	wait_count(&c, 3);
 	ck_assert_str_eq(c.log, "BOOKMARK -;ADDED a;BOOKMARK -;");
-	ck_assert_str_eq(c.last_rv, "1");
+	ck_assert_str_eq(c.last_rv, "2");
 	tfjob_watch_free(w);
 
 	/* Without allowWatchBookmarks: none. */
-	w = start_watch(t, &PODS, &c, "1", NULL, 0);
+	w = start_watch(t, &PODS, &c, "2", NULL, 0);
 	tfjob_memory_bookmark(t);
 	usleep(100000);
 	ck_assert_int_eq(c.count, 0);
@@ -701,17 +701,17 @@ START_TEST(watch_bookmarks_and_gone)
 		snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"p%d\"}}", i);
 		json_decref(create_ok(t, &PODS, buf));
 	}
-	w = start_watch(t, &PODS, &c, "1", NULL, 0);
+	w = start_watch(t, &PODS, &c, "2", NULL, 0);
 	ck_assert_int_eq(tfjob_watch_wait(w, 5000), 0);
 	ck_assert_int_eq(c.closed_code, TFJOB_EGONE);
 	tfjob_watch_free(w);
-	w = start_watch(t, &PODS, &c, "3", NULL, 0); /* events 4..7 are kept */
+	w = start_watch(t, &PODS, &c, "4", NULL, 0); /* events 5..8 are kept */
 	wait_count(&c, 4);
 	tfjob_watch_free(w);
 	ck_assert_int_eq(c.closed_code, 0);
 	/* Compaction: a watch resuming from before it gets 410 too. */
 	tfjob_memory_compact(t);
-	w = start_watch(t, &PODS, &c, "6", NULL, 0);
+	w = start_watch(t, &PODS, &c, "7", NULL, 0);
 	ck_assert_int_eq(tfjob_watch_wait(w, 5000), 0);
 	ck_assert_int_eq(c.closed_code, TFJOB_EGONE);
 	tfjob_watch_free(w);
@@ -860,7 +860,7 @@ START_TEST(concurrency_smoke)
 	tfjob_watch_options wo = TFJOB_WATCH_OPTIONS_INIT;
 	wo.on_event = monotonic_event;
 	wo.payload = &events;
-	wo.resource_version = "1";
+	wo.resource_version = "2";
 	tfjob_watch *w = NULL;
 	ck_assert_int_eq(tfjob_transport_watch(&w, t, &TFJOBS, NULL, &wo, NULL), 0);
 	pthread_t th[4];
@@ -870,7 +870,7 @@ START_TEST(concurrency_smoke)
 		pthread_join(th[i], NULL);
 	json_t *v = get_ok(t, &TFJOBS, "counter");
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(v, "spec"), "n")), 200);
-	ck_assert_str_eq(meta(v, "resourceVersion"), "201");
+	ck_assert_str_eq(meta(v, "resourceVersion"), "202");
 	json_decref(v);
 	for (int i = 0; i < 500 && atomic_load(&events) < 200; i++)
 		usleep(10000);

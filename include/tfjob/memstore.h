@@ -60,7 +60,9 @@ TFJOB_EXTERN int tfjob_memory_transport_new(tfjob_transport **out, const tfjob_m
 /** 1 when t is a memory transport, else 0. */
 TFJOB_EXTERN int tfjob_memory_transport_is(const tfjob_transport *t);
 
-/** The store's current resourceVersion (0 before the first write); 0 for other transports. Thread-safe. */
+/** The store's current resourceVersion: 1 before the first write (as a fresh etcd's revision, so that
+    a list of an empty store names a version a watch resumes from exactly); each write adds 1. 0 for
+    other transports. Thread-safe. */
 TFJOB_EXTERN uint64_t tfjob_memory_resource_version(const tfjob_transport *t);
 
 /**

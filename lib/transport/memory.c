@@ -907,6 +907,11 @@ static struct mem_store *store_new(const tfjob_memory_options *opts)
 		return NULL;
 	pthread_mutex_init(&s->mu, NULL);
 	tfjob__cond_init_monotonic(&s->cond);
+	/* A fresh store is at version 1, as a fresh etcd is at revision 1: the list of an empty store
+	   then says "1", a version a watch resumes from. "0" would make that watch start "from any
+	   version" with the objects as they are then, and creations and deletions made before its
+	   thread runs would never be seen (an informer's expectations would wait for them). */
+	s->rv = 1;
 	s->hist_cap = opts->history_limit ? opts->history_limit : DEFAULT_HISTORY;
 	s->hist = calloc(s->hist_cap, sizeof(*s->hist));
 	s->objects = json_object();

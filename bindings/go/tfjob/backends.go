@@ -112,7 +112,7 @@ func (m *MemoryBackend) Close() error {
 	return nil
 }
 
-// ResourceVersion is the store's current resourceVersion (0 before the first write).
+// ResourceVersion is the store's current resourceVersion (1 before the first write, as a fresh etcd).
 func (m *MemoryBackend) ResourceVersion() uint64 {
 	return readHandle(m.Backend, func(h *C.tfjob_transport) uint64 { return uint64(C.tfjob_memory_resource_version(h)) })
 }

@@ -514,7 +514,7 @@ class MemoryBackend(Backend):
 
     @property
     def resource_version(self) -> int:
-        """The store's current resourceVersion (0 before the first write)."""
+        """The store's current resourceVersion (1 before the first write, as a fresh etcd)."""
         with self._g.use() as h:
             return int(_lib.tfjob_memory_resource_version(h))
 
