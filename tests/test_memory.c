@@ -651,6 +651,32 @@ START_TEST(watch_events_and_resume)
 }
 END_TEST
 
+/* An informer lists, then watches from the list's version on a thread that may start late: what
+   happened in between must come as events. The list of an empty store must therefore name a
+   version to resume from, never "0" (which means "from any version": the objects as they are). */
+START_TEST(watch_from_the_list_of_an_empty_store)
+{
+	tfjob_transport *t = new_store(0);
+	tfjob_list_options lo = TFJOB_LIST_OPTIONS_INIT;
+	char *out = NULL;
+	ck_assert_int_eq(tfjob_transport_list(&out, t, &PODS, NULL, &lo, NULL), 0);
+	json_t *l = parse(out);
+	tfjob_free(out);
+	char rv[32];
+	snprintf(rv, sizeof(rv), "%s", json_string_value(json_object_get(json_object_get(l, "metadata"), "resourceVersion")));
+	json_decref(l);
+	ck_assert_str_ne(rv, "0");
+	json_decref(create_ok(t, &PODS, "{\"metadata\":{\"name\":\"brief\"}}"));
+	ck_assert_int_eq(tfjob_transport_delete(NULL, t, &PODS, NULL, "brief", NULL, NULL), 0);
+	struct collector c;
+	tfjob_watch *w = start_watch(t, &PODS, &c, rv, NULL, 0);
+	wait_count(&c, 2);
+	ck_assert_str_eq(c.log, "ADDED brief;DELETED brief;");
+	tfjob_watch_free(w);
+	tfjob_transport_free(t);
+}
+END_TEST
+
 START_TEST(watch_selector_transitions)
 {
 	tfjob_transport *t = new_store(0);
@@ -998,6 +1024,7 @@ int main(void)
 	tcase_add_test(tc, delete_preconditions_finalizers_gc);
 	tcase_add_test(tc, create_event);
 	tcase_add_test(tc, watch_events_and_resume);
+	tcase_add_test(tc, watch_from_the_list_of_an_empty_store);
 	tcase_add_test(tc, watch_selector_transitions);
 	tcase_add_test(tc, watch_bookmarks_and_gone);
 	tcase_add_test(tc, watch_sleeps_until_something_happens);
