@@ -80,6 +80,11 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 {
 	struct tfjob__http_response *r = arg;
 	size_t len = size * n;
+	if (len > 5 && !strncmp(data, "HTTP/", 5)) { /* "HTTP/1.1 200 OK", "HTTP/2 403" */
+		const char *sp = memchr(data, ' ', len);
+		r->status_line = sp ? strtol(sp + 1, NULL, 10) : 0;
+		return len;
+	}
 	static const char warning[] = "warning:";
 	if (len > sizeof(warning) && !strncasecmp(data, warning, sizeof(warning) - 1)) {
 		record_warning(r, data + sizeof(warning) - 1, len - (sizeof(warning) - 1));
@@ -327,7 +332,8 @@ void tfjob__http_perform(struct tfjob__kube *k, const char *method, const char *
 	curl_slist_free_all(connect_to);
 }
 
-/* Header callback, exported for watches: records Retry-After into a tfjob__http_response. */
+/* Header callback, exported for streamed requests: records the status line, Retry-After and
+   the Warnings into a tfjob__http_response. */
 size_t tfjob__http_on_header(char *data, size_t size, size_t n, void *arg) { return on_header(data, size, n, arg); }
 
 static int code_for_curl(CURLcode c)

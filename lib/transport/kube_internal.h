@@ -150,6 +150,8 @@ struct tfjob__kube {
 /* One HTTP exchange. */
 struct tfjob__http_response {
 	long status;           /* 0 when no response */
+	long status_line;      /* the code of the latest status line, set as the headers arrive (0: none
+	                          yet): a streamed answer is told an error by it before its end */
 	char *body;
 	size_t len;
 	size_t cap;            /* bytes allocated for body */
@@ -159,6 +161,10 @@ struct tfjob__http_response {
 	CURLcode curl_code;
 	char curl_error[CURL_ERROR_SIZE];
 };
+
+/* The most bytes of the body of an error answer to a streamed request (a watch, a followed log)
+   kept for its message; the rest is dropped. */
+#define TFJOB__HTTP_MAX_ERROR_BODY ((size_t)64 * 1024)
 
 /* The most bytes of Warning header texts a response keeps (the rest are dropped). */
 #define TFJOB__HTTP_MAX_WARNINGS ((size_t)64 * 1024)

@@ -11,12 +11,10 @@
 #include "util/versioned_structs.h"
 
 /* The most bytes of an error answer (a Status) kept for its message. */
-#define LOG_MAX_ERROR_BODY 65536
 
 struct log_read {
 	tfjob_pod_log_cb on_data;
 	void *payload;
-	long http_status;             /* of the answer, from its status line */
 	struct tfjob__http_response resp; /* Retry-After, and the body of an error answer */
 	int delivered;                /* bytes went to on_data */
 	int stop;                     /* on_data asked to stop */
@@ -32,8 +30,10 @@ static size_t on_log_data(char *data, size_t size, size_t n, void *arg)
 {
 	struct log_read *lr = arg;
 	size_t len = size * n;
-	if (lr->http_status != 200)
-		return tfjob__http_body_append(&lr->resp, data, len, LOG_MAX_ERROR_BODY) == 0 || lr->resp.too_large ? len : 0;
+	if (lr->resp.status_line != 200)
+		return tfjob__http_body_append(&lr->resp, data, len, TFJOB__HTTP_MAX_ERROR_BODY) == 0 || lr->resp.too_large
+		           ? len
+		           : 0;
 	if (len == 0)
 		return 0;
 	lr->delivered = 1;
@@ -43,16 +43,6 @@ static size_t on_log_data(char *data, size_t size, size_t n, void *arg)
 		return 0; /* aborts the transfer */
 	}
 	return len;
-}
-
-static size_t on_log_header(char *data, size_t size, size_t n, void *arg)
-{
-	struct log_read *lr = arg;
-	if (size * n > 5 && !strncmp(data, "HTTP/", 5)) {
-		const char *sp = strchr(data, ' ');
-		lr->http_status = sp ? strtol(sp + 1, NULL, 10) : 0;
-	}
-	return tfjob__http_on_header(data, size, n, &lr->resp);
 }
 
 /* libcurl's progress callback, called about once a second even while nothing arrives: the
@@ -65,7 +55,7 @@ static int on_log_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl
 	(void)ulnow;
 	struct log_read *lr = arg;
 	int64_t now = tfjob__monotonic_ms();
-	if (lr->http_status != 200 || now - lr->last_call_ms < 1000)
+	if (lr->resp.status_line != 200 || now - lr->last_call_ms < 1000)
 		return 0;
 	lr->last_call_ms = now;
 	if (lr->on_data(NULL, 0, lr->payload)) {
@@ -113,7 +103,6 @@ static char *log_path(const char *ns, const char *pod, const tfjob_pod_log_optio
 static void read_once(struct tfjob__kube *k, const char *path, int follow, struct log_read *lr)
 {
 	tfjob__http_response_clear(&lr->resp);
-	lr->http_status = 0;
 	struct curl_slist *connect_to = NULL;
 	CURL *easy = tfjob__http_easy(k, "GET", path, NULL, &connect_to, follow);
 	struct curl_slist *headers = easy ? tfjob__http_headers(NULL) : NULL;
@@ -121,8 +110,8 @@ static void read_once(struct tfjob__kube *k, const char *path, int follow, struc
 		curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
 		curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_log_data);
 		curl_easy_setopt(easy, CURLOPT_WRITEDATA, lr);
-		curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_log_header);
-		curl_easy_setopt(easy, CURLOPT_HEADERDATA, lr);
+		curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, tfjob__http_on_header);
+		curl_easy_setopt(easy, CURLOPT_HEADERDATA, &lr->resp);
 		curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, on_log_progress);
 		curl_easy_setopt(easy, CURLOPT_XFERINFODATA, lr);
 		curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);

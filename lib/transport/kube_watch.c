@@ -26,7 +26,6 @@ struct stream {
 	char *error_message;
 	char *error_reason;    /* its Status.reason, or NULL */
 	struct tfjob__http_response resp; /* status, Retry-After and (for errors) the body */
-	long http_status;
 	CURLM *multi;          /* drives the transfers (stream_transfer) */
 };
 
@@ -167,19 +166,10 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 {
 	struct stream *st = arg;
 	size_t len = size * n;
-	if (st->http_status != 200) {
-		/* An error answer: keep the body (a Status) for the message. */
-		if (st->resp.len + len > 65536)
-			return len;
-		char *grown = realloc(st->resp.body, st->resp.len + len + 1);
-		if (!grown)
-			return 0;
-		memcpy(grown + st->resp.len, data, len);
-		st->resp.body = grown;
-		st->resp.len += len;
-		grown[st->resp.len] = '\0';
-		return len;
-	}
+	if (st->resp.status_line != 200) /* an error answer: keep its body (a Status) for the message */
+		return tfjob__http_body_append(&st->resp, data, len, TFJOB__HTTP_MAX_ERROR_BODY) == 0 || st->resp.too_large
+		           ? len
+		           : 0;
 	int rc = tfjob__splitter_feed(&st->splitter, data, len, on_value, st);
 	if (rc == -1 && !st->error_code) {
 		/* Say why the stream was cut, rather than curl's "Failure writing output". */
@@ -192,16 +182,6 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 			: tfjob__strdup("watch: the stream is not a sequence of JSON objects");
 	}
 	return rc == 0 ? len : 0;
-}
-
-static size_t on_header(char *data, size_t size, size_t n, void *arg)
-{
-	struct stream *st = arg;
-	if (size * n > 5 && !strncmp(data, "HTTP/", 5)) {
-		const char *sp = strchr(data, ' ');
-		st->http_status = sp ? strtol(sp + 1, NULL, 10) : 0;
-	}
-	return tfjob__http_on_header(data, size, n, &st->resp);
 }
 
 static char *watch_path(const tfjob_resource *res, const char *ns, const tfjob_watch_options *opts, const char *rv,
@@ -269,12 +249,11 @@ static CURLcode stream_transfer(struct stream *st, CURL *easy)
 	return result;
 }
 
-/* One connection: stream until it ends. Fills st->resp.curl_code / st->http_status. */
+/* One connection: stream until it ends. Fills st->resp.curl_code / st->resp.status. */
 static void connect_once(struct stream *st, const char *path, int64_t timeout_s)
 {
 	struct tfjob__kube *k = st->k;
 	tfjob__http_response_clear(&st->resp);
-	st->http_status = 0;
 	st->got_events = 0;
 	st->error_code = 0;
 	tfjob__splitter_reset(&st->splitter);
@@ -285,8 +264,8 @@ static void connect_once(struct stream *st, const char *path, int64_t timeout_s)
 		curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
 		curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_data);
 		curl_easy_setopt(easy, CURLOPT_WRITEDATA, st);
-		curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
-		curl_easy_setopt(easy, CURLOPT_HEADERDATA, st);
+		curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, tfjob__http_on_header);
+		curl_easy_setopt(easy, CURLOPT_HEADERDATA, &st->resp);
 		curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, st->resp.curl_error);
 		/* A stream the server has not ended a minute after its timeoutSeconds is broken (a dead
 		   peer is found sooner by TCP keep-alive). */
