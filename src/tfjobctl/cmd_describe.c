@@ -25,11 +25,6 @@ void usage_describe(FILE *out)
 	        "configuration or connection error.\n");
 }
 
-static const char *str(const json_t *obj, const char *key)
-{
-	const char *s = json_string_value(json_object_get(obj, key));
-	return s ? s : "";
-}
 
 /* "Title:  k=v" then one "k=v" line per further entry, aligned, at an indentation. */
 static void print_map_at(const char *title, const json_t *map, int indent)
@@ -127,20 +122,20 @@ static void print_env(const json_t *container, const char *tf_config, int indent
 		const json_t *from = json_object_get(e, "valueFrom");
 		const json_t *secret = json_object_get(from, "secretKeyRef"), *cm = json_object_get(from, "configMapKeyRef");
 		const json_t *field = json_object_get(from, "fieldRef");
-		printf("%*s%s:  ", indent + 2, "", str(e, "name"));
+		printf("%*s%s:  ", indent + 2, "", ctl_str(e, "name"));
 		if (secret) /* kubectl's words; never the secret's value, which a TFJob does not hold anyway */
-			printf("<set to the key '%s' in secret '%s'>\n", str(secret, "key"), str(secret, "name"));
+			printf("<set to the key '%s' in secret '%s'>\n", ctl_str(secret, "key"), ctl_str(secret, "name"));
 		else if (cm)
-			printf("<set to the key '%s' of config map '%s'>\n", str(cm, "key"), str(cm, "name"));
+			printf("<set to the key '%s' of config map '%s'>\n", ctl_str(cm, "key"), ctl_str(cm, "name"));
 		else if (field)
-			printf("(%s:%s)\n", json_object_get(field, "apiVersion") ? str(field, "apiVersion") : "v1",
-			       str(field, "fieldPath"));
+			printf("(%s:%s)\n", json_object_get(field, "apiVersion") ? ctl_str(field, "apiVersion") : "v1",
+			       ctl_str(field, "fieldPath"));
 		else if (from) {
 			char *s = json_dumps(from, JSON_COMPACT);
 			printf("<from %s>\n", s ? s : "");
 			free(s);
 		} else
-			printf("%s\n", str(e, "value"));
+			printf("%s\n", ctl_str(e, "value"));
 	}
 	if (tf_config) {
 		printf("%*sTF_CONFIG:  (set by the operator; replica 0 shown, the other replicas differ in task.index)\n",
@@ -152,15 +147,15 @@ static void print_env(const json_t *container, const char *tf_config, int indent
 /* A container as kubectl describe shows a pod's: image, ports, command, args, resources, env. */
 static void print_container(const json_t *c, const char *tf_config, int indent)
 {
-	printf("%*s%s:\n", indent, "", str(c, "name"));
+	printf("%*s%s:\n", indent, "", ctl_str(c, "name"));
 	indent += 2;
-	printf("%*sImage:  %s\n", indent, "", json_object_get(c, "image") ? str(c, "image") : "<none>");
+	printf("%*sImage:  %s\n", indent, "", json_object_get(c, "image") ? ctl_str(c, "image") : "<none>");
 	size_t i;
 	json_t *p;
 	json_array_foreach(json_object_get(c, "ports"), i, p) {
-		const char *proto = str(p, "protocol");
+		const char *proto = ctl_str(p, "protocol");
 		printf("%*sPort:   %lld/%s%s%s%s\n", indent, "", (long long)json_integer_value(json_object_get(p, "containerPort")),
-		       proto[0] ? proto : "TCP", json_object_get(p, "name") ? " (" : "", str(p, "name"),
+		       proto[0] ? proto : "TCP", json_object_get(p, "name") ? " (" : "", ctl_str(p, "name"),
 		       json_object_get(p, "name") ? ")" : "");
 	}
 	print_list("Command", json_object_get(c, "command"), indent);
@@ -186,7 +181,7 @@ static void print_pod_template(const json_t *rs, const tfjob_job *job, const cha
 	json_t *c;
 	json_array_foreach(json_object_get(json_object_get(tmpl, "spec"), "containers"), i, c)
 		/* The operator sets TF_CONFIG on the tensorflow container. */
-		print_container(c, !strcmp(str(c, "name"), "tensorflow") ? tf_config : NULL, 10);
+		print_container(c, !strcmp(ctl_str(c, "name"), "tensorflow") ? tf_config : NULL, 10);
 	free(tf_config);
 }
 
@@ -247,14 +242,14 @@ static void print_spec(const json_t *job, const tfjob_job *parsed)
 		print_fields(rp, 4);
 	}
 	if (json_object_get(spec, "successPolicy"))
-		printf("  Success Policy:  %s\n", str(spec, "successPolicy"));
+		printf("  Success Policy:  %s\n", ctl_str(spec, "successPolicy"));
 	printf("  TF Replica Specs:\n");
 	const char *type;
 	json_t *rs;
 	json_object_foreach(json_object_get(spec, "tfReplicaSpecs"), type, rs) {
 		json_t *r = json_object_get(rs, "replicas");
 		printf("    %s:\n      Replicas:        %lld\n      Restart Policy:  %s\n", type,
-		       r ? (long long)json_integer_value(r) : 1LL, json_object_get(rs, "restartPolicy") ? str(rs, "restartPolicy") : "Never");
+		       r ? (long long)json_integer_value(r) : 1LL, json_object_get(rs, "restartPolicy") ? ctl_str(rs, "restartPolicy") : "Never");
 		print_pod_template(rs, parsed, type);
 	}
 }
@@ -271,15 +266,15 @@ static void print_status(const json_t *job)
 	const json_t *conds = json_object_get(st, "conditions");
 	if (!json_array_size(conds) && !manager)
 		printf("  No status yet: 'tfjobctl diagnose %s' says which step fails (operator, pods, scheduling).\n",
-		       str(json_object_get(job, "metadata"), "name"));
+		       ctl_str(json_object_get(job, "metadata"), "name"));
 	if (json_array_size(conds)) {
 		printf("  Conditions:\n    %-10s %-7s %-22s %-21s %s\n", "Type", "Status", "Reason", "Last Transition Time",
 		       "Message");
 		size_t i;
 		json_t *c;
 		json_array_foreach(conds, i, c)
-			printf("    %-10s %-7s %-22s %-21s %s\n", str(c, "type"), str(c, "status"), str(c, "reason"),
-			       str(c, "lastTransitionTime"), str(c, "message"));
+			printf("    %-10s %-7s %-22s %-21s %s\n", ctl_str(c, "type"), ctl_str(c, "status"), ctl_str(c, "reason"),
+			       ctl_str(c, "lastTransitionTime"), ctl_str(c, "message"));
 	}
 	const json_t *rs = json_object_get(st, "replicaStatuses");
 	if (json_object_size(rs)) {
@@ -293,19 +288,19 @@ static void print_status(const json_t *job)
 			       (long long)json_integer_value(json_object_get(r, "failed")));
 	}
 	if (json_object_get(st, "startTime"))
-		printf("  Start Time:       %s\n", str(st, "startTime"));
+		printf("  Start Time:       %s\n", ctl_str(st, "startTime"));
 	if (json_object_get(st, "completionTime"))
-		printf("  Completion Time:  %s\n", str(st, "completionTime"));
+		printf("  Completion Time:  %s\n", ctl_str(st, "completionTime"));
 }
 
 /* An event's time: lastTimestamp, else eventTime, else its creation. */
 static const char *event_time(const json_t *e)
 {
-	const char *ts = str(e, "lastTimestamp");
+	const char *ts = ctl_str(e, "lastTimestamp");
 	if (!ts[0])
-		ts = str(e, "eventTime");
+		ts = ctl_str(e, "eventTime");
 	if (!ts[0])
-		ts = str(json_object_get(e, "metadata"), "creationTimestamp");
+		ts = ctl_str(json_object_get(e, "metadata"), "creationTimestamp");
 	return ts;
 }
 
@@ -337,7 +332,7 @@ static void print_events(const json_t *list)
 		char age[32], first[32], shown[96];
 		ctl_age(age, sizeof(age), event_time(e), now);
 		json_int_t count = json_integer_value(json_object_get(e, "count"));
-		const char *first_ts = str(e, "firstTimestamp");
+		const char *first_ts = ctl_str(e, "firstTimestamp");
 		if (count > 1 && first_ts[0]) {
 			ctl_age(first, sizeof(first), first_ts, now);
 			snprintf(shown, sizeof(shown), "%s (x%lld over %s)", age, (long long)count, first);
@@ -345,12 +340,12 @@ static void print_events(const json_t *list)
 			snprintf(shown, sizeof(shown), "%s", age);
 		}
 		/* From: the source component, else the reporting controller (events.k8s.io events). */
-		const char *from = str(json_object_get(e, "source"), "component");
+		const char *from = ctl_str(json_object_get(e, "source"), "component");
 		if (!from[0])
-			from = str(e, "reportingComponent");
+			from = ctl_str(e, "reportingComponent");
 		if (!from[0])
-			from = str(e, "reportingController");
-		printf("  %-8s %-24s %-8s %-20s %s\n", str(e, "type"), str(e, "reason"), shown, from, str(e, "message"));
+			from = ctl_str(e, "reportingController");
+		printf("  %-8s %-24s %-8s %-20s %s\n", ctl_str(e, "type"), ctl_str(e, "reason"), shown, from, ctl_str(e, "message"));
 	}
 	free(sorted);
 }
@@ -371,12 +366,12 @@ static tfjob_job *defaulted(const char *text)
 static void describe(const json_t *job, const json_t *events, const char *text)
 {
 	const json_t *meta = json_object_get(job, "metadata");
-	printf("%-13s%s\n%-13s%s\n", "Name:", str(meta, "name"), "Namespace:", str(meta, "namespace"));
+	printf("%-13s%s\n%-13s%s\n", "Name:", ctl_str(meta, "name"), "Namespace:", ctl_str(meta, "namespace"));
 	print_map("Labels:", json_object_get(meta, "labels"));
 	print_map("Annotations:", json_object_get(meta, "annotations"));
-	printf("%-13s%s\n%-13s%s\n", "API Version:", str(job, "apiVersion"), "Kind:", str(job, "kind"));
+	printf("%-13s%s\n%-13s%s\n", "API Version:", ctl_str(job, "apiVersion"), "Kind:", ctl_str(job, "kind"));
 	printf("Metadata:\n  Creation Timestamp:  %s\n  UID:                 %s\n  Resource Version:    %s\n",
-	       str(meta, "creationTimestamp"), str(meta, "uid"), str(meta, "resourceVersion"));
+	       ctl_str(meta, "creationTimestamp"), ctl_str(meta, "uid"), ctl_str(meta, "resourceVersion"));
 	tfjob_job *parsed = defaulted(text);
 	print_spec(job, parsed);
 	tfjob_job_free(parsed);

@@ -42,11 +42,6 @@ void usage_diagnose(FILE *out)
 	        "2 usage, configuration or connection error.\n");
 }
 
-static const char *sv(const json_t *obj, const char *key)
-{
-	const char *s = json_string_value(json_object_get(obj, key));
-	return s ? s : "";
-}
 
 struct diag {
 	int failed;          /* a step failed: the later ones are not judged */
@@ -105,10 +100,10 @@ static int print_warnings(const json_t *events, const char *kind, const char *na
 	json_t *e;
 	json_array_foreach(json_object_get(events, "items"), i, e) {
 		const json_t *o = json_object_get(e, "involvedObject");
-		if (strcmp(sv(e, "type"), "Warning") || strcmp(sv(o, "kind"), kind) || strcmp(sv(o, "name"), name))
+		if (strcmp(ctl_str(e, "type"), "Warning") || strcmp(ctl_str(o, "kind"), kind) || strcmp(ctl_str(o, "name"), name))
 			continue;
 		long long count = (long long)json_integer_value(json_object_get(e, "count"));
-		printf("%21sEvent %s %s/%s: %s", "", sv(e, "reason"), kind, name, sv(e, "message"));
+		printf("%21sEvent %s %s/%s: %s", "", ctl_str(e, "reason"), kind, name, ctl_str(e, "message"));
 		if (count > 1)
 			printf(" (x%lld)", count);
 		printf("\n");
@@ -160,15 +155,15 @@ static int check_lease(struct diag *d, tfjob_transport *t, const char *name, con
 		     "Lease)?", name, ns ? " in namespace " : "", ns ? ns : "");
 	} else {
 		const json_t *spec = json_object_get(lease, "spec");
-		const char *holder = sv(spec, "holderIdentity");
+		const char *holder = ctl_str(spec, "holderIdentity");
 		int64_t renewed, now = (int64_t)time(NULL);
 		json_int_t duration = json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
 		char when[32] = "never";
-		bool known = !tfjob_time_parse(&renewed, sv(spec, "renewTime"));
+		bool known = !tfjob_time_parse(&renewed, ctl_str(spec, "renewTime"));
 		if (known)
 			ago(when, sizeof when, now - renewed);
 		live = holder[0] && known && now - renewed <= (duration > 0 ? duration : 15);
-		const char *lns = sv(json_object_get(lease, "metadata"), "namespace");
+		const char *lns = ctl_str(json_object_get(lease, "metadata"), "namespace");
 		if (live)
 			step(d, "[ok]", "controller", "the leader Lease %s/%s is held by %s, renewed %s ago (for %llds)", lns, name,
 			     holder, when, (long long)duration);
@@ -188,12 +183,12 @@ static bool container_trouble(char *buf, size_t size, const json_t *cs)
 	const json_t *wait = json_object_get(json_object_get(cs, "state"), "waiting");
 	const json_t *last = json_object_get(json_object_get(cs, "lastState"), "terminated");
 	json_int_t restarts = json_integer_value(json_object_get(cs, "restartCount"));
-	if (wait && strcmp(sv(wait, "reason"), "ContainerCreating") && strcmp(sv(wait, "reason"), "PodInitializing")) {
-		int n = snprintf(buf, size, "container %s is waiting: %s%s%s", sv(cs, "name"), sv(wait, "reason"),
-		                 sv(wait, "message")[0] ? ": " : "", sv(wait, "message"));
+	if (wait && strcmp(ctl_str(wait, "reason"), "ContainerCreating") && strcmp(ctl_str(wait, "reason"), "PodInitializing")) {
+		int n = snprintf(buf, size, "container %s is waiting: %s%s%s", ctl_str(cs, "name"), ctl_str(wait, "reason"),
+		                 ctl_str(wait, "message")[0] ? ": " : "", ctl_str(wait, "message"));
 		if (last && n >= 0 && (size_t)n < size)
 			snprintf(buf + n, size - (size_t)n, " (restarts %lld, last exit %lld %s)", (long long)restarts,
-			         (long long)json_integer_value(json_object_get(last, "exitCode")), sv(last, "reason"));
+			         (long long)json_integer_value(json_object_get(last, "exitCode")), ctl_str(last, "reason"));
 		return true;
 	}
 	return false;
@@ -236,17 +231,17 @@ static size_t check_scheduling(struct diag *d, const json_t *items, const json_t
 	json_t *p;
 	json_array_foreach(items, i, p) {
 		const json_t *st = json_object_get(p, "status");
-		const char *pod = sv(json_object_get(p, "metadata"), "name");
-		if (sv(json_object_get(p, "spec"), "nodeName")[0] || !strcmp(sv(st, "phase"), "Succeeded") ||
-		    !strcmp(sv(st, "phase"), "Failed"))
+		const char *pod = ctl_str(json_object_get(p, "metadata"), "name");
+		if (ctl_str(json_object_get(p, "spec"), "nodeName")[0] || !strcmp(ctl_str(st, "phase"), "Succeeded") ||
+		    !strcmp(ctl_str(st, "phase"), "Failed"))
 			continue;
 		const char *why = "not bound to a node yet (no scheduler running, or it has not seen the pod)";
 		size_t k;
 		json_t *c;
 		char buf[1024];
 		json_array_foreach(json_object_get(st, "conditions"), k, c)
-			if (!strcmp(sv(c, "type"), "PodScheduled") && !strcmp(sv(c, "status"), "False")) {
-				snprintf(buf, sizeof buf, "%s: %s", sv(c, "reason"), sv(c, "message"));
+			if (!strcmp(ctl_str(c, "type"), "PodScheduled") && !strcmp(ctl_str(c, "status"), "False")) {
+				snprintf(buf, sizeof buf, "%s: %s", ctl_str(c, "reason"), ctl_str(c, "message"));
 				why = buf;
 			}
 		if (!unscheduled++)
@@ -283,8 +278,8 @@ static void pending_pod_trouble(struct diag *d, size_t *trouble, const char *pod
 	json_t *ev;
 	json_array_foreach(json_object_get(events, "items"), e, ev) {
 		const json_t *o = json_object_get(ev, "involvedObject");
-		if (!strcmp(sv(ev, "type"), "Warning") && !strcmp(sv(o, "kind"), "Pod") && !strcmp(sv(o, "name"), pod)) {
-			container_trouble_line(d, trouble, "pod %s is Pending: %s: %s", pod, sv(ev, "reason"), sv(ev, "message"));
+		if (!strcmp(ctl_str(ev, "type"), "Warning") && !strcmp(ctl_str(o, "kind"), "Pod") && !strcmp(ctl_str(o, "name"), pod)) {
+			container_trouble_line(d, trouble, "pod %s is Pending: %s: %s", pod, ctl_str(ev, "reason"), ctl_str(ev, "message"));
 			return;
 		}
 	}
@@ -296,7 +291,7 @@ static size_t check_containers(struct diag *d, const json_t *items, const json_t
 	size_t trouble = 0, i;
 	json_t *p;
 	json_array_foreach(items, i, p) {
-		const char *pod = sv(json_object_get(p, "metadata"), "name");
+		const char *pod = ctl_str(json_object_get(p, "metadata"), "name");
 		const json_t *st = json_object_get(p, "status");
 		size_t k;
 		json_t *cs;
@@ -309,7 +304,7 @@ static size_t check_containers(struct diag *d, const json_t *items, const json_t
 			}
 		if (found)
 			print_warnings(events, "Pod", pod);
-		else if (sv(json_object_get(p, "spec"), "nodeName")[0] && !strcmp(sv(st, "phase"), "Pending"))
+		else if (ctl_str(json_object_get(p, "spec"), "nodeName")[0] && !strcmp(ctl_str(st, "phase"), "Pending"))
 			pending_pod_trouble(d, &trouble, pod, events);
 	}
 	return trouble;
@@ -326,9 +321,9 @@ static void note_restarts(struct diag *d, const json_t *items, size_t have)
 			const json_t *last = json_object_get(json_object_get(cs, "lastState"), "terminated");
 			if (!restarted++)
 				step(d, "[note]", "containers", "some restarted:");
-			printf("%21spod %s: %lld restarts, last exit %lld %s\n", "", sv(json_object_get(p, "metadata"), "name"),
+			printf("%21spod %s: %lld restarts, last exit %lld %s\n", "", ctl_str(json_object_get(p, "metadata"), "name"),
 			       (long long)json_integer_value(json_object_get(cs, "restartCount")),
-			       (long long)json_integer_value(json_object_get(last, "exitCode")), sv(last, "reason"));
+			       (long long)json_integer_value(json_object_get(last, "exitCode")), ctl_str(last, "reason"));
 		}
 	}
 	if (!restarted)
@@ -374,7 +369,7 @@ static int diagnose(tfjob_transport *t, const char *name, const char *lease_name
 		return EXIT_USAGE;
 	}
 	struct diag d = { 0 };
-	printf("TFJob %s/%s:\n", sv(json_object_get(job, "metadata"), "namespace"), name);
+	printf("TFJob %s/%s:\n", ctl_str(json_object_get(job, "metadata"), "namespace"), name);
 	check_spec(&d, text);
 	tfjob_free(text);
 	const json_t *rp = json_object_get(json_object_get(job, "spec"), "runPolicy");
@@ -397,7 +392,7 @@ static int diagnose(tfjob_transport *t, const char *name, const char *lease_name
 		if (has_status) {
 			const json_t *conds = json_object_get(st, "conditions");
 			const json_t *c = json_array_get(conds, json_array_size(conds) - 1);
-			step(&d, "[ok]", "status", "%s (%s: %s)", ctl_job_state(job), sv(c, "reason"), sv(c, "message"));
+			step(&d, "[ok]", "status", "%s (%s: %s)", ctl_job_state(job), ctl_str(c, "reason"), ctl_str(c, "message"));
 		} else {
 			step(&d, "[FAIL]", "status", "none: no operator has taken the job (not running, watching other "
 			     "namespaces only, or failing: see its log)");

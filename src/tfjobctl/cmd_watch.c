@@ -62,11 +62,6 @@ static void clock_now(char *buf, size_t size)
 	strftime(buf, size, "%H:%M:%S", &tm);
 }
 
-static const char *sv(const json_t *obj, const char *key)
-{
-	const char *s = json_string_value(json_object_get(obj, key));
-	return s ? s : "";
-}
 
 /* "Worker: 2 active, 1 succeeded, 0 failed; PS: 1 active, ..." (types in the spec's order). */
 static void replicas_line(char *buf, size_t size, const json_t *job)
@@ -94,7 +89,7 @@ static void show_job(struct follow *f, const char *type, const json_t *obj)
 	const json_t *meta = json_object_get(obj, "metadata");
 	if (!f->headed) {
 		const char *manager = ctl_job_foreign_manager(obj);
-		printf("%s TFJob %s/%s: %s%s%s\n", ts, sv(meta, "namespace"), f->name,
+		printf("%s TFJob %s/%s: %s%s%s\n", ts, ctl_str(meta, "namespace"), f->name,
 		       ctl_job_state(obj)[0] ? ctl_job_state(obj) : "no status yet", manager ? ", managed by " : "",
 		       manager ? manager : "");
 		f->headed = true;
@@ -108,12 +103,12 @@ static void show_job(struct follow *f, const char *type, const json_t *obj)
 	json_t *c;
 	json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
 		char seen[512];
-		snprintf(seen, sizeof seen, "%s|%s", sv(c, "status"), sv(c, "reason"));
-		const char *before = json_string_value(json_object_get(f->conditions, sv(c, "type")));
+		snprintf(seen, sizeof seen, "%s|%s", ctl_str(c, "status"), ctl_str(c, "reason"));
+		const char *before = json_string_value(json_object_get(f->conditions, ctl_str(c, "type")));
 		if (before && !strcmp(before, seen))
 			continue;
-		json_object_set_new(f->conditions, sv(c, "type"), json_string(seen));
-		printf("%s condition %s=%s %s: %s\n", ts, sv(c, "type"), sv(c, "status"), sv(c, "reason"), sv(c, "message"));
+		json_object_set_new(f->conditions, ctl_str(c, "type"), json_string(seen));
+		printf("%s condition %s=%s %s: %s\n", ts, ctl_str(c, "type"), ctl_str(c, "status"), ctl_str(c, "reason"), ctl_str(c, "message"));
 	}
 	char reps[1024];
 	replicas_line(reps, sizeof reps, obj);
@@ -179,22 +174,22 @@ static void pod_line(char *buf, size_t size, const json_t *pod)
 	const json_t *state = json_object_get(cs, "state"), *wait = json_object_get(state, "waiting");
 	const json_t *last = json_object_get(json_object_get(cs, "lastState"), "terminated");
 	int n = snprintf(buf, size, "%s", sum);
-	if (wait && !last && sv(wait, "reason")[0] && n >= 0 && (size_t)n < size)
-		n += snprintf(buf + n, size - (size_t)n, " (%s%s%s)", sv(wait, "reason"), sv(wait, "message")[0] ? ": " : "",
-		              sv(wait, "message"));
+	if (wait && !last && ctl_str(wait, "reason")[0] && n >= 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, " (%s%s%s)", ctl_str(wait, "reason"), ctl_str(wait, "message")[0] ? ": " : "",
+		              ctl_str(wait, "message"));
 	/* Not scheduled: the scheduler's reason, from the PodScheduled condition. */
 	size_t i;
 	json_t *c;
 	json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
-		if (!strcmp(sv(c, "type"), "PodScheduled") && !strcmp(sv(c, "status"), "False") && n >= 0 &&
+		if (!strcmp(ctl_str(c, "type"), "PodScheduled") && !strcmp(ctl_str(c, "status"), "False") && n >= 0 &&
 		    (size_t)n < size)
-			n += snprintf(buf + n, size - (size_t)n, " (%s: %s)", sv(c, "reason"), sv(c, "message"));
+			n += snprintf(buf + n, size - (size_t)n, " (%s: %s)", ctl_str(c, "reason"), ctl_str(c, "message"));
 	json_int_t restarts = json_integer_value(json_object_get(cs, "restartCount"));
 	if (restarts > 0 && n >= 0 && (size_t)n < size) {
 		n += snprintf(buf + n, size - (size_t)n, ", restarts %lld", (long long)restarts);
 		if (last && !wait && n >= 0 && (size_t)n < size)
 			snprintf(buf + n, size - (size_t)n, ", last exit %lld (%s)",
-			         (long long)json_integer_value(json_object_get(last, "exitCode")), sv(last, "reason"));
+			         (long long)json_integer_value(json_object_get(last, "exitCode")), ctl_str(last, "reason"));
 	}
 }
 
@@ -237,7 +232,7 @@ static void poll_children(tfjob_transport *t, struct follow *f)
 	json_array_foreach(json_object_get(pods, "items"), i, p) {
 		char line[1024];
 		pod_line(line, sizeof line, p);
-		const char *name = sv(json_object_get(p, "metadata"), "name");
+		const char *name = ctl_str(json_object_get(p, "metadata"), "name");
 		const char *before = json_string_value(json_object_get(f->pods, name));
 		if (before && !strcmp(before, line))
 			continue;
@@ -249,9 +244,9 @@ static void poll_children(tfjob_transport *t, struct follow *f)
 		json_t *e;
 		json_array_foreach(json_object_get(lists[l], "items"), i, e) {
 			const json_t *obj = json_object_get(e, "involvedObject");
-			if (l == 1 && !json_object_get(f->pods, sv(obj, "name")))
+			if (l == 1 && !json_object_get(f->pods, ctl_str(obj, "name")))
 				continue; /* another job's pod */
-			const char *uid = sv(json_object_get(e, "metadata"), "uid");
+			const char *uid = ctl_str(json_object_get(e, "metadata"), "uid");
 			json_int_t count = json_integer_value(json_object_get(e, "count"));
 			json_t *seen = json_object_get(f->events, uid);
 			if (seen && json_integer_value(seen) >= count)
@@ -260,8 +255,8 @@ static void poll_children(tfjob_transport *t, struct follow *f)
 			char times[32] = "";
 			if (count > 1)
 				snprintf(times, sizeof times, " (x%lld)", (long long)count);
-			printf("%s %-7s %-20s %s/%s: %s%s\n", ts, sv(e, "type"), sv(e, "reason"), sv(obj, "kind"), sv(obj, "name"),
-			       sv(e, "message"), times);
+			printf("%s %-7s %-20s %s/%s: %s%s\n", ts, ctl_str(e, "type"), ctl_str(e, "reason"), ctl_str(obj, "kind"), ctl_str(obj, "name"),
+			       ctl_str(e, "message"), times);
 		}
 	}
 	fflush(stdout);
@@ -281,7 +276,7 @@ static void summary(const struct follow *f)
 	const json_t *c = json_array_get(conds, json_array_size(conds) ? json_array_size(conds) - 1 : 0);
 	char took[64] = "";
 	int64_t from, to;
-	if (!tfjob_time_parse(&from, sv(st, "startTime")) && !tfjob_time_parse(&to, sv(st, "completionTime")) && to >= from) {
+	if (!tfjob_time_parse(&from, ctl_str(st, "startTime")) && !tfjob_time_parse(&to, ctl_str(st, "completionTime")) && to >= from) {
 		int64_t d = to - from;
 		if (d >= 3600)
 			snprintf(took, sizeof took, " after %lldh%02lldm%02llds", (long long)(d / 3600), (long long)(d / 60 % 60),
@@ -301,7 +296,7 @@ static void summary(const struct follow *f)
 	printf("\nTFJob %s %s%s", f->name, over ? "" : "still ",
 	       ctl_job_state(job)[0] ? ctl_job_state(job) : "without status");
 	if (c && over)
-		printf(" (%s: %s)", sv(c, "reason"), sv(c, "message"));
+		printf(" (%s: %s)", ctl_str(c, "reason"), ctl_str(c, "message"));
 	printf("%s\n", took);
 	char reps[1024];
 	replicas_line(reps, sizeof reps, job);

@@ -40,11 +40,6 @@ struct pod_log {
 	pthread_t thread;
 };
 
-static const char *jstr(const json_t *v, const char *key)
-{
-	const char *s = json_string_value(json_object_get(v, key));
-	return s ? s : "";
-}
 
 static void print_prefixed(struct pod_log *p, const char *text, size_t len)
 {
@@ -137,7 +132,7 @@ static bool split_replica(char *type, size_t tsize, char *index, size_t isize, c
 static int by_name(const void *x, const void *y)
 {
 	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
-	return strcmp(jstr(json_object_get(a, "metadata"), "name"), jstr(json_object_get(b, "metadata"), "name"));
+	return strcmp(ctl_str(json_object_get(a, "metadata"), "name"), ctl_str(json_object_get(b, "metadata"), "name"));
 }
 
 /* The container to read: -c, else the one the operator runs TensorFlow in when the pod has
@@ -153,8 +148,8 @@ static void pick_container(char *out, size_t size, const json_t *pod, const char
 	size_t i;
 	json_t *c;
 	json_array_foreach(containers, i, c)
-		if (!strcmp(jstr(c, "name"), TF_CONTAINER) || json_array_size(containers) == 1)
-			snprintf(out, size, "%s", jstr(c, "name"));
+		if (!strcmp(ctl_str(c, "name"), TF_CONTAINER) || json_array_size(containers) == 1)
+			snprintf(out, size, "%s", ctl_str(c, "name"));
 }
 
 /* The replicas of the job: "chief-0, worker-0, worker-1" (from the pods' labels), for messages. */
@@ -164,8 +159,8 @@ static void replica_names(char *buf, size_t size, json_t *const *pods, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const json_t *labels = json_object_get(json_object_get(pods[i], "metadata"), "labels");
 		size_t len = strlen(buf);
-		snprintf(buf + len, size - len, "%s%s-%s", i ? ", " : "", jstr(labels, TFJOB_LABEL_REPLICA_TYPE),
-		         jstr(labels, TFJOB_LABEL_REPLICA_INDEX));
+		snprintf(buf + len, size - len, "%s%s-%s", i ? ", " : "", ctl_str(labels, TFJOB_LABEL_REPLICA_TYPE),
+		         ctl_str(labels, TFJOB_LABEL_REPLICA_INDEX));
 	}
 }
 
@@ -239,7 +234,7 @@ static int pods_as_asked(json_t **pods, size_t n, tfjob_transport *t, const char
 		replica_names(names, sizeof(names), pods, n);
 		const json_t *labels = json_object_get(json_object_get(pods[0], "metadata"), "labels");
 		return ctl_fail("logs: TFJob %s has %zu pods (%s): name one (tfjobctl logs %s %s-%s) or give --all", job, n,
-		                names, job, jstr(labels, TFJOB_LABEL_REPLICA_TYPE), jstr(labels, TFJOB_LABEL_REPLICA_INDEX));
+		                names, job, ctl_str(labels, TFJOB_LABEL_REPLICA_TYPE), ctl_str(labels, TFJOB_LABEL_REPLICA_INDEX));
 	}
 	return EXIT_OK;
 }
@@ -309,7 +304,7 @@ int ctl_logs_cluster(const struct ctl_cluster *cl, const struct ctl_logs_args *a
 		rc = ctl_fail("out of memory");
 	if (!rc) {
 		for (size_t i = 0; i < n; i++) {
-			snprintf(logs[i].name, sizeof(logs[i].name), "%s", jstr(json_object_get(pods[i], "metadata"), "name"));
+			snprintf(logs[i].name, sizeof(logs[i].name), "%s", ctl_str(json_object_get(pods[i], "metadata"), "name"));
 			pick_container(logs[i].container, sizeof(logs[i].container), pods[i], a->container);
 			logs[i].a = a;
 			logs[i].prefix = a->prefix || n > 1;

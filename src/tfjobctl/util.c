@@ -105,6 +105,12 @@ int ctl_load_jobs_text(tfjob_job ***out, size_t *count, const char *path, char *
 	return load_jobs(out, count, path, text, len);
 }
 
+const char *ctl_str(const json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+	return s ? s : "";
+}
+
 int ctl_fail_err(tfjob_error *err)
 {
 	fprintf(stderr, "tfjobctl: %s\n", err ? tfjob_error_message(err) : "error");
