@@ -10,12 +10,10 @@
 #include "transport/kube_internal.h"
 #include "util/versioned_structs.h"
 
-/* The most bytes of an error answer (a Status) kept for its message. */
-
 struct log_read {
 	tfjob_pod_log_cb on_data;
 	void *payload;
-	struct tfjob__http_response resp; /* Retry-After, and the body of an error answer */
+	struct tfjob__http_response resp; /* status line, Retry-After, and the body of an error answer */
 	int delivered;                /* bytes went to on_data */
 	int stop;                     /* on_data asked to stop */
 	int64_t last_call_ms;         /* when on_data was last called (idle calls once a second) */

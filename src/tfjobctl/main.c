@@ -165,29 +165,28 @@ int main(int argc, char **argv)
 		printf("tfjobctl %s (libtfjob %s)\n", TFJOB_VERSION, tfjob_version());
 		return EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (!strcmp(name, commands[i].name)) {
-			bool run_dir = false; /* get --run-dir: a local run instead of the cluster */
-			for (int a = 2; a < argc; a++) {
-				if (!strcmp(argv[a], "--"))
-					break;
-				if (!strncmp(argv[a], "--run-dir", 9))
-					run_dir = true;
-				if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-					commands[i].usage(stdout);
-					if (commands[i].run == cmd_get) {
-						printf("\n");
-						usage_get_run_dir(stdout);
-					}
-					return EXIT_OK;
-				}
+	const struct command *cmd = find_command(name);
+	if (!cmd) {
+		fprintf(stderr, "tfjobctl: unknown command '%s'\n\n", name);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	bool run_dir = false; /* get --run-dir: a local run instead of the cluster */
+	for (int a = 2; a < argc; a++) {
+		if (!strcmp(argv[a], "--"))
+			break;
+		if (!strncmp(argv[a], "--run-dir", 9))
+			run_dir = true;
+		if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+			cmd->usage(stdout);
+			if (cmd->run == cmd_get) {
+				printf("\n");
+				usage_get_run_dir(stdout);
 			}
-			if (run_dir && commands[i].run == cmd_get)
-				return cmd_get_run_dir(argc - 1, argv + 1);
-			return commands[i].run(argc - 1, argv + 1);
+			return EXIT_OK;
 		}
 	}
-	fprintf(stderr, "tfjobctl: unknown command '%s'\n\n", name);
-	usage(stderr);
-	return EXIT_USAGE;
+	if (run_dir && cmd->run == cmd_get)
+		return cmd_get_run_dir(argc - 1, argv + 1);
+	return cmd->run(argc - 1, argv + 1);
 }
