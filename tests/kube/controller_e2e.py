@@ -476,8 +476,10 @@ def install_pg_crd(group, version):
     def served():
         c, d = api("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/podgroups.{group}")
         est = any(x["type"] == "Established" and x["status"] == "True" for x in d.get("status", {}).get("conditions", []))
-        return est and api("GET", f"/apis/{group}/{version}/podgroups")[0] == 200
-    wait(f"PodGroup CRD {group}/{version} installed ({c}) and served", served, 60)
+        # in API discovery too: it is published apart from Established
+        discovered = any(r.get("name") == "podgroups" for r in api("GET", f"/apis/{group}/{version}")[1].get("resources") or [])
+        return est and discovered and api("GET", f"/apis/{group}/{version}/podgroups")[0] == 200
+    wait(f"PodGroup CRD {group}/{version} installed ({c}), served and discovered", served, 60)
 
 
 VPG = "/apis/scheduling.volcano.sh/v1beta1/namespaces/gang/podgroups"

@@ -6,8 +6,9 @@
 #                                      proxy (tests/kube/tools/*/go.mod) unless cached; prints
 #                                      the paths
 #   tests/kube/harness.sh start DIR    certificates, etcd, kube-apiserver, the TFJob CRD; returns
-#                                      when /readyz is ok and the CRD is Established; writes
-#                                      DIR/env, DIR/admin.kubeconfig, DIR/user.kubeconfig
+#                                      when /readyz is ok and the CRD is Established and in
+#                                      API discovery; writes DIR/env, DIR/admin.kubeconfig,
+#                                      DIR/user.kubeconfig
 #   tests/kube/harness.sh stop DIR     stop both, wait for them, remove the state (logs stay)
 #   tests/kube/harness.sh stop-apiserver DIR
 #                                      stop kube-apiserver alone (SIGTERM, wait; SIGKILL after
@@ -313,7 +314,9 @@ EOF
   log "kube-apiserver $KUBE_VERSION ready at $APISERVER_URL (etcd $ETCD_VERSION at $ETCD_URL); $DIR/env"
 }
 
-# Create the CRD (the server reads YAML) and wait until it is Established and served.
+# Create the CRD (the server reads YAML) and wait until it is Established, served and in API
+# discovery (published apart from Established; a controller-runtime manager that starts before
+# it is there fails with "no matches for kind").
 install_crd() {
   local base="$APISERVER_URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions" code
   code="$(acurl -o "$DIR/run/crd-create.json" -w '%{http_code}' -X POST \
@@ -328,7 +331,10 @@ install_crd() {
 import json, sys
 conds = (json.load(sys.stdin).get("status") or {}).get("conditions") or []
 sys.exit(0 if any(c["type"] == "Established" and c["status"] == "True" for c in conds) else 1)' &&
-       [ "$(acurl -o /dev/null -w '%{http_code}' "$APISERVER_URL/apis/kubeflow.org/v1/tfjobs")" = 200 ]; then
+       [ "$(acurl -o /dev/null -w '%{http_code}' "$APISERVER_URL/apis/kubeflow.org/v1/tfjobs")" = 200 ] &&
+       acurl "$APISERVER_URL/apis/kubeflow.org/v1" 2>/dev/null | python3 -c '
+import json, sys
+sys.exit(0 if any(r.get("name") == "tfjobs" for r in json.load(sys.stdin).get("resources") or []) else 1)'; then
       return 0
     fi
     sleep 0.2

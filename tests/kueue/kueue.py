@@ -16,7 +16,9 @@ Kueue suite (tests/kueue/scenarios.py):
   - its real Mutating/ValidatingWebhookConfigurations (config/components/webhook/manifests.yaml),
     registered by URL with that CA once its webhook server is up: those of Kueue's own kinds and of
     TFJobs (the others belong to integrations that are off and would only add calls to a no-op).
-Its log is DIR/kueue.log."""
+Should Kueue exit before it is ready, it is started again (STARTS times in all, as a Deployment
+would restart it) and its last logged error printed. Its log is DIR/kueue.log (the previous
+start's, kueue.log.previous)."""
 import copy
 import glob
 import json
@@ -29,6 +31,11 @@ import yaml
 
 FRAMEWORK = "kubeflow.org/tfjob"
 METRICS_CERTS = "/etc/kueue/metrics/certs"
+STARTS = 3  # times Kueue is started before the suite gives up on it
+
+
+class KueueExited(RuntimeError):
+    """Kueue's manager exited before it was ready."""
 
 
 def free_port():
@@ -108,6 +115,21 @@ class Kueue:
                 if time.time() > end:
                     raise RuntimeError(f"CRD {name} not established after 60 s")
                 time.sleep(0.2)
+            self._wait_discovered(body, end)
+
+    def _wait_discovered(self, crd, end):
+        """Waits until API discovery lists every served version of an established CRD. The API
+        server publishes a CRD in discovery apart from marking it Established, and Kueue exits at
+        startup when a kind it indexes is not in discovery yet ("no matches for kind")."""
+        plural, group = crd["spec"]["names"]["plural"], crd["spec"]["group"]
+        for version in (v["name"] for v in crd["spec"]["versions"] if v.get("served")):
+            while True:
+                code, body = self.kube.get(f"/apis/{group}/{version}")
+                if code == 200 and any(r.get("name") == plural for r in body.get("resources") or []):
+                    break
+                if time.time() > end:
+                    raise RuntimeError(f"{plural}.{group}/{version} not in API discovery after 60 s")
+                time.sleep(0.2)
 
     # --- the manager
 
@@ -136,19 +158,49 @@ class Kueue:
         self.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": "kueue-system"}})
         self.install_crds()
         config = self.write_config()
-        log = open(os.path.join(self.dir, "kueue.log"), "w")
-        env = dict(os.environ, KUBECONFIG=self.kubeconfig)
-        self.proc = subprocess.Popen([self.binary, f"--config={config}", "--zap-log-level=2"],
-                                     stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        self.wait_ready()
+        for attempt in range(1, STARTS + 1):
+            try:
+                self._start_once(config)
+                break
+            except KueueExited as e:
+                # As a Deployment's restart would; the reason is printed, so a cause that repeats
+                # shows in the suite's output.
+                print(f"kueue exited at startup (attempt {attempt} of {STARTS}): {e}", flush=True)
+                if attempt == STARTS:
+                    raise
         self.register_webhooks()
+
+    def _start_once(self, config):
+        log_path = os.path.join(self.dir, "kueue.log")
+        if os.path.exists(log_path):
+            os.replace(log_path, log_path + ".previous")
+        env = dict(os.environ, KUBECONFIG=self.kubeconfig)
+        with open(log_path, "w") as log:
+            self.proc = subprocess.Popen([self.binary, f"--config={config}", "--zap-log-level=2"],
+                                         stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        self.wait_ready()
+
+    def startup_error(self):
+        """The message and error of the last error Kueue logged (its log is JSON lines), else
+        the log's last line."""
+        last, error = "", ""
+        with open(os.path.join(self.dir, "kueue.log"), errors="replace") as f:
+            for line in f:
+                last = line.strip() or last
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict) and entry.get("level") in ("error", "fatal", "panic"):
+                    error = f"{entry.get('msg')}: {entry.get('error')}"
+        return error or last[:500]
 
     def wait_ready(self, timeout=120):
         import http.client
         end = time.time() + timeout
         while time.time() < end:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"kueue exited with status {self.proc.returncode} (see kueue.log)")
+                raise KueueExited(f"status {self.proc.returncode}, {self.startup_error()} (see kueue.log)")
             try:
                 c = http.client.HTTPConnection("127.0.0.1", self.health, timeout=2)
                 c.request("GET", "/readyz")
