@@ -25,7 +25,6 @@ void usage_describe(FILE *out)
 	        "configuration or connection error.\n");
 }
 
-
 /* "Title:  k=v" then one "k=v" line per further entry, aligned, at an indentation. */
 static void print_map_at(const char *title, const json_t *map, int indent)
 {

@@ -42,7 +42,6 @@ void usage_diagnose(FILE *out)
 	        "2 usage, configuration or connection error.\n");
 }
 
-
 struct diag {
 	int failed;          /* a step failed: the later ones are not judged */
 	char verdict[2200];  /* the first failure, for the last line */

@@ -22,14 +22,7 @@
 
 #include "local_view.h"
 
-
 static tfjob_local *g_local;
-
-static const char *jstr(const json_t *v)
-{
-	const char *s = json_string_value(v);
-	return s ? s : "";
-}
 
 static void on_signal(int sig)
 {
@@ -102,10 +95,10 @@ static char *condition_line(const json_t *status)
 	size_t i;
 	json_t *c;
 	json_array_foreach(json_object_get(status, "conditions"), i, c) {
-		if (strcmp(jstr(json_object_get(c, "status")), "True"))
+		if (strcmp(ctl_str(c, "status"), "True"))
 			continue;
 		size_t len = strlen(buf);
-		snprintf(buf + len, sizeof buf - len, " %s", jstr(json_object_get(c, "type")));
+		snprintf(buf + len, sizeof buf - len, " %s", ctl_str(c, "type"));
 	}
 	if (!strcmp(buf, "conditions:"))
 		strcat(buf, " (none)");
@@ -163,13 +156,12 @@ static void draw(struct view *v)
 		char sum[160];
 		ctl_pod_summary(sum, sizeof sum, p);
 		const json_t *meta = json_object_get(p, "metadata");
-		const json_t *loop = restarting(v, jstr(json_object_get(meta, "name")));
+		const json_t *loop = restarting(v, ctl_str(meta, "name"));
 		char text[512];
 		if (loop) /* "worker-0 exited 1 four times, next restart in 2m40s" */
-			snprintf(text, sizeof text, "  %-28s %s", jstr(json_object_get(meta, "name")),
-			         jstr(json_object_get(loop, "summary")));
+			snprintf(text, sizeof text, "  %-28s %s", ctl_str(meta, "name"), ctl_str(loop, "summary"));
 		else
-			snprintf(text, sizeof text, "  %-28s %-40s restarts %lld", jstr(json_object_get(meta, "name")), sum,
+			snprintf(text, sizeof text, "  %-28s %-40s restarts %lld", ctl_str(meta, "name"), sum,
 			         (long long)json_integer_value(json_object_get(ctl_pod_tf_status(p), "restartCount")));
 		printf("\033[2K");
 		line_out(v, text);
@@ -180,7 +172,7 @@ static void draw(struct view *v)
 		static const char *const phases[] = { "Pending", "Running", "Succeeded", "Failed" };
 		size_t counts[4] = { 0, 0, 0, 0 };
 		for (i = shown; i < n; i++) {
-			const char *phase = jstr(json_object_get(json_object_get(json_array_get(v->pods, i), "status"), "phase"));
+			const char *phase = ctl_str(json_object_get(json_array_get(v->pods, i), "status"), "phase");
 			for (size_t k = 0; k < 4; k++)
 				counts[k] += !strcmp(phase, phases[k]);
 		}
@@ -209,7 +201,7 @@ static void plain_pods(struct view *v)
 	json_array_foreach(v->pods, i, p) {
 		char sum[160];
 		ctl_pod_summary(sum, sizeof sum, p);
-		const char *name = jstr(json_object_get(json_object_get(p, "metadata"), "name"));
+		const char *name = ctl_str(json_object_get(p, "metadata"), "name");
 		const char *prev = json_string_value(json_object_get(v->phases, name));
 		if (!prev || strcmp(prev, sum)) {
 			printf("%s pod %s: %s\n", ts, name, sum);
@@ -231,7 +223,7 @@ static void show_failures(struct view *v)
 	size_t i;
 	json_t *r;
 	json_array_foreach(json_object_get(report, "replicas"), i, r) {
-		const char *pod = jstr(json_object_get(r, "pod"));
+		const char *pod = ctl_str(r, "pod");
 		json_object_set(v->report, pod, r);
 		json_int_t failures = json_integer_value(json_object_get(r, "failures"));
 		json_int_t exits = json_integer_value(json_object_get(r, "exits"));
@@ -239,7 +231,7 @@ static void show_failures(struct view *v)
 			continue;
 		json_object_set_new(v->failures, pod, json_integer(exits));
 		char text[1024];
-		snprintf(text, sizeof text, "%s %s", ts, jstr(json_object_get(r, "summary")));
+		snprintf(text, sizeof text, "%s %s", ts, ctl_str(r, "summary"));
 		line_out(v, text);
 		ctl_print_replica_failure(stdout, "    ", r);
 	}
@@ -257,9 +249,9 @@ static void on_update(tfjob_local_update what, const char *json, void *payload)
 	clock_str(ts, sizeof ts);
 	if (what == TFJOB_LOCAL_UPDATE_EVENT) {
 		char text[2048];
-		snprintf(text, sizeof text, "%s %-7s %-20s %-24s %s", ts, jstr(json_object_get(doc, "type")),
-		         jstr(json_object_get(doc, "reason")), jstr(json_object_get(doc, "object")),
-		         jstr(json_object_get(doc, "message")));
+		snprintf(text, sizeof text, "%s %-7s %-20s %-24s %s", ts, ctl_str(doc, "type"),
+		         ctl_str(doc, "reason"), ctl_str(doc, "object"),
+		         ctl_str(doc, "message"));
 		line_out(v, text);
 		json_decref(doc);
 	} else if (what == TFJOB_LOCAL_UPDATE_PODS) {
@@ -518,7 +510,7 @@ static int report_run(int rc, tfjob_local_outcome outcome, tfjob_error *err, con
 	}
 	json_t *stored = ctl_run_load(dir, "job.json"); /* the name the store gave it (generateName) */
 	printf("\nTFJob %s: %s. State and logs: %s (tfjobctl get --run-dir DIR, tfjobctl logs DIR POD)\n",
-	       jstr(json_object_get(json_object_get(stored, "metadata"), "name")), tfjob_local_outcome_name(outcome), dir);
+	       ctl_str(json_object_get(stored, "metadata"), "name"), tfjob_local_outcome_name(outcome), dir);
 	json_decref(stored);
 	return outcome == TFJOB_LOCAL_SUCCEEDED ? EXIT_OK : outcome == TFJOB_LOCAL_FAILED ? EXIT_NEGATIVE : EXIT_INTERRUPTED;
 }

@@ -62,7 +62,6 @@ static void clock_now(char *buf, size_t size)
 	strftime(buf, size, "%H:%M:%S", &tm);
 }
 
-
 /* "Worker: 2 active, 1 succeeded, 0 failed; PS: 1 active, ..." (types in the spec's order). */
 static void replicas_line(char *buf, size_t size, const json_t *job)
 {

@@ -40,7 +40,6 @@ struct pod_log {
 	pthread_t thread;
 };
 
-
 static void print_prefixed(struct pod_log *p, const char *text, size_t len)
 {
 	pthread_mutex_lock(&out_mu);

@@ -128,9 +128,10 @@ void ctl_doc_prefix(FILE *out, const struct ctl_doc *d);
  */
 void ctl_print_doc_errors(FILE *out, const tfjob_field_errors *errs, const struct ctl_doc *d, const char *prefix);
 
-/* Print "tfjobctl: <message>" to stderr (message of err, or text) and return EXIT_USAGE. */
 /* The string member key of a JSON object, or "" when it is absent or not a string; borrowed from obj. */
 const char *ctl_str(const json_t *obj, const char *key);
+
+/* Print "tfjobctl: <message>" to stderr (message of err, or text) and return EXIT_USAGE. */
 int ctl_fail_err(tfjob_error *err);
 int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
