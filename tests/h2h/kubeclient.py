@@ -59,6 +59,13 @@ class Kube:
         code, body = self.get(path)
         return body.get("items") or [] if code == 200 else []
 
+    def discovered(self, group, version, plural):
+        """Whether API discovery lists the resource: the API server publishes a new CRD there
+        apart from marking it Established and serving it, and a controller-runtime manager that
+        starts before fails with "no matches for kind"."""
+        code, body = self.get(f"/apis/{group}/{version}")
+        return code == 200 and any(r.get("name") == plural for r in body.get("resources") or [])
+
     def watch(self, path, on_event):
         """Start a daemon thread that lists path, then watches it from that list's
         resourceVersion, calling on_event(type, object) for every item listed ("ADDED") and every

@@ -460,11 +460,10 @@ def install_podgroup_crd(kind):
         code, _ = USER.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
     if code not in (201, 409):
         raise RuntimeError(f"installing the {kind} PodGroup CRD: HTTP {code}")
-    # Served and in API discovery: discovery is published apart from serving, and an operator
-    # that starts before it lists PodGroups fails with "no matches for kind".
+    # Served and in API discovery (Kube.discovered), before an operator that watches PodGroups starts.
     end = time.time() + 60
     while not (USER.get(f"/apis/{group}/{version}/podgroups")[0] == 200 and
-               any(r.get("name") == "podgroups" for r in USER.get(f"/apis/{group}/{version}")[1].get("resources") or [])):
+               USER.discovered(group, version, "podgroups")):
         if time.time() > end:
             raise RuntimeError(f"the {kind} PodGroup CRD is not served and discovered after 60 s")
         time.sleep(0.2)

@@ -118,15 +118,11 @@ class Kueue:
             self._wait_discovered(body, end)
 
     def _wait_discovered(self, crd, end):
-        """Waits until API discovery lists every served version of an established CRD. The API
-        server publishes a CRD in discovery apart from marking it Established, and Kueue exits at
-        startup when a kind it indexes is not in discovery yet ("no matches for kind")."""
+        """Waits until API discovery lists every served version of an established CRD: Kueue exits
+        at startup when a kind it indexes is not there yet."""
         plural, group = crd["spec"]["names"]["plural"], crd["spec"]["group"]
         for version in (v["name"] for v in crd["spec"]["versions"] if v.get("served")):
-            while True:
-                code, body = self.kube.get(f"/apis/{group}/{version}")
-                if code == 200 and any(r.get("name") == plural for r in body.get("resources") or []):
-                    break
+            while not self.kube.discovered(group, version, plural):
                 if time.time() > end:
                     raise RuntimeError(f"{plural}.{group}/{version} not in API discovery after 60 s")
                 time.sleep(0.2)
